@@ -1,0 +1,338 @@
+import { describe, expect, it } from 'vitest';
+
+import type { IExecution, ISnapshot, IStepRow } from '../src/protocol';
+import {
+  applyMessage,
+  applySnapshot,
+  buildView,
+  compressTime,
+  emptyState,
+  formatDuration,
+  ICellInfo,
+  parseStepCell,
+  quoteArg,
+  splitArgs
+} from '../src/viewmodel';
+
+const T0 = 1796000000;
+
+function exec(over: Partial<IExecution> & { id: string; step: string }): IExecution {
+  return {
+    run: 'r-1',
+    session: 'k-1',
+    cell_id: null,
+    key: 'k',
+    status: 'live',
+    start: T0,
+    end: T0 + 1,
+    duration_s: 1,
+    saved_s: 0,
+    reason: null,
+    ...over
+  };
+}
+
+function row(over: Partial<IStepRow> & { step: string }): IStepRow {
+  return {
+    cell_id: null,
+    status: 'live',
+    duration_s: 1,
+    saved_s: 0,
+    stale: false,
+    stale_cause: null,
+    reason: null,
+    last_start: T0,
+    executions: 1,
+    ...over
+  };
+}
+
+function snapshot(over: Partial<ISnapshot> = {}): ISnapshot {
+  return {
+    notebook: 'nb.ipynb',
+    run: { id: 'r-1', epoch: '2026-11-29T09:30:00+00:00', seed: 1, created: T0 },
+    budget: {
+      limits: { steps: 10, tokens: null, cost: 2 },
+      spent: { steps: 4, tokens: 31000, cost: 0.5 }
+    },
+    sessions: ['k-1'],
+    executions: [],
+    steps: [],
+    ...over
+  };
+}
+
+const cells: ICellInfo[] = [
+  { id: 'c0', source: '%load_ext resumable_cells' },
+  { id: 'c1', source: '%%step load\nx = 1' },
+  { id: 'c2', source: '# a comment cell\ny = 2' },
+  { id: 'c3', source: '%%step --version 2 clean --effect\nz = x' },
+  { id: 'c4', source: '%%step\nw = 3' },
+  { id: 'c5', source: '%%step "train model"\nm = 4' }
+];
+
+describe('parseStepCell', () => {
+  it('finds the name as the first positional argument', () => {
+    expect(parseStepCell('%%step load\nx=1')).toEqual({ name: 'load', effect: false });
+    expect(parseStepCell('%%step --deps data/*.csv load --effect\n')).toEqual({
+      name: 'load',
+      effect: true
+    });
+    expect(parseStepCell("%%step 'two words'")?.name).toBe('two words');
+  });
+  it('returns a null name when the kernel derives it, and null for other cells', () => {
+    expect(parseStepCell('%%step\nx=1')).toEqual({ name: null, effect: false });
+    expect(parseStepCell('%%stepper x')).toBeNull();
+    expect(parseStepCell('x = 1\n%%step a')).toBeNull();
+    expect(parseStepCell('%step status')).toBeNull();
+  });
+  it('splits and quotes arguments', () => {
+    expect(splitArgs(' a "b c" \'d\'')).toEqual(['a', 'b c', 'd']);
+    expect(quoteArg('load')).toBe('load');
+    expect(quoteArg('two words')).toBe("'two words'");
+  });
+});
+
+describe('formatDuration', () => {
+  it('chooses a readable unit', () => {
+    expect(formatDuration(null)).toBe('–');
+    expect(formatDuration(0.04)).toBe('40 ms');
+    expect(formatDuration(1.234)).toBe('1.23 s');
+    expect(formatDuration(41.25)).toBe('41.3 s');
+    expect(formatDuration(125)).toBe('2 min 5 s');
+    expect(formatDuration(7300)).toBe('2 h 2 min');
+  });
+});
+
+describe('compressTime', () => {
+  it('keeps busy time and caps idle gaps', () => {
+    const { map, total } = compressTime([
+      [0, 10],
+      [1000, 1010]
+    ]);
+    // busy 20 s, the 990 s gap shrinks to 10% of busy time
+    expect(total).toBeCloseTo(22);
+    expect(map(0)).toBe(0);
+    expect(map(10)).toBeCloseTo(10);
+    expect(map(1000)).toBeCloseTo(12);
+    expect(map(1010)).toBeCloseTo(22);
+  });
+  it('merges overlapping intervals', () => {
+    const { total } = compressTime([
+      [0, 5],
+      [2, 8]
+    ]);
+    expect(total).toBeCloseTo(8);
+  });
+});
+
+describe('state reduction', () => {
+  it('fills from the server snapshot before the kernel has run anything', () => {
+    const s = applySnapshot(
+      emptyState(),
+      snapshot({
+        executions: [exec({ id: 'e1', step: 'load', cell_id: 'c1' })],
+        steps: [row({ step: 'load', cell_id: 'c1' })]
+      }),
+      'server'
+    );
+    const v = buildView(s, cells, T0 + 10);
+    expect(v.rows.map(r => r.name)).toEqual(['load', 'clean', 'cell 5', 'train model']);
+    expect(v.rows[0]).toMatchObject({ status: 'live', cellIndex: 1, durationS: 1 });
+    expect(v.rows[1]).toMatchObject({ status: 'none', cellIndex: 3, effect: true });
+    expect(v.badges.get('c1')?.label).toBe('ran');
+    expect(v.gauges.map(g => g.text)).toEqual(['4 of 10', '31.0k (no limit)', '$0.50 of $2.00']);
+    expect(v.gauges[0].fraction).toBeCloseTo(0.4);
+  });
+
+  it('shows a step running, then its final state, from comm messages', () => {
+    let s = applySnapshot(emptyState(), snapshot(), 'server');
+    s = applyMessage(s, {
+      type: 'execution',
+      execution: exec({ id: 'e1', step: 'load', cell_id: 'c1', status: 'running', end: null, duration_s: null })
+    });
+    let v = buildView(s, cells, T0 + 5);
+    expect(v.rows[0].status).toBe('running');
+    expect(v.running).toBe(true);
+    expect(v.lanes).toHaveLength(1);
+    // the running bar reaches "now"
+    expect(v.lanes[0].bars[0]).toMatchObject({ status: 'running', x: 0, w: 1 });
+    expect(v.lanes[0].wallS).toBeCloseTo(5);
+
+    s = applyMessage(s, {
+      type: 'execution',
+      execution: exec({ id: 'e1', step: 'load', cell_id: 'c1', status: 'live', end: T0 + 2, duration_s: 2 })
+    });
+    s = applyMessage(s, {
+      type: 'steps',
+      steps: [row({ step: 'load', cell_id: 'c1', duration_s: 2 })],
+      budget: null
+    });
+    v = buildView(s, cells, T0 + 5);
+    expect(v.rows[0]).toMatchObject({ status: 'live', durationS: 2 });
+    expect(v.running).toBe(false);
+    expect(v.totals).toMatchObject({ ran: 1, served: 0 });
+  });
+
+  it('never lets a lagging server snapshot undo the kernel', () => {
+    let s = applySnapshot(emptyState(), snapshot(), 'server');
+    s = applyMessage(s, {
+      type: 'execution',
+      execution: exec({ id: 'e1', step: 'load', status: 'live' })
+    });
+    s = applySnapshot(
+      s,
+      snapshot({ executions: [exec({ id: 'e1', step: 'load', status: 'running', end: null })] }),
+      'server'
+    );
+    expect(s.executions.get('e1')?.status).toBe('live');
+  });
+
+  it('a kernel snapshot replaces the state (after a clear)', () => {
+    let s = applySnapshot(
+      emptyState(),
+      snapshot({ executions: [exec({ id: 'e1', step: 'load' })], steps: [row({ step: 'load' })] }),
+      'server'
+    );
+    s = applyMessage(s, { type: 'snapshot', ...snapshot() });
+    expect(s.executions.size).toBe(0);
+    expect(buildView(s, cells, T0).rows[0].status).toBe('none');
+  });
+
+  it('an execution of another run resets the record', () => {
+    let s = applySnapshot(
+      emptyState(),
+      snapshot({ executions: [exec({ id: 'e1', step: 'load' })] }),
+      'server'
+    );
+    s = applyMessage(s, { type: 'execution', execution: exec({ id: 'e2', step: 'load', run: 'r-2' }) });
+    expect([...s.executions.keys()]).toEqual(['e2']);
+    expect(s.run?.id).toBe('r-2');
+  });
+
+  it('after a restart: served steps, two lanes, saved time, stale marker', () => {
+    const first = ['load', 'clean', 'train model'].map((step, i) =>
+      exec({ id: `a${i}`, step, start: T0 + i * 10, end: T0 + i * 10 + 9, duration_s: 9 })
+    );
+    const second = ['load', 'clean', 'train model'].map((step, i) =>
+      exec({
+        id: `b${i}`,
+        step,
+        session: 'k-2',
+        status: i === 1 ? 'effect' : 'hit',
+        start: T0 + 3600 + i * 0.1,
+        end: T0 + 3600 + i * 0.1 + 0.05,
+        duration_s: 0.05,
+        saved_s: i === 1 ? 0 : 9
+      })
+    );
+    const s = applySnapshot(
+      emptyState(),
+      snapshot({
+        sessions: ['k-1', 'k-2'],
+        executions: [...first, ...second],
+        steps: [
+          row({ step: 'load', status: 'hit', duration_s: 9, saved_s: 9, last_start: T0 + 3600, executions: 2 }),
+          row({ step: 'clean', status: 'effect', duration_s: 0.05, last_start: T0 + 3600.1, executions: 2 }),
+          row({
+            step: 'train model',
+            status: 'hit',
+            saved_s: 9,
+            stale: true,
+            stale_cause: 'input x changed by clean',
+            last_start: T0 + 3600.2,
+            executions: 2
+          })
+        ]
+      }),
+      'server'
+    );
+    const v = buildView(s, cells, T0 + 4000);
+    expect(v.lanes.map(l => l.session)).toEqual(['k-1', 'k-2']);
+    expect(v.lanes[1].bars.map(b => b.status)).toEqual(['hit', 'effect', 'hit']);
+    expect(v.rows.map(r => r.status)).toEqual(['hit', 'effect', 'none', 'hit']);
+    expect(v.totals).toMatchObject({ served: 2, ran: 3, effects: 1, savedS: 18 });
+    expect(v.staleCells).toEqual([5]);
+    expect(v.badges.get('c5')?.label).toBe('stale');
+    expect(v.badges.get('c1')?.label).toBe('served');
+    expect(v.rows[3].title).toContain('input x changed by clean');
+    // bars fit the lane
+    for (const lane of v.lanes) {
+      for (const b of lane.bars) {
+        expect(b.x).toBeGreaterThanOrEqual(0);
+        expect(b.x + b.w).toBeLessThanOrEqual(1 + 1e-9);
+      }
+    }
+  });
+
+  it('a running execution of an older session is shown as interrupted', () => {
+    const s = applySnapshot(
+      emptyState(),
+      snapshot({
+        executions: [
+          exec({ id: 'a', step: 'load', status: 'running', end: null, duration_s: null }),
+          exec({ id: 'b', step: 'load', session: 'k-2', start: T0 + 100, end: T0 + 101 })
+        ]
+      }),
+      'server'
+    );
+    const v = buildView(s, cells, T0 + 200);
+    expect(v.lanes[0].bars[0].status).toBe('interrupted');
+    expect(v.running).toBe(false);
+  });
+
+  it('matches an unnamed step cell by the cell id of its executions', () => {
+    const s = applySnapshot(
+      emptyState(),
+      snapshot({ executions: [exec({ id: 'e', step: 'w_3a9f', cell_id: 'c4' })] }),
+      'server'
+    );
+    const v = buildView(s, cells, T0 + 10);
+    expect(v.rows[2]).toMatchObject({ name: 'w_3a9f', cellIndex: 4, status: 'live' });
+  });
+});
+
+describe('scale', () => {
+  it('builds the view of 500 steps and 5,000 executions quickly', () => {
+    const n = 500;
+    const bigCells: ICellInfo[] = [];
+    for (let i = 0; i < n; i++) {
+      bigCells.push({ id: `c${i}`, source: `%%step s${i}\nx${i} = ${i}` });
+    }
+    const executions: IExecution[] = [];
+    for (let k = 0; k < 10; k++) {
+      for (let i = 0; i < n; i++) {
+        const start = T0 + k * 10000 + i * 2;
+        executions.push(
+          exec({
+            id: `e${k}-${i}`,
+            step: `s${i}`,
+            cell_id: `c${i}`,
+            session: `k-${k}`,
+            status: k === 0 ? 'live' : 'hit',
+            start,
+            end: start + 1,
+            saved_s: k === 0 ? 0 : 1
+          })
+        );
+      }
+    }
+    const steps = Array.from({ length: n }, (_, i) =>
+      row({ step: `s${i}`, cell_id: `c${i}`, status: 'hit', executions: 10 })
+    );
+    const t = performance.now();
+    let s = applySnapshot(emptyState(), snapshot({ executions, steps }), 'server');
+    // a live message on top of the big state
+    s = applyMessage(s, {
+      type: 'execution',
+      execution: exec({ id: 'new', step: 's1', session: 'k-9', status: 'running', start: T0 + 99999, end: null })
+    });
+    const v = buildView(s, bigCells, T0 + 100000);
+    const elapsed = performance.now() - t;
+    expect(v.rows).toHaveLength(n);
+    expect(v.lanes).toHaveLength(10);
+    expect(v.lanes.reduce((a, l) => a + l.bars.length, 0)).toBe(5001);
+    expect(v.totals.served).toBe(4500);
+    expect(elapsed).toBeLessThan(250);
+  });
+});
