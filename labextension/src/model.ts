@@ -1,0 +1,329 @@
+/**
+ * The record of one notebook's run, kept up to date from the server route and the
+ * kernel's comm. Owns the comms and the kernel signal connections of its notebook and
+ * drops them on dispose.
+ */
+
+import { Dialog, showDialog } from '@jupyterlab/apputils';
+import { URLExt } from '@jupyterlab/coreutils';
+import { NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
+import { Kernel, KernelMessage, ServerConnection } from '@jupyterlab/services';
+import { ISignal, Signal } from '@lumino/signaling';
+
+import {
+  COMM_TARGET,
+  ISnapshot,
+  KernelMessage as RecordMessage,
+  RECORD_ROUTE
+} from './protocol';
+import {
+  applyMessage,
+  applySnapshot,
+  buildView,
+  emptyState,
+  ICellInfo,
+  IRecordState,
+  IRecordView,
+  quoteArg
+} from './viewmodel';
+
+/** Fetch a notebook's stored record from the server extension; null when it has none. */
+export async function fetchSnapshot(
+  path: string,
+  settings: ServerConnection.ISettings = ServerConnection.makeSettings()
+): Promise<ISnapshot | null> {
+  const url =
+    URLExt.join(settings.baseUrl, RECORD_ROUTE) + URLExt.objectToQueryString({ path });
+  const response = await ServerConnection.makeRequest(url, {}, settings);
+  if (response.status === 404) {
+    return null;
+  }
+  if (!response.ok) {
+    throw new ServerConnection.ResponseError(response);
+  }
+  return (await response.json()) as ISnapshot;
+}
+
+export class NotebookRecord {
+  constructor(panel: NotebookPanel, settings?: ServerConnection.ISettings) {
+    this.panel = panel;
+    this._settings = settings ?? panel.sessionContext.session?.serverSettings;
+    const ctx = panel.sessionContext;
+    ctx.kernelChanged.connect(this._onKernelChanged, this);
+    panel.context.pathChanged.connect(this._onPathChanged, this);
+    panel.content.modelContentChanged.connect(this._onContentChanged, this);
+    this._connectKernel(ctx.session?.kernel ?? null);
+    void ctx.ready.then(() => {
+      if (!this._disposed) {
+        this._connectKernel(ctx.session?.kernel ?? null);
+      }
+    });
+    void panel.context.ready.then(() => {
+      if (!this._disposed) {
+        this._cellsChanged();
+        void this.refresh();
+      }
+    });
+  }
+
+  readonly panel: NotebookPanel;
+
+  /** Emitted when the record or the notebook's cells change. */
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+
+  get state(): IRecordState {
+    return this._state;
+  }
+
+  get isDisposed(): boolean {
+    return this._disposed;
+  }
+
+  /** The cells of the notebook as the view model wants them (id, source). */
+  get cells(): ICellInfo[] {
+    if (this._cells === null) {
+      const model = this.panel.content.model;
+      const out: ICellInfo[] = [];
+      if (model) {
+        for (let i = 0; i < model.cells.length; i++) {
+          const c = model.cells.get(i);
+          out.push({ id: c.id, source: c.sharedModel.getSource() });
+        }
+      }
+      this._cells = out;
+    }
+    return this._cells;
+  }
+
+  /** The view at time `now` (Unix seconds); reused while nothing changed or runs. */
+  view(now: number = Date.now() / 1000): IRecordView {
+    const cells = this.cells;
+    const memo = this._memo;
+    if (memo && memo.state === this._state && memo.cells === cells) {
+      if (!memo.view.running || Math.abs(now - memo.now) < 0.05) {
+        return memo.view;
+      }
+    }
+    const view = buildView(this._state, cells, now);
+    this._memo = { state: this._state, cells, now, view };
+    return view;
+  }
+
+  /** Re-read the stored record through the server route. */
+  async refresh(): Promise<void> {
+    const path = this.panel.context.path;
+    try {
+      const snap = await fetchSnapshot(path, this._settings);
+      if (snap && !this._disposed && path === this.panel.context.path) {
+        this._setState(applySnapshot(this._state, snap, 'server'));
+      }
+    } catch (reason) {
+      console.warn('resumable-cells: could not read the stored record', reason);
+    }
+  }
+
+  /** Scroll to the cell at `index`, select it and give the notebook focus. */
+  async revealCell(index: number): Promise<void> {
+    const nb = this.panel.content;
+    if (index < 0 || index >= nb.widgets.length) {
+      return;
+    }
+    nb.deselectAll();
+    nb.activeCellIndex = index;
+    await nb.scrollToItem(index, 'smart');
+  }
+
+  /** Run the cells of the stale steps, in notebook order. */
+  async runStale(indices: number[]): Promise<void> {
+    const nb = this.panel.content;
+    const cells = indices.filter(i => i >= 0 && i < nb.widgets.length).map(i => nb.widgets[i]);
+    if (cells.length) {
+      await NotebookActions.runCells(nb, cells, this.panel.sessionContext);
+    }
+  }
+
+  /** Ask, then drop one step's cached entries with `%step clear NAME`. */
+  async clearStep(name: string): Promise<boolean> {
+    const result = await showDialog({
+      title: 'Clear cached step',
+      body: `Drop the cached entries of step "${name}"? Its next run executes the cell again.`,
+      buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'Clear' })]
+    });
+    if (!result.button.accept) {
+      return false;
+    }
+    await this._executeSilently(`%step clear ${quoteArg(name)}`);
+    return true;
+  }
+
+  /** Ask, then start a new run with `%step run --new`. */
+  async newRun(): Promise<boolean> {
+    const result = await showDialog({
+      title: 'Start a new run',
+      body: 'Start a new run with a new clock and seed? The cache is kept; steps that use step.now() or step.rng() will run again.',
+      buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'New run' })]
+    });
+    if (!result.button.accept) {
+      return false;
+    }
+    await this._executeSilently('%step run --new');
+    return true;
+  }
+
+  dispose(): void {
+    if (this._disposed) {
+      return;
+    }
+    this._disposed = true;
+    this._disconnectKernel();
+    const ctx = this.panel.sessionContext;
+    ctx.kernelChanged.disconnect(this._onKernelChanged, this);
+    this.panel.context.pathChanged.disconnect(this._onPathChanged, this);
+    this.panel.content.modelContentChanged.disconnect(this._onContentChanged, this);
+    Signal.clearData(this);
+  }
+
+  /** Feed one comm payload (exposed for tests and for other transports). */
+  handleMessage(data: unknown): void {
+    if (data && typeof data === 'object' && 'type' in data) {
+      this._setState(applyMessage(this._state, data as RecordMessage));
+    }
+  }
+
+  private async _executeSilently(code: string): Promise<void> {
+    const kernel = this.panel.sessionContext.session?.kernel;
+    if (!kernel) {
+      await showDialog({
+        title: 'No kernel',
+        body: 'Start the notebook kernel first.',
+        buttons: [Dialog.okButton()]
+      });
+      return;
+    }
+    const future = kernel.requestExecute({ code, silent: true, store_history: false });
+    let error: string | null = null;
+    future.onIOPub = msg => {
+      if (KernelMessage.isErrorMsg(msg)) {
+        error = `${msg.content.ename}: ${msg.content.evalue}`;
+      }
+    };
+    await future.done;
+    if (error) {
+      await showDialog({ title: 'resumable-cells', body: error, buttons: [Dialog.okButton()] });
+    }
+  }
+
+  private _setState(state: IRecordState): void {
+    if (state !== this._state) {
+      this._state = state;
+      this._changed.emit();
+    }
+  }
+
+  private _onKernelChanged(): void {
+    this._connectKernel(this.panel.sessionContext.session?.kernel ?? null);
+    // A new kernel continues the run: what it knows comes from the disk first.
+    this._setState({ ...this._state, live: false });
+    void this.refresh();
+  }
+
+  private _onPathChanged(): void {
+    void this.refresh();
+  }
+
+  private _onContentChanged(): void {
+    this._cellsChanged();
+  }
+
+  private _cellsChanged(): void {
+    this._cells = null;
+    this._changed.emit();
+  }
+
+  private _connectKernel(kernel: Kernel.IKernelConnection | null): void {
+    if (kernel === this._kernel) {
+      return;
+    }
+    this._disconnectKernel();
+    this._kernel = kernel;
+    if (!kernel) {
+      return;
+    }
+    kernel.registerCommTarget(COMM_TARGET, this._onCommOpen);
+    kernel.statusChanged.connect(this._onKernelStatus, this);
+    this._openComm();
+  }
+
+  private _disconnectKernel(): void {
+    const kernel = this._kernel;
+    for (const comm of this._comms) {
+      if (!comm.isDisposed) {
+        comm.dispose();
+      }
+    }
+    this._comms.clear();
+    if (kernel && !kernel.isDisposed) {
+      kernel.removeCommTarget(COMM_TARGET, this._onCommOpen);
+      kernel.statusChanged.disconnect(this._onKernelStatus, this);
+    }
+    this._kernel = null;
+  }
+
+  private _onKernelStatus(kernel: Kernel.IKernelConnection, status: Kernel.Status): void {
+    if (status === 'restarting' || status === 'autorestarting') {
+      this._restarting = true;
+      this._comms.clear();
+    } else if (this._restarting && status === 'idle') {
+      this._restarting = false;
+      this._setState({ ...this._state, live: false });
+      void this.refresh();
+      this._openComm();
+    }
+  }
+
+  /** Open a comm to the kernel's target; the kernel may not have loaded us yet. */
+  private _openComm(): void {
+    const kernel = this._kernel;
+    if (!kernel || kernel.isDisposed || !kernel.handleComms) {
+      return;
+    }
+    if ([...this._comms].some(c => !c.isDisposed)) {
+      return;
+    }
+    try {
+      const comm = kernel.createComm(COMM_TARGET);
+      this._attach(comm);
+      comm.open({ action: 'snapshot' }).done.catch(() => {
+        /* the extension is not loaded in this kernel yet */
+      });
+    } catch (reason) {
+      console.debug('resumable-cells: could not open a comm', reason);
+    }
+  }
+
+  private _onCommOpen = (comm: Kernel.IComm, msg: KernelMessage.ICommOpenMsg): void => {
+    this._attach(comm);
+    this.handleMessage(msg.content.data);
+  };
+
+  private _attach(comm: Kernel.IComm): void {
+    this._comms.add(comm);
+    comm.onMsg = msg => this.handleMessage(msg.content.data);
+    comm.onClose = () => {
+      this._comms.delete(comm);
+    };
+  }
+
+  private _state: IRecordState = emptyState();
+  private _cells: ICellInfo[] | null = null;
+  private _memo: { state: IRecordState; cells: ICellInfo[]; now: number; view: IRecordView } | null =
+    null;
+  private _kernel: Kernel.IKernelConnection | null = null;
+  private _comms = new Set<Kernel.IComm>();
+  private _restarting = false;
+  private _disposed = false;
+  private _settings: ServerConnection.ISettings | undefined;
+  private _changed = new Signal<this, void>(this);
+}

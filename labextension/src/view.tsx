@@ -1,0 +1,394 @@
+/**
+ * The sidebar: a ReactWidget that renders the current notebook's record view and
+ * re-renders through UseSignal when the model says so.
+ */
+
+import { ReactWidget, UseSignal } from '@jupyterlab/apputils';
+import {
+  addIcon,
+  clearIcon,
+  refreshIcon,
+  runIcon,
+  ToolbarButtonComponent
+} from '@jupyterlab/ui-components';
+import { ISignal, Signal } from '@lumino/signaling';
+import * as React from 'react';
+
+import { resumableIcon, STATUS_ICON } from './icons';
+import { NotebookRecord } from './model';
+import {
+  formatDuration,
+  IGauge,
+  ILane,
+  IRecordView,
+  IStepView,
+  STATUS_LABEL
+} from './viewmodel';
+
+/** How often a running step's bar grows, in ms. */
+const TICK_MS = 500;
+
+/**
+ * Follows the record of the notebook in focus and emits `changed` at most once per
+ * animation frame, and every TICK_MS while a step runs so its bar grows.
+ */
+export class SidebarModel {
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+
+  get record(): NotebookRecord | null {
+    return this._record;
+  }
+
+  set record(record: NotebookRecord | null) {
+    if (record === this._record) {
+      return;
+    }
+    this._record?.changed.disconnect(this._schedule, this);
+    this._record = record;
+    record?.changed.connect(this._schedule, this);
+    this._schedule();
+  }
+
+  /** The view of the current record, computed at the last flush. */
+  get view(): IRecordView | null {
+    return this._view;
+  }
+
+  dispose(): void {
+    this.record = null;
+    this._cancel();
+    Signal.clearData(this);
+  }
+
+  private _schedule(): void {
+    if (this._frame !== null) {
+      return;
+    }
+    const run = () => {
+      this._frame = null;
+      this._flush();
+    };
+    this._frame =
+      typeof requestAnimationFrame === 'function'
+        ? { raf: requestAnimationFrame(run) }
+        : { timer: setTimeout(run, 16) };
+  }
+
+  private _cancel(): void {
+    if (this._frame?.raf !== undefined) {
+      cancelAnimationFrame(this._frame.raf);
+    }
+    if (this._frame?.timer !== undefined) {
+      clearTimeout(this._frame.timer);
+    }
+    this._frame = null;
+    if (this._tick !== null) {
+      clearTimeout(this._tick);
+      this._tick = null;
+    }
+  }
+
+  private _flush(): void {
+    const record = this._record;
+    this._view = record && !record.isDisposed ? record.view() : null;
+    this._changed.emit();
+    if (this._tick !== null) {
+      clearTimeout(this._tick);
+      this._tick = null;
+    }
+    if (this._view?.running) {
+      this._tick = setTimeout(() => {
+        this._tick = null;
+        this._schedule();
+      }, TICK_MS);
+    }
+  }
+
+  private _record: NotebookRecord | null = null;
+  private _view: IRecordView | null = null;
+  private _frame: { raf?: number; timer?: ReturnType<typeof setTimeout> } | null = null;
+  private _tick: ReturnType<typeof setTimeout> | null = null;
+  private _changed = new Signal<this, void>(this);
+}
+
+export class RecordSidebar extends ReactWidget {
+  constructor(model: SidebarModel) {
+    super();
+    this.model = model;
+    this.id = 'resumable-cells-sidebar';
+    this.addClass('rc-Sidebar');
+    this.title.icon = resumableIcon;
+    this.title.caption = 'Resumable cells: steps and timeline';
+  }
+
+  readonly model: SidebarModel;
+
+  render(): JSX.Element {
+    return (
+      <UseSignal signal={this.model.changed} initialSender={this.model}>
+        {() => <RecordPanel model={this.model} />}
+      </UseSignal>
+    );
+  }
+}
+
+function RecordPanel({ model }: { model: SidebarModel }): JSX.Element {
+  const record = model.record;
+  const view = model.view;
+  if (!record || !view) {
+    return (
+      <div className="rc-Panel rc-Panel-empty">
+        <Title />
+        <p className="rc-Empty">Open a notebook to see its steps.</p>
+      </div>
+    );
+  }
+  return (
+    <div className="rc-Panel">
+      <Title />
+      <Header record={record} view={view} />
+      <StepList record={record} rows={view.rows} />
+      <Timeline lanes={view.lanes} record={record} />
+    </div>
+  );
+}
+
+function Title(): JSX.Element {
+  return (
+    <header className="rc-Title">
+      <resumableIcon.react tag="span" className="rc-TitleIcon" />
+      <h2>Resumable cells</h2>
+    </header>
+  );
+}
+
+function Header({ record, view }: { record: NotebookRecord; view: IRecordView }): JSX.Element {
+  const t = view.totals;
+  const run = view.run;
+  const stale = view.staleCells.length;
+  return (
+    <section className="rc-Header">
+      <div className="rc-RunLine">
+        <span
+          className="rc-RunId"
+          title={run ? `run ${run.id}\nepoch ${run.epoch}\nseed ${run.seed}` : 'no run yet'}
+        >
+          {run ? run.id : 'no run yet'}
+        </span>
+        <div className="rc-Toolbar jp-Toolbar">
+          <ToolbarButtonComponent
+            className="rc-RunStale"
+            icon={runIcon}
+            label={stale ? `Run stale (${stale})` : 'Run stale'}
+            tooltip="Run the cells of the stale steps"
+            enabled={stale > 0}
+            onClick={() => void record.runStale(view.staleCells)}
+          />
+          <ToolbarButtonComponent
+            className="rc-NewRun"
+            icon={addIcon}
+            tooltip="Start a new run (%step run --new)"
+            onClick={() => void record.newRun()}
+          />
+          <ToolbarButtonComponent
+            className="rc-Refresh"
+            icon={refreshIcon}
+            tooltip="Reload the stored record"
+            onClick={() => void record.refresh()}
+          />
+        </div>
+      </div>
+      <dl className="rc-Totals">
+        <Total label="steps" value={t.steps} />
+        <Total label="served" value={t.served} status="hit" />
+        <Total label="ran" value={t.ran} status="live" />
+        <Total label="effects" value={t.effects} status="effect" />
+        <Total label="errors" value={t.errors} status="error" />
+        <Total label="saved" value={formatDuration(t.savedS)} />
+      </dl>
+      {view.gauges.length > 0 && (
+        <div className="rc-Gauges">
+          {view.gauges.map(g => (
+            <Gauge key={g.name} gauge={g} />
+          ))}
+        </div>
+      )}
+    </section>
+  );
+}
+
+function Total(props: { label: string; value: number | string; status?: string }): JSX.Element {
+  return (
+    <div className={`rc-Total${props.status ? ` rc-status-${props.status}` : ''}`}>
+      <dt>{props.label}</dt>
+      <dd className="rc-TotalValue">{props.value}</dd>
+    </div>
+  );
+}
+
+function Gauge({ gauge }: { gauge: IGauge }): JSX.Element {
+  const pct = gauge.fraction === null ? 0 : Math.round(gauge.fraction * 100);
+  const level =
+    gauge.fraction === null ? 'none' : gauge.fraction >= 1 ? 'full' : gauge.fraction >= 0.8 ? 'high' : 'ok';
+  return (
+    <div className={`rc-Gauge rc-Gauge-${level}`} title={`${gauge.name}: ${gauge.text}`}>
+      <span className="rc-GaugeName">{gauge.name}</span>
+      <span className="rc-GaugeTrack">
+        <span className="rc-GaugeFill" style={{ width: `${pct}%` }} />
+      </span>
+      <span className="rc-GaugeText">{gauge.text}</span>
+    </div>
+  );
+}
+
+function StepList({ record, rows }: { record: NotebookRecord; rows: IStepView[] }): JSX.Element {
+  if (!rows.length) {
+    return (
+      <section className="rc-Steps">
+        <p className="rc-Empty">
+          No <code>%%step</code> cells in this notebook yet.
+        </p>
+      </section>
+    );
+  }
+  return (
+    <section className="rc-Steps">
+      <ul className="rc-StepList" role="list">
+        {rows.map(row => (
+          <StepRow key={row.key} record={record} row={row} />
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+const StepRow = React.memo(function StepRow({
+  record,
+  row
+}: {
+  record: NotebookRecord;
+  row: IStepView;
+}): JSX.Element {
+  const Icon = STATUS_ICON[row.status];
+  const classes = [
+    'rc-Step',
+    `rc-status-${row.status}`,
+    row.stale ? 'rc-mod-stale' : '',
+    row.cellIndex < 0 ? 'rc-mod-orphan' : ''
+  ]
+    .filter(Boolean)
+    .join(' ');
+  return (
+    <li
+      className={classes}
+      title={row.title}
+      data-step={row.name}
+      data-status={row.status}
+      onClick={() => void record.revealCell(row.cellIndex)}
+    >
+      <Icon.react tag="span" className="rc-StepIcon" elementSize="small" />
+      <span className="rc-StepName">{row.name}</span>
+      {row.stale && (
+        <span className="rc-StaleMarker" title={`stale: ${row.staleCause ?? 'an input changed'}`}>
+          stale
+        </span>
+      )}
+      <span className="rc-StepStatus">{STATUS_LABEL[row.status]}</span>
+      <span className="rc-StepDuration" title="last live run">
+        {formatDuration(row.durationS)}
+      </span>
+      <span className="rc-StepSaved" title="time saved by cache hits">
+        {row.savedS ? `−${formatDuration(row.savedS)}` : ''}
+      </span>
+      <button
+        className="rc-StepClear jp-Button jp-mod-minimal"
+        title={`Clear the cache of ${row.name}`}
+        aria-label={`Clear the cache of ${row.name}`}
+        disabled={row.executions === 0}
+        onClick={event => {
+          event.stopPropagation();
+          void record.clearStep(row.name);
+        }}
+      >
+        <clearIcon.react tag="span" elementSize="small" />
+      </button>
+    </li>
+  );
+});
+
+function Timeline({ lanes, record }: { lanes: ILane[]; record: NotebookRecord }): JSX.Element {
+  return (
+    <section className="rc-Timeline">
+      <h3 className="rc-SectionTitle">Timeline</h3>
+      {lanes.length === 0 ? (
+        <p className="rc-Empty">No executions yet.</p>
+      ) : (
+        lanes.map(lane => <Lane key={lane.session} lane={lane} record={record} />)
+      )}
+      <Legend />
+    </section>
+  );
+}
+
+const Lane = React.memo(function Lane({
+  lane,
+  record
+}: {
+  lane: ILane;
+  record: NotebookRecord;
+}): JSX.Element {
+  const reveal = (cellId: string | null) => {
+    if (!cellId) {
+      return;
+    }
+    const index = record.cells.findIndex(c => c.id === cellId);
+    void record.revealCell(index);
+  };
+  return (
+    <div className="rc-Lane" data-session={lane.session}>
+      <div className="rc-LaneLabel" title={lane.session}>
+        {lane.label}
+      </div>
+      <svg className="rc-LaneTrack" width="100%" height="16" role="img">
+        {lane.bars.map(bar => (
+          <rect
+            key={bar.id}
+            className={`rc-Bar rc-status-${bar.status}`}
+            data-status={bar.status}
+            x={`${(bar.x * 100).toFixed(3)}%`}
+            y="2"
+            width={`${(bar.w * 100).toFixed(3)}%`}
+            height="12"
+            onClick={() => reveal(bar.cellId)}
+          >
+            <title>{bar.title}</title>
+          </rect>
+        ))}
+      </svg>
+    </div>
+  );
+});
+
+function Legend(): JSX.Element {
+  const items: Array<[string, string]> = [
+    ['hit', 'served'],
+    ['live', 'ran'],
+    ['effect', 'effect'],
+    ['error', 'error'],
+    ['interrupted', 'interrupted'],
+    ['refused', 'refused'],
+    ['running', 'running']
+  ];
+  return (
+    <div className="rc-Legend">
+      {items.map(([status, label]) => (
+        <span key={status} className={`rc-LegendItem rc-status-${status}`}>
+          <span className="rc-Swatch" />
+          {label}
+        </span>
+      ))}
+    </div>
+  );
+}
