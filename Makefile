@@ -1,0 +1,35 @@
+# The contract: `make demo` and `make test` work on a fresh clone (as root in CI).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+STAMP := $(VENV)/.installed
+
+.PHONY: venv demo test test-py lint bench lab clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q -U pip
+	$(PIP) install -q -e '.[test]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: $(STAMP)
+	$(PY) -m resumable_cells.demo demo_notebooks
+
+test-py: $(STAMP)
+	$(PY) -m pytest -q -p no:cacheprovider tests --ignore=tests/ui
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check resumable_cells tests bench
+	$(VENV)/bin/ruff format --check resumable_cells tests bench
+
+test: lint test-py
+
+bench: $(STAMP)
+	$(PY) bench/run_all.py
+
+clean:
+	rm -rf $(VENV) .resumable_cells demo_notebooks/.resumable_cells

@@ -1,0 +1,74 @@
+"""The kernel end of the sidebar's comm (target `resumable_cells`, docs/PROTOCOL.md).
+
+The kernel opens a comm when the extension loads and also accepts comms the frontend
+opens; every event goes to every open comm. Without a frontend (nbclient, a terminal)
+nothing is sent and nothing fails.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+TARGET = "resumable_cells"
+
+
+class Hub:
+    def __init__(self, engine: Any):
+        self.engine = engine
+        self.comms: list = []
+
+    def add(self, comm) -> None:
+        self.comms.append(comm)
+        comm.on_msg(self._on_msg)
+        comm.on_close(lambda msg, c=comm: self.comms.remove(c) if c in self.comms else None)
+        self.send_snapshot()
+
+    def _on_msg(self, msg) -> None:
+        data = msg.get("content", {}).get("data", {}) or {}
+        if data.get("action") == "snapshot":
+            self.send_snapshot()
+
+    def send(self, data: dict) -> None:
+        for c in list(self.comms):
+            try:
+                c.send(data)
+            except Exception:
+                self.comms.remove(c)
+
+    def send_snapshot(self) -> None:
+        if self.comms:
+            self.send({"type": "snapshot", **self.engine.snapshot()})
+
+    def listener(self, kind: str, payload: Any) -> None:
+        if not self.comms:
+            return
+        if kind == "execution":
+            execs = self.engine.record()
+            merged = next((e for e in reversed(execs) if e["id"] == payload["id"]), payload)
+            self.send({"type": "execution", "execution": merged})
+            if payload.get("event") == "end" or merged.get("status") != "running":
+                from . import views
+
+                self.send({"type": "steps", "steps": views.step_rows(execs),
+                           "budget": self.engine.budget.snapshot()})  # fmt: skip
+        elif kind == "snapshot":
+            self.send_snapshot()
+
+
+def attach(engine: Any) -> Hub | None:
+    try:
+        from comm import create_comm, get_comm_manager
+    except ImportError:
+        return None
+    hub = Hub(engine)
+    engine.listeners.append(hub.listener)
+    try:
+        get_comm_manager().register_target(TARGET, lambda comm, msg: hub.add(comm))
+    except Exception:
+        return None
+    if getattr(engine.shell, "kernel", None) is not None:
+        try:
+            hub.add(create_comm(target_name=TARGET, data={"type": "hello"}))
+        except Exception:
+            pass
+    return hub

@@ -1,0 +1,579 @@
+"""Running one step: look up its key, serve a hit, or run it live and store the entry.
+
+The cell behaves as if the magic were not there: its body is compiled and executed
+here (not through a nested `run_cell`, which would hide errors from the frontend), the
+last expression is returned for IPython to display, and exceptions propagate with the
+cell's own line numbers. Nothing of a failed or interrupted run is cached, and a failing
+store never fails the cell.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+import time
+import uuid
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from . import analysis, capture, runs, serialize, status, tripwire
+from . import key as keymod
+from .hashing import Hasher, Unhashable
+from .record import Journal, executions
+from .stepapi import StepContext
+from .stepapi import step as step_api
+from .store import FORMAT_VERSION, Store, StoreError
+
+_IPYTHON_NAMES = re.compile(r"^(_+|_i+|_i?\d+|_ii+|In|Out|exit|quit|get_ipython|_oh|_ih|_dh)$")
+
+
+@dataclass
+class StepArgs:
+    name: str | None = None
+    effect: bool = False
+    force: bool = False
+    ignore: list[str] = field(default_factory=list)
+    version: str | None = None
+    deps: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Outcome:
+    """What one execution did, for the record and the status line."""
+
+    status: str  # hit | live | effect | error | interrupted | refused
+    reason: str | None = None
+    cached: bool = False
+    note: str | None = None  # why it was not cached, or a warning
+
+
+class Engine:
+    def __init__(self, shell, store: Store | None = None):
+        self.shell = shell
+        self.ns: dict = shell.user_ns
+        serialize.set_main_namespace(self.ns)
+        self.store = store or Store()
+        self.session = "k-" + uuid.uuid4().hex[:12]
+        self.notebook = runs.notebook_id(self.ns)
+        self.run = runs.current(self.store, self.notebook)
+        self.budget = runs.Budget(self.store, self.run.id)
+        self.journal = Journal(self.store.dir, self.run.id)
+        self.listeners: list = []  # callables(kind, payload): the comm, tests
+        self.quiet = False
+
+    # -- public ---------------------------------------------------------------------------
+    def record(self) -> list[dict]:
+        return executions(self.journal.rows(), self.session)
+
+    def staleness(self) -> dict[str, str]:
+        from .views import staleness
+
+        return staleness(self.record())
+
+    def snapshot(self) -> dict:
+        from .snapshot import build
+
+        return build(self.store, self.run, self.session)
+
+    def notify_snapshot(self) -> None:
+        self._emit("snapshot", None)
+
+    def spend(self, tokens: int = 0, cost: float = 0.0) -> None:
+        self.budget.add(tokens=tokens, cost=cost)
+        self._current_spend["tokens"] += int(tokens)
+        self._current_spend["cost"] += float(cost)
+
+    def new_run(self) -> runs.Run:
+        self.journal.close()
+        self.run = runs.new(self.store, self.notebook)
+        self.budget = runs.Budget(self.store, self.run.id)
+        self.journal = Journal(self.store.dir, self.run.id)
+        return self.run
+
+    def set_store(self, store: Store) -> None:
+        self.journal.close()
+        self.store.close()
+        self.store = store
+        self.run = runs.current(store, self.notebook)
+        self.budget = runs.Budget(store, self.run.id)
+        self.journal = Journal(store.dir, self.run.id)
+
+    # -- one step -------------------------------------------------------------------------
+    def execute(self, args: StepArgs, line: str, cell: str) -> Any:
+        __tracebackhide__ = True  # noqa: F841 (IPython hides this frame in tracebacks)
+        transformed = self.shell.transform_cell(cell)
+        info = _analyse(transformed)
+        name = args.name or info.default_name()
+        ex = _Execution(self, name, args, info, line, cell, transformed)
+        return ex.go()
+
+    def _emit(self, kind: str, payload: Any) -> None:
+        for listener in list(self.listeners):
+            try:
+                listener(kind, payload)
+            except Exception:
+                pass  # a frontend that went away must never fail a cell
+
+    _current_spend: dict = {"tokens": 0, "cost": 0.0}
+
+
+@lru_cache(maxsize=512)
+def _analyse(transformed: str) -> analysis.CellInfo:
+    return analysis.analyse(transformed)
+
+
+class _Execution:
+    """One run of `%%step`: owns the timing, the record rows and the status line."""
+
+    def __init__(self, engine: Engine, name, args, info, line, cell, transformed):
+        self.e = engine
+        self.name = name
+        self.args = args
+        self.info = info
+        self.line = line
+        self.cell = cell
+        self.transformed = transformed
+        self.id = "e-" + uuid.uuid4().hex[:16]
+        self.start = time.time()
+        self.t0 = time.perf_counter()
+        self.key: keymod.Key | None = None
+        self.inputs_info: dict = {}
+        self.cell_id = _cell_id(engine.shell)
+
+    # -- flow -----------------------------------------------------------------------------
+    def go(self) -> Any:
+        __tracebackhide__ = True  # noqa: F841
+        ns = self.e.ns
+        inputs = self._inputs()
+        key_problem = None
+        try:
+            self.key, self.inputs_info = keymod.compute(
+                format_version=FORMAT_VERSION,
+                step=self.name,
+                normalised=self.info.normalised,
+                version_tag=self.args.version,
+                ns=ns,
+                inputs=inputs,
+                cell_modules=list(self.info.imports.values()),
+                deps=self.args.deps,
+            )
+        except keymod.KeyError_ as err:
+            key_problem = err
+        if not self.args.effect:
+            self._warn_nondeterminism()
+        reason = None
+        if self.key is not None and not self.args.effect and not self.args.force:
+            served, reason = self._try_serve()
+            if served is not None:
+                return served[0]
+        if self.args.force:
+            reason = "--force"
+        return self._run_live(reason, key_problem)
+
+    def _inputs(self) -> list[str]:
+        ns, hidden = self.e.ns, self.e.shell.user_ns_hidden
+        ignored = set(self.args.ignore)
+        out = []
+        for n in self.info.reads:
+            if n not in ns or n in ignored or n.startswith("__"):
+                continue
+            v = ns[n]
+            if n in hidden and hidden[n] is v:
+                continue
+            if getattr(type(v), "_resumable_cells_own", False):
+                continue
+            out.append(n)
+        return out
+
+    # -- hit ------------------------------------------------------------------------------
+    def _try_serve(self) -> tuple[tuple | None, str | None]:
+        k = self.key.key
+        try:
+            entry = self.e.store.get_entry(k)
+        except StoreError as err:
+            self._warn(str(err))
+            return None, "entry failed authentication"
+        if entry is None:
+            return None, status.miss_reason(self.e.store, self.name, self.key.preimage)
+        stale = self._entry_invalid(entry)
+        if stale:
+            return None, stale
+        try:
+            values = self._load_values(entry)
+        except Exception as err:  # a damaged or missing blob is a miss, never an error
+            self._warn(f"cached entry of {self.name} could not be restored ({err}); running it")
+            return None, "cached values unreadable"
+        result = self._apply(entry, values)
+        self.e.store.touch(k)
+        self._finish("hit", entry=entry, saved=entry.get("duration_s", 0.0))
+        return (result,), None
+
+    def _entry_invalid(self, entry: dict) -> str | None:
+        for f in entry.get("files", []):
+            try:
+                if keymod.file_digest(f["path"]) != f["digest"]:
+                    return f"{f['path']} changed"
+            except OSError:
+                return f"{f['path']} is gone"
+        params = entry.get("params", {})
+        if "epoch" in params and params["epoch"] != self.e.run.epoch:
+            return "run epoch changed"
+        if "seed" in params and params["seed"] != self.e.run.seed:
+            return "run seed changed"
+        return None
+
+    def _load_values(self, entry: dict) -> dict:
+        store = self.e.store
+        values = {}
+        # Classes and functions first: instances in later blobs refer to them by name.
+        ordered = sorted(entry["bindings"], key=lambda b: not b.get("callable", False))
+        for b in ordered:
+            values[b["name"]] = store.get_blob(b["blob"])
+            if b.get("callable"):
+                self.e.ns[b["name"]] = values[b["name"]]
+        values["__outputs__"] = store.get_blob(entry["outputs_blob"])
+        if entry.get("result"):
+            values["__result__"] = store.get_blob(entry["result"]["blob"])
+        return values
+
+    def _apply(self, entry: dict, values: dict) -> Any:
+        ns = self.e.ns
+        for b in entry["bindings"]:
+            ns[b["name"]] = values[b["name"]]
+        for n in entry.get("deleted", []):
+            ns.pop(n, None)
+        capture.replay(self.e.shell, values["__outputs__"])
+        self.outputs_info = [
+            {k: b[k] for k in ("name", "type", "size", "digest")} for b in entry["bindings"]
+        ]
+        res = entry.get("result")
+        if res is None:
+            return None
+        value = values["__result__"]
+        return _Replayed(value) if res.get("bundle") else value
+
+    # -- live -----------------------------------------------------------------------------
+    def _run_live(self, reason: str | None, key_problem) -> Any:
+        __tracebackhide__ = True  # noqa: F841
+        effect = self.args.effect
+        try:
+            self.e.budget.check()
+        except runs.BudgetExceeded as err:
+            self._record_start()
+            self._finish("refused", reason=str(err))
+            raise StepRefused(f"step {self.name} refused: {err}") from None
+        self.e.budget.add(steps=1)
+        self.e._current_spend = {"tokens": 0, "cost": 0.0}
+        if effect:
+            self._intent_check()
+        self._record_start(reason)
+        ns = self.e.ns
+        before = {k: id(v) for k, v in ns.items()}
+        ctx = StepContext(self.e, self.name, self.key.digests if self.key else {})
+        previous_ctx, step_api._ctx = step_api._ctx, ctx
+        watch = nullcontext(None) if effect else tripwire.watching(self.e.store.dir)
+        try:
+            with capture.capturing(self.e.shell) as outputs, watch as findings:
+                result = self._exec_body()
+        except KeyboardInterrupt:
+            self._finish("interrupted", reason="interrupted by the user")
+            raise
+        except BaseException:
+            self._finish("error", reason=reason)
+            raise
+        finally:
+            step_api._ctx = previous_ctx
+            if effect:
+                self._intent("done")
+        bound, deleted = self._changes(before)
+        outcome = "effect" if effect else "live"
+        note = None
+        if key_problem is not None:
+            note = f"not cached: {key_problem}. {_WAYS_OUT}"
+        elif not effect:
+            note = self._store_entry(bound, deleted, outputs, result, ctx, findings)
+        else:
+            self.outputs_info = self._describe(bound)
+        self._finish(outcome, reason=reason, note=note)
+        return result
+
+    def _exec_body(self) -> Any:
+        __tracebackhide__ = True  # noqa: F841
+        shell = self.e.shell
+        source = f"%%step {self.line}\n{self.cell}"
+        filename = _register_source(shell, source)
+        tree = shell.compile.ast_parse(self.transformed, filename=filename)
+        tree = shell.transform_ast(tree)
+        ast.increment_lineno(tree, 1)  # line 1 is the %%step line
+        last = None
+        if tree.body and isinstance(tree.body[-1], ast.Expr):
+            last = ast.Expression(tree.body.pop().value)
+        ns = self.e.ns
+        exec(shell.compile(tree, filename, "exec"), ns)
+        if last is not None:
+            return eval(shell.compile(last, filename, "eval"), ns)
+        return None
+
+    def _changes(self, before: dict[str, int]) -> tuple[list[str], list[str]]:
+        ns = self.e.ns
+        static = set(self.info.binds)
+        bound = [
+            k for k, v in ns.items() if (before.get(k) != id(v) or k in static) and _user_name(k)
+        ]
+        deleted = [k for k in before if k not in ns and _user_name(k)]
+        # Inputs mutated in place (df.dropna(inplace=True)) are bound values too.
+        if self.key is not None:
+            for name, old in self.key.digests.items():
+                if name in ns and name not in bound:
+                    try:
+                        new = Hasher(ns).value_digest(ns[name], name)
+                    except Unhashable:
+                        continue
+                    if new != old:
+                        bound.append(name)
+        return bound, deleted
+
+    def _store_entry(self, bound, deleted, outputs, result, ctx, findings) -> str | None:
+        """Store the entry; returns a note when the step could not be cached."""
+        if findings.effects:
+            self.outputs_info = self._describe(bound)
+            return f"not cached: it {findings.effects[0]}. Mark it `%%step {self.name} --effect`"
+        try:
+            entry = self._build_entry(bound, deleted, outputs, result, ctx, findings.reads)
+        except (serialize.Unstorable, keymod.KeyError_, Unhashable) as err:
+            self.outputs_info = self._describe(bound)
+            var = getattr(err, "name", None) or getattr(err, "path", "a value")
+            return (
+                f"not cached: {var} cannot be stored ({getattr(err, 'why', err)}). "
+                f"If it is a connection or handle, mark the step `--effect`"
+            )
+        except OSError as err:
+            self.outputs_info = self._describe(bound)
+            return f"not cached: the store failed ({err.strerror or err})"
+        try:
+            self.e.store.put_entry(self.key.key, entry)
+        except Exception as err:
+            return f"not cached: the store failed ({err})"
+        return None
+
+    def _build_entry(self, bound, deleted, outputs, result, ctx, reads) -> dict:
+        store, ns = self.e.store, self.e.ns
+        bindings = []
+        for name in bound:
+            value = ns[name]
+            h = Hasher(ns)
+            h.value(value, name)
+            d = h.digest().hex()
+            store.put_blob(d, value, name)
+            tname, size = keymod.describe(value)
+            bindings.append(
+                {"name": name, "blob": d, "digest": d, "type": tname, "size": size,
+                 "callable": callable(value) and isinstance(value, type | _FunctionType)}
+            )  # fmt: skip
+        self.outputs_info = [
+            {k: b[k] for k in ("name", "type", "size", "digest")} for b in bindings
+        ]
+        out_list = list(outputs)
+        out_name = Hasher(ns).value_digest(repr(out_list), "outputs")
+        store.put_blob(out_name, out_list, "outputs")
+        entry = {
+            "step": self.name,
+            "created": time.time(),
+            "duration_s": time.perf_counter() - self.t0,
+            "bindings": bindings,
+            "deleted": deleted,
+            "outputs_blob": out_name,
+            "result": self._result_ref(result),
+            "files": [{"path": p, "digest": keymod.file_digest(p)} for p in sorted(reads)],
+            "params": ctx.params,
+            "preimage": self.key.preimage,
+            "source": self.cell,
+        }
+        return entry
+
+    def _result_ref(self, result: Any) -> dict | None:
+        if result is None:
+            return None
+        ns, store = self.e.ns, self.e.store
+        try:
+            d = Hasher(ns).value_digest(result, "result")
+            store.put_blob(d, result, "the cell's result")
+            return {"blob": d}
+        except (serialize.Unstorable, Unhashable):
+            bundle = self.e.shell.display_formatter.format(result)[0]
+            d = Hasher(ns).value_digest(repr(bundle), "result")
+            store.put_blob(d, bundle, "the cell's result")
+            return {"blob": d, "bundle": True}
+
+    def _describe(self, names: list[str]) -> list[dict]:
+        out = []
+        for n in names:
+            tname, size = keymod.describe(self.e.ns[n])
+            try:
+                d = Hasher(self.e.ns).value_digest(self.e.ns[n], n)
+            except Unhashable:
+                d = None
+            out.append({"name": n, "type": tname, "size": size, "digest": d})
+        return out
+
+    # -- effects --------------------------------------------------------------------------
+    def _intent_check(self) -> None:
+        row = self.e.store.get_json(f"intent:{self.e.run.id}:{self.name}")
+        if row and row.get("state") == "started" and row.get("session") != self.e.session:
+            self._warn(
+                f"effect {self.name} was started in an earlier kernel session and never "
+                "finished: it may already have happened. Check before relying on it twice."
+            )
+        self._intent("started")
+
+    def _intent(self, state: str) -> None:
+        row = {"state": state, "session": self.e.session, "time": time.time()}
+        try:
+            self.e.store.set_json(f"intent:{self.e.run.id}:{self.name}", row)
+        except Exception:
+            pass
+
+    # -- record and status ----------------------------------------------------------------
+    def _record_start(self, reason: str | None = None) -> None:
+        row = self._row(status="running", reason=reason)
+        row["event"] = "start"
+        self._append(row)
+
+    def _finish(self, status_: str, *, reason=None, note=None, entry=None, saved=0.0) -> None:
+        end = time.time()
+        duration = time.perf_counter() - self.t0
+        row = self._row(status=status_, reason=reason)
+        row.update(
+            event="end", end=end, duration_s=duration, saved_s=max(0.0, saved - duration),
+            outputs=getattr(self, "outputs_info", []),
+            spend={"steps": 0 if status_ in ("hit", "refused") else 1,
+                   **self.e._current_spend},
+            source="local" if status_ == "hit" else None,
+        )  # fmt: skip
+        if status_ == "hit":
+            row["event"] = "start"  # a hit is a whole execution in one row
+        self._append(row)
+        if note:
+            self._warn(note)
+        if not self.e.quiet and status_ not in ("error", "interrupted", "refused"):
+            status.show_line(self.name, status_, duration, saved, reason)
+
+    def _row(self, *, status: str, reason: str | None) -> dict:
+        return {
+            "id": self.id, "run": self.e.run.id, "session": self.e.session,
+            "step": self.name, "cell_id": self.cell_id,
+            "key": self.key.key if self.key else None, "status": status,
+            "start": self.start, "reason": reason,
+            "inputs": [{"name": n, **i} for n, i in self.inputs_info.items()],
+        }  # fmt: skip
+
+    def _append(self, row: dict) -> None:
+        try:
+            self.e.journal.append(row)
+        except Exception as err:  # the record must never fail the cell
+            self._warn(f"the record could not be written ({err})")
+        self.e._emit("execution", row)
+
+    def _warn(self, message: str) -> None:
+        import sys
+
+        print(f"step {self.name}: {message}", file=sys.stderr)
+
+    def _warn_nondeterminism(self) -> None:
+        for call, replacement in _nondeterministic_calls(self.info, self.e.ns):
+            self._warn(
+                f"calls {call}() directly: its result changes between runs, so a cached "
+                f"replay would diverge. Use {replacement} instead."
+            )
+
+
+class StepRefused(Exception):
+    """A step that would start past a budget limit."""
+
+
+class _Replayed:
+    """The display of a result that could not be stored as a value."""
+
+    def __init__(self, bundle: dict):
+        self._bundle = bundle
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return self._bundle
+
+
+_WAYS_OUT = (
+    "Exclude it with `--ignore NAME`, mark the step `--effect`, "
+    "or teach it with `resumable_cells.register_hasher(type, fn)`"
+)
+
+import types as _types  # noqa: E402
+
+_FunctionType = _types.FunctionType
+
+
+def _user_name(name: str) -> bool:
+    return not name.startswith("__") and not _IPYTHON_NAMES.match(name)
+
+
+def _cell_id(shell) -> str | None:
+    try:
+        parent = shell.kernel.get_parent()
+        return (parent.get("metadata") or {}).get("cellId")
+    except Exception:
+        return None
+
+
+def _register_source(shell, source: str) -> str:
+    """Put the cell's source in linecache so tracebacks show its lines, under the
+    outer cell's number (`Cell In[5], line 3`)."""
+    number = _outer_cell_number(shell)
+    try:
+        return shell.compile.cache(source, number, raw_code=source + "\n# step")
+    except TypeError:
+        return shell.compile.cache(source, number)
+
+
+def _outer_cell_number(shell) -> int:
+    names = getattr(shell.compile, "_filename_map", {})
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_filename in names:
+            return names[frame.f_code.co_filename]
+        frame = frame.f_back
+    return shell.execution_count
+
+
+def _nondeterministic_calls(info: analysis.CellInfo, ns: dict):
+    import types
+
+    seen = set()
+    for dotted in info.calls:
+        root = dotted[0]
+        value = ns.get(root)
+        if isinstance(value, types.ModuleType):
+            full = tuple(value.__name__.split(".")) + dotted[1:]
+        elif root in info.imports:
+            full = tuple(info.imports[root].split(".")) + dotted[1:]
+        elif value is not None and hasattr(value, "__module__") and hasattr(value, "__name__"):
+            full = (value.__module__, value.__name__) + dotted[1:]
+        else:
+            continue
+        replacement = analysis.NONDETERMINISTIC.get(full)
+        if replacement is None:
+            for prefix, repl in analysis.NONDETERMINISTIC_MODULES.items():
+                if full[: len(prefix)] == prefix and len(full) > len(prefix):
+                    if full[len(prefix)] in _SEEDED_OK and len(full) == len(prefix) + 1:
+                        continue
+                    replacement = (
+                        f"{repl}.{full[len(prefix)]}(...)" if repl == "step.random" else repl
+                    )
+                    break
+        if replacement and full not in seen:
+            seen.add(full)
+            yield ".".join(full), replacement
+
+
+_SEEDED_OK = {"Random", "default_rng", "Generator", "RandomState", "seed", "SeedSequence", "PCG64"}

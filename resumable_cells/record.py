@@ -1,0 +1,85 @@
+"""The completion record: an append-only journal of step events, one per run.
+
+Each execution writes a `start` row when it begins and an `end` row when it finishes, in
+the store, as it happens. Reading merges them into one dict per execution; an execution
+that started in a kernel session that is no longer the current one and never ended is
+`interrupted`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import diskcache
+
+from .store import Store, open_cache
+
+EXECUTION_FIELDS = (
+    "id", "run", "session", "step", "cell_id", "key", "status", "start", "end",
+    "duration_s", "saved_s", "reason", "source", "inputs", "outputs", "spend",
+)  # fmt: skip
+
+
+class Journal:
+    def __init__(self, store_dir: Path, run_id: str):
+        self.path = Path(store_dir) / "record" / run_id
+        self._cache: diskcache.Cache | None = None
+        self._deque: diskcache.Deque | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def deque(self) -> diskcache.Deque:
+        if self._deque is None:
+            self._cache = open_cache(self.path)
+            self._deque = diskcache.Deque.fromcache(self._cache)
+        return self._deque
+
+    def append(self, row: dict) -> None:
+        with self._lock:
+            self.deque.append(json.dumps(row, sort_keys=True, default=str))
+
+    def rows(self) -> list[dict]:
+        if self._deque is None and not self.path.exists():
+            return []
+        out = []
+        for raw in self.deque:
+            try:
+                out.append(json.loads(raw))
+            except (TypeError, ValueError):
+                continue  # a damaged row is skipped, never fatal
+        return out
+
+    def close(self) -> None:
+        if self._cache is not None:
+            self._cache.close()
+            self._cache = self._deque = None
+
+
+def executions(rows: list[dict], current_session: str | None = None) -> list[dict]:
+    """One dict per execution (start merged with end), in start order."""
+    by_id: dict[str, dict] = {}
+    for row in rows:
+        eid = row.get("id")
+        if not eid:
+            continue
+        if row.get("event") == "start" or eid not in by_id:
+            base = {f: None for f in EXECUTION_FIELDS}
+            base.update(status="running", saved_s=0.0, inputs=[], outputs=[],
+                        spend={"steps": 0, "tokens": 0, "cost": 0.0})  # fmt: skip
+            by_id.setdefault(eid, base)
+        merged = by_id[eid]
+        merged.update({k: v for k, v in row.items() if k in EXECUTION_FIELDS and v is not None})
+    for e in by_id.values():
+        if e["status"] == "running" and e["session"] != current_session:
+            e["status"] = "interrupted"
+    return sorted(by_id.values(), key=lambda e: e["start"] or 0)
+
+
+def sessions(execs: list[dict]) -> list[str]:
+    return list(dict.fromkeys(e["session"] for e in execs if e.get("session")))
+
+
+def load(store: Store, run_id: str, current_session: str | None = None) -> list[dict]:
+    return executions(Journal(store.dir, run_id).rows(), current_session)

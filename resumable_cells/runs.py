@@ -1,0 +1,127 @@
+"""Runs: the persistent state of one notebook's work, across kernel sessions.
+
+A run has an id, an epoch (its logical clock, fixed at creation like SOURCE_DATE_EPOCH),
+a seed, a budget and a record. A new kernel of the same notebook continues the run;
+`%step run --new` starts another. The cache itself is shared between runs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import secrets
+import time
+from dataclasses import asdict, dataclass
+
+from .store import Store
+
+_LIMITS = ("steps", "tokens", "cost")
+
+
+@dataclass(frozen=True)
+class Run:
+    id: str
+    notebook: str
+    epoch: str  # ISO 8601, UTC
+    seed: int
+    created: float
+
+    def epoch_datetime(self) -> dt.datetime:
+        return dt.datetime.fromisoformat(self.epoch)
+
+
+def notebook_id(user_ns: dict | None = None) -> str:
+    """The notebook this kernel serves: its file name, from the kernel's session, else
+    the working directory's name (so one directory without a session shares one run)."""
+    session = (user_ns or {}).get("__session__") or os.environ.get("JPY_SESSION_NAME") or ""
+    if session:
+        return os.path.basename(str(session))
+    return ""
+
+
+def current(store: Store, notebook: str) -> Run:
+    row = store.get_json("run:" + notebook)
+    if row is None:
+        return new(store, notebook)
+    return Run(**row)
+
+
+def new(store: Store, notebook: str) -> Run:
+    now = time.time()
+    stamp = dt.datetime.fromtimestamp(int(now), dt.timezone.utc)
+    run = Run(
+        id=f"r-{stamp:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}",
+        notebook=notebook,
+        epoch=stamp.isoformat(),
+        seed=secrets.randbits(63),
+        created=now,
+    )
+    store.set_json("run:" + notebook, asdict(run))
+    return run
+
+
+def rename(store: Store, old: str, new_name: str) -> None:
+    row = store.get_json("run:" + old)
+    if row is not None and store.get_json("run:" + new_name) is None:
+        row["notebook"] = new_name
+        store.set_json("run:" + new_name, row)
+        store.index.delete("run:" + old)
+
+
+# -- budget ---------------------------------------------------------------------------
+class BudgetExceeded(Exception):
+    pass
+
+
+class Budget:
+    """Limits and spend of one run, persisted as they change (cost in micro-units, so
+    every update is an atomic integer increment shared by concurrent kernels)."""
+
+    def __init__(self, store: Store, run_id: str):
+        self.store = store
+        self.run_id = run_id
+
+    def limits(self) -> dict:
+        return self.store.get_json(f"budget:{self.run_id}", {k: None for k in _LIMITS})
+
+    def set_limits(self, **limits) -> dict:
+        current = self.limits()
+        current.update({k: v for k, v in limits.items() if v is not None})
+        self.store.set_json(f"budget:{self.run_id}", current)
+        return current
+
+    def spent(self) -> dict:
+        idx = self.store.index
+        return {
+            "steps": int(idx.get(f"spent:{self.run_id}:steps", 0)),
+            "tokens": int(idx.get(f"spent:{self.run_id}:tokens", 0)),
+            "cost": int(idx.get(f"spent:{self.run_id}:cost_micros", 0)) / 1e6,
+        }
+
+    def add(self, steps: int = 0, tokens: int = 0, cost: float = 0.0) -> None:
+        idx = self.store.index
+        if steps:
+            idx.incr(f"spent:{self.run_id}:steps", steps)
+        if tokens:
+            idx.incr(f"spent:{self.run_id}:tokens", int(tokens))
+        if cost:
+            idx.incr(f"spent:{self.run_id}:cost_micros", round(cost * 1e6))
+
+    def check(self) -> None:
+        """Raise BudgetExceeded when a new live step would start past a limit."""
+        limits, spent = self.limits(), self.spent()
+        for name in _LIMITS:
+            limit = limits.get(name)
+            if limit is not None and spent[name] >= limit:
+                flag = {"steps": "--steps", "tokens": "--tokens", "cost": "--cost"}[name]
+                raise BudgetExceeded(
+                    f"{name} budget exhausted: spent {_fmt(spent[name])} of {_fmt(limit)}. "
+                    f"Raise it with `%step budget {flag} N` (a larger N)."
+                )
+
+    def snapshot(self) -> dict:
+        return {"limits": self.limits(), "spent": self.spent()}
+
+
+def _fmt(x) -> str:
+    return f"{x:g}" if isinstance(x, float) else str(x)

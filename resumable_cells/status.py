@@ -1,0 +1,87 @@
+"""What the user is told: the one-line status after each step, and why a step missed."""
+
+from __future__ import annotations
+
+import html
+
+from .store import Store, StoreError
+
+
+def show_line(name: str, status: str, duration: float, saved: float, reason: str | None) -> None:
+    from IPython.display import publish_display_data
+
+    if status == "hit":
+        text = f"step {name}: served from cache in {_secs(duration)} (saved {_secs(saved)})"
+    elif status == "effect":
+        text = f"step {name}: effect ran in {_secs(duration)}"
+    else:
+        text = f"step {name}: ran in {_secs(duration)}" + (f" ({reason})" if reason else "")
+    style = "font-size: 11px; color: var(--jp-ui-font-color2, #777); font-family: monospace"
+    publish_display_data(
+        {
+            "text/plain": text,
+            "text/html": f'<div class="rc-status" style="{style}">{html.escape(text)}</div>',
+        },
+        metadata={"resumable_cells": {"status": status, "step": name}},
+    )
+
+
+def _secs(s: float) -> str:
+    if s < 0.1:
+        return f"{s:.3f} s"
+    if s < 10:
+        return f"{s:.2f} s"
+    return f"{s:.1f} s"
+
+
+def nearest_entry(store: Store, step: str, exclude: str | None = None) -> dict | None:
+    for k in reversed(store.history(step)):
+        if k == exclude:
+            continue
+        try:
+            e = store.get_entry(k)
+        except StoreError:
+            continue
+        if e is not None:
+            return e
+    return None
+
+
+def compare(old: dict, new: dict) -> list[tuple[str, str, str]]:
+    """Component-by-component comparison of two preimages: (component, same|changed|added|removed, detail)."""
+    rows: list[tuple[str, str, str]] = []
+    rows.append(("code", "same" if old.get("code") == new.get("code") else "changed", ""))
+    if old.get("version") != new.get("version"):
+        rows.append(("--version", "changed", f"{old.get('version')} -> {new.get('version')}"))
+    for group, label in (("inputs", "input"), ("env", "package"), ("deps", "file")):
+        a, b = old.get(group, {}), new.get(group, {})
+        for n in sorted(set(a) | set(b)):
+            if n not in a:
+                rows.append((f"{label} {n}", "added", ""))
+            elif n not in b:
+                rows.append((f"{label} {n}", "removed", ""))
+            elif a[n] != b[n]:
+                detail = f"{a[n]} -> {b[n]}" if group == "env" else ""
+                rows.append((f"{label} {n}", "changed", detail))
+            else:
+                rows.append((f"{label} {n}", "same", ""))
+    return rows
+
+
+def miss_reason(store: Store, step: str, preimage: dict) -> str:
+    """A few words on why this key has no entry: what differs from the nearest one."""
+    old = nearest_entry(store, step)
+    if old is None:
+        return "new step"
+    for component, state, detail in compare(old.get("preimage", {}), preimage):
+        if state == "same":
+            continue
+        if component == "code":
+            return "code changed"
+        if component.startswith("package "):
+            name = component.split(" ", 1)[1]
+            return f"{name} {detail}" if state == "changed" else f"{component} {state}"
+        if component.startswith("file "):
+            return f"{component.split(' ', 1)[1]} changed"
+        return f"{component} {state}"
+    return "entry evicted"

@@ -1,0 +1,195 @@
+"""The local store: a diskcache index of small JSON rows beside content-addressed blobs.
+
+The index never holds a pickle (its Disk refuses to unpickle keys or values), so a
+tampered index row is at worst a bad JSON row, which fails its HMAC and is a miss. The
+interface kept small on purpose (entries, blobs, a key-value area for runs) is where a
+shared tier plugs in later.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import diskcache
+from diskcache.core import MODE_PICKLE
+
+from . import auth, blobs
+
+FORMAT_VERSION = 1  # bump on any change to keys, entries or blob layout
+DEFAULT_SIZE_LIMIT = 10 << 30
+_HISTORY = 20
+
+
+class StoreError(Exception):
+    pass
+
+
+class _SafeDisk(diskcache.Disk):
+    """diskcache's Disk without unpickling: rows are str, bytes or numbers only."""
+
+    def get(self, key, raw):
+        if not raw:
+            raise StoreError("the index holds a pickled key; refusing to load it")
+        return super().get(key, raw)
+
+    def fetch(self, mode, filename, value, read):
+        if mode == MODE_PICKLE:
+            raise StoreError("the index holds a pickled value; refusing to load it")
+        return super().fetch(mode, filename, value, read)
+
+
+def open_cache(directory: Path) -> diskcache.Cache:
+    return diskcache.Cache(
+        str(directory),
+        disk=_SafeDisk,
+        eviction_policy="none",
+        size_limit=1 << 62,
+        statistics=False,
+    )
+
+
+def default_dir() -> Path:
+    return Path(os.environ.get("RESUMABLE_CELLS_DIR") or ".resumable_cells").absolute()
+
+
+class Store:
+    def __init__(self, directory: Path | str | None = None, size_limit: int | None = None):
+        self.dir = Path(directory).absolute() if directory else default_dir()
+        _make_private_dir(self.dir)
+        self.blob_dir = self.dir / "blobs"
+        self.index = open_cache(self.dir / "index")
+        self.size_limit = size_limit or int(self.index.get("cfg:size_limit", DEFAULT_SIZE_LIMIT))
+
+    def close(self) -> None:
+        self.index.close()
+
+    # -- small JSON rows ---------------------------------------------------------------
+    def get_json(self, key: str, default: Any = None) -> Any:
+        raw = self.index.get(key)
+        return default if raw is None else json.loads(raw)
+
+    def set_json(self, key: str, value: Any) -> None:
+        self.index.set(key, json.dumps(value, sort_keys=True))
+
+    # -- entries -----------------------------------------------------------------------
+    def get_entry(self, key: str) -> dict | None:
+        """The entry stored under `key`, or None. Raises StoreError on a row that fails
+        authentication, so the caller can warn and treat it as a miss."""
+        raw = self.index.get("entry:" + key)
+        if raw is None:
+            return None
+        entry = json.loads(raw)
+        mac = entry.pop("mac", "")
+        if not auth.verify(_canonical(entry), mac):
+            raise StoreError(f"entry {key[:12]} fails authentication; ignoring it")
+        return entry
+
+    def put_entry(self, key: str, entry: dict) -> None:
+        entry = dict(entry, key=key)
+        entry["mac"] = auth.sign(_canonical(entry))
+        with self.index.transact():
+            self.index.set("entry:" + key, json.dumps(entry, sort_keys=True))
+            self.index.set("used:" + key, time.time())
+            hist = [k for k in self.get_json("hist:" + entry["step"], []) if k != key]
+            self.set_json("hist:" + entry["step"], (hist + [key])[-_HISTORY:])
+        if int(self.index.get("blobbytes", 0)) > self.size_limit:
+            self.evict(self.size_limit)
+
+    def touch(self, key: str) -> None:
+        self.index.set("used:" + key, time.time())
+
+    def history(self, step: str) -> list[str]:
+        return self.get_json("hist:" + step, [])
+
+    def entries(self) -> list[tuple[str, dict]]:
+        """Every readable entry, as (key, entry)."""
+        out = []
+        for k in self.index.iterkeys():
+            if isinstance(k, str) and k.startswith("entry:"):
+                try:
+                    e = self.get_entry(k[6:])
+                except StoreError:
+                    continue
+                if e is not None:
+                    out.append((k[6:], e))
+        return out
+
+    def delete_entry(self, key: str) -> None:
+        entry = self.get_json("entry:" + key)
+        with self.index.transact():
+            self.index.delete("entry:" + key)
+            self.index.delete("used:" + key)
+            if entry:
+                hist = [k for k in self.get_json("hist:" + entry["step"], []) if k != key]
+                self.set_json("hist:" + entry["step"], hist)
+
+    # -- blobs -------------------------------------------------------------------------
+    def has_blob(self, name: str) -> bool:
+        return blobs.blob_path(self.blob_dir, name).exists()
+
+    def put_blob(self, name: str, value: Any, var: str = "value") -> None:
+        written = blobs.write_blob(self.blob_dir, name, value, var)
+        if written:
+            self.index.incr("blobbytes", written)
+
+    def get_blob(self, name: str) -> Any:
+        return blobs.read_blob(self.blob_dir, name)
+
+    # -- size --------------------------------------------------------------------------
+    def evict(self, limit: int) -> int:
+        """Drop least recently used entries, then their blobs no other entry uses,
+        until the blobs take at most `limit` bytes. Returns the bytes freed."""
+        entries = sorted(self.entries(), key=lambda kv: self.index.get("used:" + kv[0], 0))
+        sizes = {p.name: p.stat().st_size for p in self.blob_dir.glob("*/*") if p.is_file()}
+        refs: dict[str, int] = {}
+        for _, e in entries:
+            for b in entry_blobs(e):
+                refs[b] = refs.get(b, 0) + 1
+        total = sum(sizes.values())
+        freed = 0
+        for name in [n for n in sizes if n not in refs and not n.startswith(".")]:
+            freed += self._unlink_blob(name, sizes[name])  # orphans from failed puts
+        while entries and total - freed > limit:
+            key, entry = entries.pop(0)
+            self.delete_entry(key)
+            for b in entry_blobs(entry):
+                refs[b] -= 1
+                if refs[b] == 0:
+                    freed += self._unlink_blob(b, sizes.get(b, 0))
+        self.index.set("blobbytes", max(0, total - freed))
+        return freed
+
+    def _unlink_blob(self, name: str, size: int) -> int:
+        blobs.blob_path(self.blob_dir, name).unlink(missing_ok=True)
+        return size
+
+    def clear(self) -> None:
+        for key, _ in self.entries():
+            self.delete_entry(key)
+        shutil.rmtree(self.blob_dir, ignore_errors=True)
+        self.index.set("blobbytes", 0)
+
+
+def entry_blobs(entry: dict) -> list[str]:
+    names = [b["blob"] for b in entry.get("bindings", [])]
+    if entry.get("outputs_blob"):
+        names.append(entry["outputs_blob"])
+    if entry.get("result"):
+        names.append(entry["result"]["blob"])
+    return names
+
+
+def _canonical(entry: dict) -> bytes:
+    return json.dumps(entry, sort_keys=True, separators=(",", ":")).encode()
+
+
+def _make_private_dir(path: Path) -> None:
+    existed = path.exists()
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if not existed:
+        os.chmod(path, 0o700)

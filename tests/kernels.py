@@ -1,0 +1,120 @@
+"""Real ipykernel kernels for tests: start, execute, restart, kill."""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jupyter_client.manager import KernelManager
+
+
+@dataclass
+class Reply:
+    status: str
+    outputs: list[dict] = field(default_factory=list)
+    error: dict | None = None
+
+    @property
+    def stdout(self) -> str:
+        return "".join(o["text"] for o in self.outputs if o.get("name") == "stdout")
+
+    @property
+    def stderr(self) -> str:
+        return "".join(o["text"] for o in self.outputs if o.get("name") == "stderr")
+
+    def user_outputs(self) -> list[dict]:
+        """Outputs without the extension's own status lines."""
+        return [o for o in self.outputs if "resumable_cells" not in (o.get("metadata") or {})]
+
+    def status_lines(self) -> list[str]:
+        return [
+            o["data"]["text/plain"]
+            for o in self.outputs
+            if "resumable_cells" in (o.get("metadata") or {})
+        ]
+
+    def result(self) -> str | None:
+        for o in self.outputs:
+            if o["output_type"] == "execute_result":
+                return o["data"]["text/plain"]
+        return None
+
+
+class Kernel:
+    """A real kernel in `cwd`, with its own store and key file."""
+
+    def __init__(self, cwd: Path, env: dict | None = None):
+        self.cwd = Path(cwd)
+        self.env = {**os.environ, **(env or {})}
+        self.km = KernelManager(kernel_name="python3")
+        self.km.start_kernel(cwd=str(self.cwd), env=self.env)
+        self._connect()
+
+    def _connect(self) -> None:
+        self.kc = self.km.client()
+        self.kc.start_channels()
+        self.kc.wait_for_ready(timeout=60)
+
+    def run(self, code: str, timeout: float = 120, cell_id: str | None = None) -> Reply:
+        metadata = {"cellId": cell_id} if cell_id else {}
+        msg_id = self.kc.execute(code, store_history=True)
+        if metadata:  # jupyter_client's execute() has no metadata argument before 8.x
+            pass
+        outputs: list[dict] = []
+        while True:
+            try:
+                msg = self.kc.get_iopub_msg(timeout=timeout)
+            except queue.Empty:
+                raise TimeoutError(f"no output for {timeout} s running:\n{code}") from None
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            kind, content = msg["msg_type"], msg["content"]
+            if kind == "status" and content["execution_state"] == "idle":
+                break
+            if kind == "stream":
+                outputs.append({"output_type": "stream", **content})
+            elif kind in ("display_data", "execute_result"):
+                outputs.append({"output_type": kind, **content})
+            elif kind == "error":
+                outputs.append({"output_type": "error", **content})
+        reply = self.kc.get_shell_msg(timeout=timeout)
+        while reply["parent_header"].get("msg_id") != msg_id:
+            reply = self.kc.get_shell_msg(timeout=timeout)
+        content = reply["content"]
+        error = content if content["status"] == "error" else None
+        return Reply(content["status"], outputs, error)
+
+    def ok(self, code: str, **kw) -> Reply:
+        r = self.run(code, **kw)
+        assert r.status == "ok", f"cell failed: {r.error and r.error.get('evalue')}\n" + "\n".join(
+            (r.error or {}).get("traceback", [])
+        )
+        return r
+
+    def value(self, expr: str):
+        """Evaluate `expr` in the kernel and return it (via repr + literal_eval)."""
+        import ast
+
+        r = self.ok(f"print(repr({expr}))")
+        return ast.literal_eval(r.stdout.strip())
+
+    def restart(self) -> None:
+        self.kc.stop_channels()
+        self.km.restart_kernel(now=True)
+        self._connect()
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash would, then start a fresh kernel in the same place."""
+        pid = self.km.provisioner.process.pid
+        os.kill(pid, signal.SIGKILL)
+        self.km.provisioner.process.wait()
+        self.kc.stop_channels()
+        self.km.restart_kernel(now=True)
+        self._connect()
+
+    def shutdown(self) -> None:
+        self.kc.stop_channels()
+        self.km.shutdown_kernel(now=True)
