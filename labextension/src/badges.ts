@@ -55,6 +55,8 @@ export class BadgeController {
     }
     const host = cell.node.querySelector('.jp-Cell-inputWrapper');
     if (!host) {
+      // Not rendered yet (windowed notebook): come back when it is.
+      void cell.ready.then(() => this._schedule());
       return;
     }
     if (!el) {

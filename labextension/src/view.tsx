@@ -148,40 +148,32 @@ function RecordPanel({ model }: { model: SidebarModel }): JSX.Element {
   return (
     <div className="rc-Panel">
       <Title />
-      <Header record={record} view={view} />
+      <Actions record={record} view={view} />
+      <Header view={view} />
       <StepList record={record} rows={view.rows} />
       <Timeline lanes={view.lanes} record={record} />
     </div>
   );
 }
 
-function Title(): JSX.Element {
+function Title(props: { children?: React.ReactNode }): JSX.Element {
   return (
     <header className="rc-Title">
       <resumableIcon.react tag="span" className="rc-TitleIcon" />
       <h2>Resumable cells</h2>
+      {props.children}
     </header>
   );
 }
 
-function Header({ record, view }: { record: NotebookRecord; view: IRecordView }): JSX.Element {
-  const t = view.totals;
-  const run = view.run;
+function Actions({ record, view }: { record: NotebookRecord; view: IRecordView }): JSX.Element {
   const stale = view.staleCells.length;
   return (
-    <section className="rc-Header">
-      <div className="rc-RunLine">
-        <span
-          className="rc-RunId"
-          title={run ? `run ${run.id}\nepoch ${run.epoch}\nseed ${run.seed}` : 'no run yet'}
-        >
-          {run ? run.id : 'no run yet'}
-        </span>
         <div className="rc-Toolbar jp-Toolbar">
           <ToolbarButtonComponent
             className="rc-RunStale"
             icon={runIcon}
-            label={stale ? `Run stale (${stale})` : 'Run stale'}
+            label={`Run stale (${stale})`}
             tooltip="Run the cells of the stale steps"
             enabled={stale > 0}
             onClick={() => void record.runStale(view.staleCells)}
@@ -189,6 +181,7 @@ function Header({ record, view }: { record: NotebookRecord; view: IRecordView })
           <ToolbarButtonComponent
             className="rc-NewRun"
             icon={addIcon}
+            label="New run"
             tooltip="Start a new run (%step run --new)"
             onClick={() => void record.newRun()}
           />
@@ -199,6 +192,20 @@ function Header({ record, view }: { record: NotebookRecord; view: IRecordView })
             onClick={() => void record.refresh()}
           />
         </div>
+  );
+}
+
+function Header({ view }: { view: IRecordView }): JSX.Element {
+  const t = view.totals;
+  const run = view.run;
+  return (
+    <section className="rc-Header">
+      <div
+        className="rc-RunLine"
+        title={run ? `run ${run.id}\nepoch ${run.epoch}\nseed ${run.seed}` : 'no run yet'}
+      >
+        <span className="rc-RunLabel">run</span>
+        <span className="rc-RunId">{run ? run.id : 'none yet'}</span>
       </div>
       <dl className="rc-Totals">
         <Total label="steps" value={t.steps} />
@@ -289,13 +296,15 @@ const StepRow = React.memo(function StepRow({
       onClick={() => void record.revealCell(row.cellIndex)}
     >
       <Icon.react tag="span" className="rc-StepIcon" elementSize="small" />
-      <span className="rc-StepName">{row.name}</span>
-      {row.stale && (
-        <span className="rc-StaleMarker" title={`stale: ${row.staleCause ?? 'an input changed'}`}>
-          stale
-        </span>
-      )}
-      <span className="rc-StepStatus">{STATUS_LABEL[row.status]}</span>
+      <span className="rc-StepLabel">
+        <span className="rc-StepName">{row.name}</span>
+        {row.stale && (
+          <span className="rc-StaleMarker" title={`stale: ${row.staleCause ?? 'an input changed'}`}>
+            stale
+          </span>
+        )}
+        <span className="rc-StepStatus">{STATUS_LABEL[row.status]}</span>
+      </span>
       <span className="rc-StepDuration" title="last live run">
         {formatDuration(row.durationS)}
       </span>
