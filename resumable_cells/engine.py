@@ -22,7 +22,7 @@ from typing import Any
 from . import analysis, capture, runs, serialize, status, tripwire
 from . import key as keymod
 from .hashing import Hasher, Unhashable
-from .record import Journal, executions
+from .journal import Journal, executions
 from .stepapi import StepContext
 from .stepapi import step as step_api
 from .store import FORMAT_VERSION, Store, StoreError
@@ -196,8 +196,14 @@ class _Execution:
         except StoreError as err:
             self._warn(str(err))
             return None, "entry failed authentication"
+        except Exception as err:  # an unreadable index is a miss, never a failed cell
+            self._warn(f"the store could not be read ({err}); running the step")
+            return None, "store unreadable"
         if entry is None:
-            return None, status.miss_reason(self.e.store, self.name, self.key.preimage)
+            reason = self._guard(
+                None, status.miss_reason, self.e.store, self.name, self.key.preimage
+            )
+            return None, reason or "new key"
         stale = self._entry_invalid(entry)
         if stale:
             return None, stale
@@ -207,7 +213,7 @@ class _Execution:
             self._warn(f"cached entry of {self.name} could not be restored ({err}); running it")
             return None, "cached values unreadable"
         result = self._apply(entry, values)
-        self.e.store.touch(k)
+        self._guard(None, self.e.store.touch, k)
         self._finish("hit", entry=entry, saved=entry.get("duration_s", 0.0))
         return (result,), None
 
@@ -260,12 +266,12 @@ class _Execution:
         __tracebackhide__ = True  # noqa: F841
         effect = self.args.effect
         try:
-            self.e.budget.check()
+            self._guard("the budget could not be read", self.e.budget.check)
         except runs.BudgetExceeded as err:
             self._record_start()
             self._finish("refused", reason=str(err))
             raise StepRefused(f"step {self.name} refused: {err}") from None
-        self.e.budget.add(steps=1)
+        self._guard("the budget spend could not be saved", self.e.budget.add, steps=1)
         self.e._current_spend = {"tokens": 0, "cost": 0.0}
         if effect:
             self._intent_check()
@@ -350,9 +356,9 @@ class _Execution:
                 f"not cached: {var} cannot be stored ({getattr(err, 'why', err)}). "
                 f"If it is a connection or handle, mark the step `--effect`"
             )
-        except OSError as err:
+        except Exception as err:  # disk full, locked index: the step already ran
             self.outputs_info = self._describe(bound)
-            return f"not cached: the store failed ({err.strerror or err})"
+            return f"not cached: the store failed ({getattr(err, 'strerror', None) or err})"
         try:
             self.e.store.put_entry(self.key.key, entry)
         except Exception as err:
@@ -476,6 +482,18 @@ class _Execution:
         except Exception as err:  # the record must never fail the cell
             self._warn(f"the record could not be written ({err})")
         self.e._emit("execution", row)
+
+    def _guard(self, warning: str | None, fn, *args, **kwargs):
+        """Call a store operation; a failure warns (when `warning` is given) and
+        returns None instead of failing the user's cell. Budget refusals pass."""
+        try:
+            return fn(*args, **kwargs)
+        except runs.BudgetExceeded:
+            raise
+        except Exception as err:
+            if warning:
+                self._warn(f"{warning} ({err})")
+            return None
 
     def _warn(self, message: str) -> None:
         import sys

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from pathlib import Path
 
-from . import record, runs, views
+from . import journal, runs, views
 from .store import Store
 
 
@@ -17,12 +17,12 @@ def build(store: Store, run: runs.Run | None, current_session: str | None = None
     if run is None:
         return {"notebook": None, "run": None, "budget": None, "sessions": [],
                 "executions": [], "steps": []}  # fmt: skip
-    execs = record.load(store, run.id, current_session)
+    execs = journal.load(store, run.id, current_session)
     return {
         "notebook": run.notebook,
         "run": {k: v for k, v in asdict(run).items() if k != "notebook"},
         "budget": runs.Budget(store, run.id).snapshot(),
-        "sessions": record.sessions(execs),
+        "sessions": journal.sessions(execs),
         "executions": execs,
         "steps": views.step_rows(execs),
     }

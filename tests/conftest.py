@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from kernels import Kernel  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _private_key(tmp_path_factory, monkeypatch):
+    # Every test gets its own per-user secret, never the developer's real one.
+    key = tmp_path_factory.mktemp("key") / "secret.key"
+    monkeypatch.setenv("RESUMABLE_CELLS_KEY_FILE", str(key))
+
+
+@pytest.fixture
+def kernel(tmp_path):
+    k = Kernel(tmp_path, env={"JPY_SESSION_NAME": "test.ipynb"})
+    k.ok("%load_ext resumable_cells")
+    yield k
+    k.shutdown()

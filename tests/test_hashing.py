@@ -1,0 +1,171 @@
+"""Digest properties: equal values agree, changes show, copies and round trips agree,
+and nothing depends on the process or PYTHONHASHSEED."""
+
+from __future__ import annotations
+
+import copy
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from resumable_cells.hashing import Unhashable, digest, register_hasher
+from resumable_cells.store import Store
+
+atoms = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.text(),
+    st.binary(),
+)
+values = st.recursive(
+    atoms,
+    lambda inner: st.one_of(
+        st.lists(inner),
+        st.tuples(inner, inner),
+        st.dictionaries(st.text(), inner),
+        st.frozensets(st.one_of(st.integers(), st.text())),
+        st.sets(st.one_of(st.integers(), st.text())),
+    ),
+    max_leaves=20,
+)
+
+
+@given(values)
+@settings(max_examples=200, deadline=None)
+def test_deep_copy_has_the_same_digest(v):
+    assert digest(v) == digest(copy.deepcopy(v))
+
+
+@pytest.fixture(scope="module")
+def shared_store(tmp_path_factory):
+    store = Store(tmp_path_factory.mktemp("store"))
+    yield store
+    store.close()
+
+
+@given(v=values)
+@settings(max_examples=100, deadline=None)
+def test_store_round_trip_keeps_the_digest(v, shared_store):
+    name = digest(v).hex()
+    shared_store.put_blob(name, v)
+    assert digest(shared_store.get_blob(name)) == digest(v)
+
+
+@given(st.lists(st.integers(), min_size=1), st.integers())
+@settings(max_examples=100, deadline=None)
+def test_a_changed_element_changes_the_digest(xs, new):
+    changed = list(xs)
+    if changed[0] == new:
+        new += 1
+    changed[0] = new
+    assert digest(xs) != digest(changed)
+
+
+@given(st.sets(st.text(), min_size=2))
+def test_set_digest_does_not_depend_on_insertion_order(s):
+    items = list(s)
+    assert digest(set(items)) == digest(set(reversed(items)))
+
+
+def test_types_are_part_of_the_digest():
+    assert len({digest(1), digest(1.0), digest(True), digest("1"), digest(b"1")}) == 5
+    assert digest([1, 2]) != digest((1, 2))
+    assert digest({"a": 1, "b": 2}) != digest({"b": 2, "a": 1})  # dicts keep order
+
+
+def test_equal_strings_digest_equally_whether_shared_or_not():
+    s = "".join(["ab", "c"])
+    assert digest([s, s]) == digest(["abc", "".join(["a", "bc"])])
+
+
+_PROGRAM = """
+import numpy as np, pandas as pd
+from resumable_cells.hashing import digest
+v = {"s": {"alpha", "beta", "gamma", "delta"}, "f": frozenset({("x", 1), ("y", 2)}),
+     "a": np.arange(12, dtype="float32").reshape(3, 4).T,
+     "df": pd.DataFrame({"k": ["a", "b", None], "v": [1.5, 2.5, 3.5]})}
+print(digest(v).hex())
+"""
+
+
+def test_digest_is_identical_across_processes_and_hash_seeds():
+    seen = set()
+    for seed in ("0", "1", "12345", "random"):
+        out = subprocess.run(
+            [sys.executable, "-c", _PROGRAM],
+            env={"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin"},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        seen.add(out.stdout.strip())
+    assert len(seen) == 1
+
+
+def test_numpy_digest_covers_dtype_shape_and_order():
+    a = np.arange(6, dtype="int64")
+    assert digest(a) != digest(a.astype("int32"))
+    assert digest(a) != digest(a.reshape(2, 3))
+    # C order: a transposed (non-contiguous) view equals its contiguous copy
+    b = np.arange(6.0).reshape(2, 3).T
+    assert digest(b) == digest(np.ascontiguousarray(b))
+    assert digest(np.datetime64("2024-01-01")) != digest(np.datetime64("2024-01-02"))
+
+
+def _frame():
+    return pd.DataFrame(
+        {
+            "f": np.linspace(0, 1, 50),
+            "i": np.arange(50),
+            "s": [f"row{i}" for i in range(50)],
+            "c": pd.Categorical(["a", "b"] * 25),
+            "t": pd.date_range("2024-01-01", periods=50, freq="h"),
+        }
+    )
+
+
+def test_dataframe_digest_stable_across_copy_and_round_trip(tmp_path):
+    df = _frame()
+    d = digest(df)
+    assert digest(df.copy(deep=True)) == d
+    assert digest(copy.deepcopy(df)) == d
+    store = Store(tmp_path / "s")
+    store.put_blob(d.hex(), df)
+    assert digest(store.get_blob(d.hex())) == d
+
+
+def test_dataframe_digest_sees_index_columns_dtypes_and_data():
+    df = _frame()
+    d = digest(df)
+    assert digest(df.rename(columns={"f": "g"})) != d
+    assert digest(df.set_index("i")) != d
+    changed = df.copy()
+    changed.loc[3, "s"] = "other"
+    assert digest(changed) != d
+    assert digest(df.astype({"i": "int32"})) != d
+
+
+def test_register_hasher_for_a_custom_type():
+    class Client:
+        def __init__(self, url):
+            self.url = url
+            self.sock = object()
+
+    register_hasher(Client, lambda c: c.url)
+    assert digest(Client("a")) == digest(Client("a"))
+    assert digest(Client("a")) != digest(Client("b"))
+
+
+def test_unhashable_value_names_its_path():
+    import threading
+
+    with pytest.raises(Unhashable) as err:
+        digest({"cfg": {"client": threading.Lock()}}, name="cfg")
+    assert "['client']" in err.value.path
