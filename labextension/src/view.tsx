@@ -327,26 +327,56 @@ const StepRow = React.memo(function StepRow({
   );
 });
 
+/** The pixel width of an element, kept current with a ResizeObserver. */
+function useWidth(ref: React.RefObject<HTMLElement | null>): number {
+  const [width, setWidth] = React.useState(0);
+  React.useLayoutEffect(() => {
+    const el = ref.current;
+    if (!el) {
+      return;
+    }
+    setWidth(el.clientWidth);
+    const observer = new ResizeObserver(entries => {
+      for (const entry of entries) {
+        setWidth(Math.floor(entry.contentRect.width));
+      }
+    });
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, [ref]);
+  return width;
+}
+
 function Timeline({ lanes, record }: { lanes: ILane[]; record: NotebookRecord }): JSX.Element {
+  const ref = React.useRef<HTMLDivElement>(null);
+  const width = useWidth(ref);
   return (
     <section className="rc-Timeline">
       <h3 className="rc-SectionTitle">Timeline</h3>
-      {lanes.length === 0 ? (
-        <p className="rc-Empty">No executions yet.</p>
-      ) : (
-        lanes.map(lane => <Lane key={lane.session} lane={lane} record={record} />)
-      )}
+      <div className="rc-Lanes" ref={ref}>
+        {lanes.length === 0 ? (
+          <p className="rc-Empty">No executions yet.</p>
+        ) : (
+          lanes.map(lane => <Lane key={lane.session} lane={lane} record={record} width={width} />)
+        )}
+      </div>
       <Legend />
     </section>
   );
 }
 
+/** Bars closer than this many pixels are drawn with a gap so neighbours stay apart. */
+const BAR_GAP_PX = 1;
+const BAR_MIN_PX = 2;
+
 const Lane = React.memo(function Lane({
   lane,
-  record
+  record,
+  width
 }: {
   lane: ILane;
   record: NotebookRecord;
+  width: number;
 }): JSX.Element {
   const reveal = (cellId: string | null) => {
     if (!cellId) {
@@ -361,20 +391,30 @@ const Lane = React.memo(function Lane({
         {lane.label}
       </div>
       <svg className="rc-LaneTrack" width="100%" height="16" role="img">
-        {lane.bars.map(bar => (
-          <rect
-            key={bar.id}
-            className={`rc-Bar rc-status-${bar.status}`}
-            data-status={bar.status}
-            x={`${(bar.x * 100).toFixed(3)}%`}
-            y="2"
-            width={`${(bar.w * 100).toFixed(3)}%`}
-            height="12"
-            onClick={() => reveal(bar.cellId)}
-          >
-            <title>{bar.title}</title>
-          </rect>
-        ))}
+        {lane.bars.map(bar => {
+          // Fit to width: pixels once the width is known, percentages before.
+          const geometry =
+            width > 0
+              ? {
+                  x: Math.min(bar.x * width, width - BAR_MIN_PX),
+                  width: Math.max(BAR_MIN_PX, bar.w * width - BAR_GAP_PX)
+                }
+              : { x: `${(bar.x * 100).toFixed(3)}%`, width: `${(bar.w * 100).toFixed(3)}%` };
+          return (
+            <rect
+              key={bar.id}
+              className={`rc-Bar rc-status-${bar.status}`}
+              data-status={bar.status}
+              y="2"
+              height="12"
+              rx="1"
+              {...geometry}
+              onClick={() => reveal(bar.cellId)}
+            >
+              <title>{bar.title}</title>
+            </rect>
+          );
+        })}
       </svg>
     </div>
   );

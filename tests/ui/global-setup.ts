@@ -50,6 +50,13 @@ export default async function globalSetup(): Promise<void> {
   for (const name of fs.readdirSync(notebooks)) {
     fs.copyFileSync(path.join(notebooks, name), path.join(root, name));
   }
+  // No news pop-up over the screenshots.
+  const notification = path.join(tmp, 'settings', '@jupyterlab', 'apputils-extension');
+  fs.mkdirSync(notification, { recursive: true });
+  fs.writeFileSync(
+    path.join(notification, 'notification.jupyterlab-settings'),
+    JSON.stringify({ fetchNews: 'false' })
+  );
   const token = randomBytes(16).toString('hex');
   const port = await freePort();
   const log = path.join(tmp, 'jupyter.log');

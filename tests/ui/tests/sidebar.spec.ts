@@ -1,0 +1,186 @@
+/**
+ * The sidebar in a real JupyterLab with a real kernel: the steps appear live while
+ * Run All executes, are served after a restart (two lanes in the timeline), a click
+ * selects the step's cell, and the server route is authenticated and confined.
+ */
+import { expect, Locator, Page, test } from '@playwright/test';
+import * as fs from 'fs';
+import * as path from 'path';
+
+const NOTEBOOK = 'steps.ipynb';
+const STEPS = ['load', 'clean', 'notify', 'summary'];
+const SCREENSHOTS = path.resolve(__dirname, '..', '..', '..', 'docs', 'screenshots');
+
+function env(name: string): string {
+  const v = process.env[name];
+  if (!v) {
+    throw new Error(`${name} is not set: global-setup did not run`);
+  }
+  return v;
+}
+
+const baseURL = () => env('RC_BASE_URL');
+const token = () => env('RC_TOKEN');
+
+async function openNotebook(page: Page): Promise<void> {
+  await page.goto(`${baseURL()}/lab/tree/${NOTEBOOK}?token=${token()}&reset`);
+  await expect(page.locator('.jp-NotebookPanel .jp-Cell').first()).toBeVisible();
+  await waitForKernelIdle(page);
+  const sidebar = page.locator('#resumable-cells-sidebar');
+  if (!(await sidebar.isVisible())) {
+    await page.locator('.jp-SideBar [data-id="resumable-cells-sidebar"]').click();
+  }
+  await expect(sidebar).toBeVisible();
+}
+
+async function waitForKernelIdle(page: Page): Promise<void> {
+  await expect(page.locator('.jp-NotebookPanel .jp-Notebook-ExecutionIndicator')).toHaveAttribute(
+    'data-status',
+    'idle'
+  );
+}
+
+async function menu(page: Page, top: string, item: string): Promise<void> {
+  await page.locator('.lm-MenuBar-itemLabel', { hasText: new RegExp(`^${top}$`) }).click();
+  await page.locator('.lm-Menu-itemLabel', { hasText: new RegExp(`^${item}`) }).first().click();
+}
+
+async function runAll(page: Page): Promise<void> {
+  await menu(page, 'Run', 'Run All Cells');
+}
+
+/** The execution count shown by the last cell once Run All has reached it. */
+async function waitForRunAllDone(page: Page): Promise<void> {
+  const last = page.locator('.jp-NotebookPanel .jp-Cell').last();
+  await expect(last.locator('.jp-InputPrompt')).toHaveText(/\[\d+\]/);
+  await waitForKernelIdle(page);
+}
+
+function stepRow(page: Page, name: string): Locator {
+  return page.locator(`#resumable-cells-sidebar .rc-Step[data-step="${name}"]`);
+}
+
+async function setTheme(page: Page, theme: 'JupyterLab Light' | 'JupyterLab Dark') {
+  await page.locator('.lm-MenuBar-itemLabel', { hasText: /^Settings$/ }).click();
+  await page.locator('.lm-Menu-itemLabel', { hasText: /^Theme$/ }).first().hover();
+  await page.locator('.lm-Menu-itemLabel', { hasText: new RegExp(`^${theme}$`) }).click();
+  const light = theme === 'JupyterLab Light';
+  await expect(page.locator('body')).toHaveAttribute('data-jp-theme-light', String(light));
+  await expect(page.locator('body')).toHaveAttribute('data-jp-theme-name', theme);
+  // the theme switch shows a splash until the new theme is loaded
+  await expect(page.locator('#jupyterlab-splash')).toHaveCount(0);
+}
+
+test.describe.serial('the sidebar with a real kernel', () => {
+  let page: Page;
+
+  test.beforeAll(async ({ browser }) => {
+    page = await browser.newPage();
+  });
+
+  test.afterAll(async () => {
+    await page.close();
+  });
+
+  test('lists the steps of the notebook before anything ran', async () => {
+    await openNotebook(page);
+    const rows = page.locator('#resumable-cells-sidebar .rc-Step');
+    await expect(rows).toHaveCount(STEPS.length);
+    await expect(page.locator('#resumable-cells-sidebar .rc-StepName')).toHaveText(STEPS);
+    for (const name of STEPS) {
+      await expect(stepRow(page, name)).toHaveAttribute('data-status', 'none');
+    }
+  });
+
+  test('run all: the panel follows the steps live', async () => {
+    await runAll(page);
+    // `load` sleeps 1.5 s: the panel must show it running, with a growing bar
+    await expect(stepRow(page, 'load')).toHaveAttribute('data-status', 'running');
+    const bar = page.locator('#resumable-cells-sidebar .rc-Bar[data-status="running"]').first();
+    await expect(bar).toBeVisible();
+    await waitForRunAllDone(page);
+    await expect(stepRow(page, 'load')).toHaveAttribute('data-status', 'live');
+    await expect(stepRow(page, 'clean')).toHaveAttribute('data-status', 'live');
+    await expect(stepRow(page, 'notify')).toHaveAttribute('data-status', 'effect');
+    await expect(stepRow(page, 'summary')).toHaveAttribute('data-status', 'live');
+    await expect(page.locator('#resumable-cells-sidebar .rc-Lane')).toHaveCount(1);
+    await expect(page.locator('#resumable-cells-sidebar .rc-Bar')).toHaveCount(STEPS.length);
+    // a badge in each step cell's prompt area
+    await expect(page.locator('.jp-Cell .rc-CellBadge')).toHaveText(['ran', 'ran', 'effect', 'ran']);
+    await expect(page.locator('#resumable-cells-sidebar .rc-RunId')).toHaveText(/\S+/);
+  });
+
+  test('restart, run all: the steps are served and there are two lanes', async () => {
+    await menu(page, 'Kernel', 'Restart Kernel');
+    await page.locator('.jp-Dialog .jp-mod-accept').click();
+    await waitForKernelIdle(page);
+    // the record survives the restart: the panel is still filled from the server
+    await expect(stepRow(page, 'load')).toHaveAttribute('data-status', 'live');
+    await runAll(page);
+    await waitForRunAllDone(page);
+    await expect(stepRow(page, 'load')).toHaveAttribute('data-status', 'hit');
+    await expect(stepRow(page, 'clean')).toHaveAttribute('data-status', 'hit');
+    await expect(stepRow(page, 'notify')).toHaveAttribute('data-status', 'effect');
+    await expect(stepRow(page, 'summary')).toHaveAttribute('data-status', 'hit');
+    await expect(page.locator('#resumable-cells-sidebar .rc-Lane')).toHaveCount(2);
+    const lane2 = page.locator('#resumable-cells-sidebar .rc-Lane').nth(1);
+    await expect(lane2.locator('.rc-Bar')).toHaveCount(STEPS.length);
+    await expect(lane2.locator('.rc-Bar[data-status="hit"]')).toHaveCount(3);
+    await expect(page.locator('.jp-Cell .rc-CellBadge')).toHaveText([
+      'served',
+      'served',
+      'effect',
+      'served'
+    ]);
+    // served steps report the time they saved
+    await expect(stepRow(page, 'load').locator('.rc-StepSaved')).toHaveText(/\d/);
+  });
+
+  test('clicking a step selects its cell', async () => {
+    // put the selection elsewhere first
+    await page.locator('.jp-NotebookPanel .jp-Cell').first().locator('.jp-InputPrompt').click();
+    const active = page.locator('.jp-NotebookPanel .jp-Cell.jp-mod-active');
+    await expect(active).toContainText('%load_ext');
+    await stepRow(page, 'clean').click();
+    await expect(active).toHaveCount(1);
+    await expect(active).toContainText('%%step clean');
+    await stepRow(page, 'summary').click();
+    await expect(active).toContainText('%%step summary');
+  });
+
+  test('screenshots, light and dark', async () => {
+    fs.mkdirSync(SCREENSHOTS, { recursive: true });
+    await page.locator('.jp-NotebookPanel .jp-Cell').first().locator('.jp-InputPrompt').click();
+    await setTheme(page, 'JupyterLab Light');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'sidebar-light.png') });
+    await setTheme(page, 'JupyterLab Dark');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'sidebar-dark.png') });
+    await setTheme(page, 'JupyterLab Light');
+  });
+});
+
+test.describe('the server route', () => {
+  const route = () => `${baseURL()}/resumable-cells/record`;
+
+  test('answers 403 without the token', async ({ request }) => {
+    const r = await request.get(`${route()}?path=${NOTEBOOK}`);
+    expect(r.status()).toBe(403);
+  });
+
+  test('answers 404 for a path outside the root and a missing notebook', async ({ request }) => {
+    const headers = { Authorization: `token ${token()}` };
+    for (const p of ['../etc/passwd', '../../../../../../etc/passwd', '/etc/passwd', 'nope.ipynb']) {
+      const r = await request.get(`${route()}?path=${encodeURIComponent(p)}`, { headers });
+      expect(r.status(), p).toBe(404);
+    }
+  });
+
+  test('answers the snapshot of the notebook with the token', async ({ request }) => {
+    const headers = { Authorization: `token ${token()}` };
+    const r = await request.get(`${route()}?path=${NOTEBOOK}`, { headers });
+    expect(r.status()).toBe(200);
+    const snap = await r.json();
+    expect(snap.notebook).toBe(NOTEBOOK);
+    expect(Array.isArray(snap.executions)).toBe(true);
+  });
+});
