@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 
 from IPython.core.error import UsageError
@@ -77,27 +76,13 @@ def _why(engine: Engine, argv):
     p = _parser("why", "Explain the last miss of a step.")
     p.add_argument("name", help="step name")
     args = p.parse_args(argv)
-    hist = engine.store.history(args.name)
-    if not hist:
+    try:
+        lines = status.why_lines(engine.store, args.name)
+    except LookupError as err:
         known = sorted({e["step"] for e in engine.record()})
         hint = f" Known steps: {', '.join(known)}." if known else ""
-        raise UsageError(f"%step why: no cached entry of a step named {args.name!r}.{hint}")
-    latest = status.nearest_entry(engine.store, args.name)
-    earlier = status.nearest_entry(engine.store, args.name, exclude=latest.get("key"))
-    if earlier is None:
-        print(f"step {args.name}: one entry only ({latest['key'][:12]}); nothing to compare.")
-        return None
-    print(f"step {args.name}: {earlier['key'][:12]} (earlier) vs {latest['key'][:12]} (latest)")
-    for component, state, detail in status.compare(earlier["preimage"], latest["preimage"]):
-        print(f"  {state:8s} {component}" + (f"  {detail}" if detail else ""))
-        if component == "code" and state == "changed":
-            diff = difflib.unified_diff(
-                earlier.get("source", "").splitlines(),
-                latest.get("source", "").splitlines(),
-                "earlier", "latest", lineterm="", n=1,
-            )  # fmt: skip
-            for line in list(diff)[2:]:
-                print("           " + line)
+        raise UsageError(f"%step why: {err}.{hint}") from None
+    print("\n".join(lines))
     return None
 
 

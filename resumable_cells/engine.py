@@ -10,6 +10,7 @@ store never fails the cell.
 from __future__ import annotations
 
 import ast
+import io
 import re
 import sys
 import time
@@ -327,7 +328,9 @@ class _Execution:
         ns = self.e.ns
         static = set(self.info.binds)
         bound = [
-            k for k, v in ns.items() if (before.get(k) != id(v) or k in static) and _user_name(k)
+            k
+            for k, v in ns.items()
+            if (before.get(k) != id(v) or k in static) and _user_name(k) and not _spent_handle(v)
         ]
         deleted = [k for k in before if k not in ns and _user_name(k)]
         # Inputs mutated in place (df.dropna(inplace=True)) are bound values too.
@@ -530,6 +533,11 @@ _WAYS_OUT = (
 import types as _types  # noqa: E402
 
 _FunctionType = _types.FunctionType
+
+
+def _spent_handle(value: Any) -> bool:
+    """A closed file (the `f` of `with open(...) as f`): nothing to restore."""
+    return isinstance(value, io.IOBase) and value.closed
 
 
 def _user_name(name: str) -> bool:

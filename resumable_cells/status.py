@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import html
 
 from .store import Store, StoreError
@@ -73,7 +74,11 @@ def miss_reason(store: Store, step: str, preimage: dict) -> str:
     old = nearest_entry(store, step)
     if old is None:
         return "new step"
-    for component, state, detail in compare(old.get("preimage", {}), preimage):
+    return miss_reason_between(old.get("preimage", {}), preimage) or "entry evicted"
+
+
+def miss_reason_between(old: dict, new: dict) -> str | None:
+    for component, state, detail in compare(old, new):
         if state == "same":
             continue
         if component == "code":
@@ -84,4 +89,29 @@ def miss_reason(store: Store, step: str, preimage: dict) -> str:
         if component.startswith("file "):
             return f"{component.split(' ', 1)[1]} changed"
         return f"{component} {state}"
-    return "entry evicted"
+    return None
+
+
+def why_lines(store: Store, step: str) -> list[str]:
+    """`why`: the latest entry of `step` against the one before it, component by
+    component, with a short diff when the code changed. LookupError if none."""
+    latest = nearest_entry(store, step)
+    if latest is None:
+        raise LookupError(f"no cached entry of a step named {step!r}")
+    earlier = nearest_entry(store, step, exclude=latest.get("key"))
+    if earlier is None:
+        return [f"step {step}: one entry only ({latest['key'][:12]}); nothing to compare yet."]
+    lines = [f"step {step}: {earlier['key'][:12]} (earlier) vs {latest['key'][:12]} (latest)"]
+    for component, state, detail in compare(earlier["preimage"], latest["preimage"]):
+        lines.append(f"  {state:8s} {component}" + (f"  {detail}" if detail else ""))
+        if component == "code" and state == "changed":
+            diff = difflib.unified_diff(
+                earlier.get("source", "").splitlines(),
+                latest.get("source", "").splitlines(),
+                "earlier",
+                "latest",
+                lineterm="",
+                n=1,
+            )
+            lines.extend("           " + d for d in list(diff)[2:])
+    return lines

@@ -19,7 +19,10 @@ def _private_key(tmp_path_factory, monkeypatch):
 
 @pytest.fixture
 def kernel(tmp_path):
-    k = Kernel(tmp_path, env={"JPY_SESSION_NAME": "test.ipynb"})
+    # The kernel's temp dir is elsewhere, so the tripwire watches the test's directory.
+    tmp = tmp_path / ".tmp"
+    tmp.mkdir()
+    k = Kernel(tmp_path, env={"JPY_SESSION_NAME": "test.ipynb", "TMPDIR": str(tmp)})
     k.ok("%load_ext resumable_cells")
     yield k
     k.shutdown()

@@ -1,0 +1,217 @@
+"""`resumable-cells`: look into and manage a store from a shell.
+
+Errors (a missing store, an unknown run or step) are one line on stderr and exit
+status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as dt
+import json
+import sys
+from pathlib import Path
+
+from . import __version__, journal, runs, sizes, status
+from .store import Store, entry_blobs
+
+EXIT_USAGE = 2
+
+
+class CLIError(Exception):
+    pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        store = _open(Path(args.dir))
+        try:
+            args.func(store, args)
+        finally:
+            store.close()
+    except CLIError as err:
+        print(f"resumable-cells: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:
+        return 0
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="resumable-cells", description="Inspect and manage a resumable-cells store."
+    )
+    p.add_argument("--version", action="version", version=f"resumable-cells {__version__}")
+    p.add_argument(
+        "--dir", default=".resumable_cells", help="store directory (default: %(default)s)"
+    )
+    sub = p.add_subparsers(title="commands", metavar="COMMAND")
+
+    c = sub.add_parser("ls", help="runs and steps in the store, with sizes")
+    c.set_defaults(func=cmd_ls)
+
+    c = sub.add_parser("show", help="a run's record as a table")
+    c.add_argument("run", nargs="?", help="run id or notebook name (default: the latest run)")
+    c.set_defaults(func=cmd_show)
+
+    c = sub.add_parser("why", help="what changed between a step's last two entries")
+    c.add_argument("step")
+    c.set_defaults(func=cmd_why)
+
+    c = sub.add_parser("export", help="a run's record as JSON or CSV on stdout")
+    c.add_argument("run", nargs="?", help="run id or notebook name (default: the latest run)")
+    c.add_argument("--format", choices=("json", "csv"), default="json")
+    c.set_defaults(func=cmd_export)
+
+    c = sub.add_parser("gc", help="evict least recently used entries until under a size")
+    c.add_argument("--size-limit", type=sizes.parse_size, help="e.g. 2GB (default: the store's)")
+    c.set_defaults(func=cmd_gc)
+
+    c = sub.add_parser("clear", help="forget one step's entries, or all")
+    c.add_argument("step", nargs="?")
+    c.add_argument("--all", action="store_true")
+    c.set_defaults(func=cmd_clear)
+    return p
+
+
+def _open(directory: Path) -> Store:
+    if not (directory / "index").is_dir():
+        raise CLIError(f"no store at {directory} (give one with --dir)")
+    try:
+        return Store(directory)
+    except Exception as err:
+        raise CLIError(f"cannot open the store at {directory}: {err}") from None
+
+
+def _runs(store: Store) -> list[runs.Run]:
+    out = []
+    for k in store.index.iterkeys():
+        if isinstance(k, str) and k.startswith("run:"):
+            row = store.get_json(k)
+            if row:
+                out.append(runs.Run(**row))
+    return sorted(out, key=lambda r: r.created)
+
+
+def _pick_run(store: Store, wanted: str | None) -> runs.Run:
+    all_runs = _runs(store)
+    if not all_runs:
+        raise CLIError("the store has no runs yet")
+    if wanted is None:
+        return all_runs[-1]
+    for r in all_runs:
+        if wanted in (r.id, r.notebook):
+            return r
+    known = ", ".join(f"{r.id} ({r.notebook or 'no notebook'})" for r in all_runs)
+    raise CLIError(f"no run {wanted!r}; known runs: {known}")
+
+
+def _when(t: float | None) -> str:
+    return dt.datetime.fromtimestamp(t).strftime("%Y-%m-%d %H:%M:%S") if t else "-"
+
+
+def _table(rows: list[tuple], header: tuple) -> None:
+    table = [tuple(str(c) for c in header)] + [tuple(str(c) for c in r) for r in rows]
+    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+    for r in table:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+
+
+def cmd_ls(store: Store, args) -> None:
+    print(f"store {store.dir}")
+    run_rows = []
+    for r in _runs(store):
+        n = len(journal.load(store, r.id))
+        run_rows.append((r.id, r.notebook or "-", _when(r.created), n))
+    _table(run_rows, ("run", "notebook", "created", "executions"))
+    sizes_by_blob = {p.name: p.stat().st_size for p in store.blob_dir.glob("*/*") if p.is_file()}
+    steps: dict[str, list] = {}
+    for _, e in store.entries():
+        s = steps.setdefault(e["step"], [0, set()])
+        s[0] += 1
+        s[1].update(entry_blobs(e))
+    print()
+    _table(
+        [
+            (n, c, sizes.format_size(sum(sizes_by_blob.get(b, 0) for b in bl)))
+            for n, (c, bl) in sorted(steps.items())
+        ],
+        ("step", "entries", "size"),
+    )
+    print(
+        f"\ntotal {sizes.format_size(sum(sizes_by_blob.values()))} of {sizes.format_size(store.size_limit)}"
+    )
+
+
+def cmd_show(store: Store, args) -> None:
+    run = _pick_run(store, args.run)
+    execs = journal.load(store, run.id)
+    print(f"run {run.id}  notebook {run.notebook or '-'}  epoch {run.epoch}")
+    sessions = journal.sessions(execs)
+    rows = [
+        (
+            _when(e["start"]),
+            sessions.index(e["session"]) + 1 if e["session"] in sessions else "-",
+            e["step"],
+            {"hit": "served", "live": "ran"}.get(e["status"], e["status"]),
+            "-" if e["duration_s"] is None else f"{e['duration_s']:.3f}",
+            f"{e['saved_s']:.3f}" if e.get("saved_s") else "",
+            e.get("reason") or "",
+        )
+        for e in execs
+    ]
+    _table(rows, ("start", "session", "step", "status", "duration_s", "saved_s", "reason"))
+
+
+def cmd_why(store: Store, args) -> None:
+    try:
+        print("\n".join(status.why_lines(store, args.step)))
+    except LookupError as err:
+        raise CLIError(str(err)) from None
+
+
+def cmd_export(store: Store, args) -> None:
+    run = _pick_run(store, args.run)
+    execs = journal.load(store, run.id)
+    if args.format == "json":
+        json.dump(execs, sys.stdout, indent=1)
+        print()
+        return
+    fields = list(journal.EXECUTION_FIELDS)
+    w = csv.DictWriter(sys.stdout, fieldnames=fields)
+    w.writeheader()
+    for e in execs:
+        w.writerow({k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in e.items()})
+
+
+def cmd_gc(store: Store, args) -> None:
+    limit = args.size_limit or store.size_limit
+    freed = store.evict(limit)
+    print(
+        f"freed {sizes.format_size(freed)}; the store now takes at most {sizes.format_size(limit)}"
+    )
+
+
+def cmd_clear(store: Store, args) -> None:
+    if args.all == bool(args.step):
+        raise CLIError("clear takes a step name or --all (not both)")
+    if args.all:
+        store.clear()
+        print("cleared every entry")
+        return
+    keys = store.history(args.step)
+    if not keys:
+        raise CLIError(f"no cached entry of a step named {args.step!r}")
+    for k in keys:
+        store.delete_entry(k)
+    print(f"cleared {len(keys)} entries of {args.step}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,183 @@
+"""`%step plan`: what Run All would serve and what it would run, without running.
+
+Walks the notebook's step cells in order. A step is served when an entry of it matches
+its code, its inputs' digests, its --deps files, the package versions and the run
+parameters it used; the names a served step binds take the digests stored in its entry.
+Names bound by a step that runs are unknown until it has run, so the plan is
+conservative: a step after one that runs is listed as running, although it may still
+be served if the re-run produces the same values (early cutoff).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+
+from IPython.core.error import UsageError
+
+from . import analysis, status, versions
+from . import key as keymod
+from .hashing import Hasher, Unhashable
+from .store import StoreError
+
+
+@dataclass
+class PlanRow:
+    step: str
+    action: str  # serve | run | effect
+    reason: str
+
+    def line(self) -> str:
+        return f"{self.action:6s} {self.step}" + (f"  ({self.reason})" if self.reason else "")
+
+
+class Plan:
+    def __init__(self, rows: list[PlanRow]):
+        self.rows = rows
+
+    def __repr__(self) -> str:
+        serve = sum(r.action == "serve" for r in self.rows)
+        lines = [r.line() for r in self.rows]
+        lines.append(f"{serve} served, {len(self.rows) - serve} run")
+        return "\n".join(lines)
+
+
+def notebook_path(engine, explicit: str | None) -> str:
+    candidates = [explicit] if explicit else []
+    session = engine.ns.get("__session__") or os.environ.get("JPY_SESSION_NAME")
+    if not explicit and session:
+        candidates += [session, os.path.join(os.getcwd(), os.path.basename(session))]
+    for c in candidates:
+        if c and os.path.isfile(c):
+            return c
+    if explicit:
+        raise UsageError(f"%step plan: no notebook at {explicit!r}.")
+    raise UsageError(
+        "%step plan: this kernel does not know its notebook file; "
+        "give it with `%step plan --notebook PATH`."
+    )
+
+
+def step_cells(path: str) -> list[tuple[str, str]]:
+    """(magic line, body) of each `%%step` cell, in notebook order."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            nb = json.load(f)
+    except (OSError, ValueError) as err:
+        raise UsageError(f"%step plan: cannot read {path} ({err}).") from None
+    out = []
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") != "code":
+            continue
+        src = cell.get("source", "")
+        src = "".join(src) if isinstance(src, list) else src
+        first, _, body = src.partition("\n")
+        if first.startswith("%%step"):
+            out.append((first[len("%%step") :].strip(), body))
+    return out
+
+
+def show(engine, explicit: str | None) -> Plan:
+    return Plan(make(engine, step_cells(notebook_path(engine, explicit))))
+
+
+def make(engine, cells: list[tuple[str, str]]) -> list[PlanRow]:
+    from IPython.core.magic_arguments import parse_argstring
+
+    from .magics import StepMagics
+
+    known: dict[str, str | None] = {}  # name -> digest from earlier steps (None: unknown)
+    producer: dict[str, str] = {}
+    rows = []
+    for line, body in cells:
+        args = parse_argstring(StepMagics.step, line)
+        info = analysis.analyse(engine.shell.transform_cell(body))
+        name = args.name or info.default_name()
+        row, bound = _plan_step(engine, name, args, info, known, producer)
+        rows.append(row)
+        for n, d in bound.items():
+            known[n] = d
+            producer[n] = name
+    return rows
+
+
+def _plan_step(engine, name, args, info, known, producer):
+    unknown_bound = {n: None for n in info.binds}
+    if args.effect:
+        return PlanRow(name, "effect", "effects always run"), unknown_bound
+    inputs: dict[str, str] = {}
+    ignored = set(args.ignore)
+    for n in info.reads:
+        if n in ignored or n.startswith("__"):
+            continue
+        if n in known:
+            if known[n] is None:
+                return PlanRow(
+                    name, "run", f"input {n} comes from {producer[n]}, which runs"
+                ), unknown_bound
+            inputs[n] = known[n]
+        elif n in engine.ns and not getattr(type(engine.ns[n]), "_resumable_cells_own", False):
+            hidden = engine.shell.user_ns_hidden
+            if n in hidden and hidden[n] is engine.ns[n]:
+                continue
+            try:
+                inputs[n] = Hasher(engine.ns).value_digest(engine.ns[n], n)
+            except Unhashable:
+                return PlanRow(name, "run", f"input {n} cannot be hashed"), unknown_bound
+    entry = _matching_entry(engine, name, info, args, inputs)
+    if entry is None:
+        return PlanRow(name, "run", _why_not(engine, name, info, args, inputs)), unknown_bound
+    return PlanRow(name, "serve", ""), {b["name"]: b["digest"] for b in entry["bindings"]}
+
+
+def _matching_entry(engine, name, info, args, inputs) -> dict | None:
+    code = _code_id(info)
+    for k in reversed(engine.store.history(name)):
+        try:
+            e = engine.store.get_entry(k)
+        except StoreError:
+            continue
+        if e is None:
+            continue
+        pre = e.get("preimage", {})
+        if pre.get("code") != code or pre.get("version") != args.version:
+            continue
+        if pre.get("inputs") != inputs:
+            continue
+        if any(
+            versions.module_version(m) != v for m, v in pre.get("env", {}).items() if m != "python"
+        ):
+            continue
+        if pre.get("env", {}).get("python") != keymod.PYTHON:
+            continue
+        try:
+            if args.deps and keymod.deps_digests(args.deps) != pre.get("deps"):
+                continue
+            if any(keymod.file_digest(f["path"]) != f["digest"] for f in e.get("files", [])):
+                continue
+        except (OSError, keymod.KeyError_):
+            continue
+        params = e.get("params", {})
+        if params.get("epoch", engine.run.epoch) != engine.run.epoch:
+            continue
+        if params.get("seed", engine.run.seed) != engine.run.seed:
+            continue
+        return e
+    return None
+
+
+def _why_not(engine, name, info, args, inputs) -> str:
+    preimage = {"code": _code_id(info), "version": args.version, "inputs": inputs}
+    old = status.nearest_entry(engine.store, name)
+    if old is None:
+        return "new step"
+    old_pre = {k: old.get("preimage", {}).get(k) for k in ("code", "version", "inputs")}
+    reason = status.miss_reason_between(old_pre, preimage)
+    return reason or "package, file or run parameter changed"
+
+
+def _code_id(info: analysis.CellInfo) -> str:
+    import xxhash
+
+    return xxhash.xxh3_64_hexdigest(info.normalised.encode())

@@ -1,0 +1,118 @@
+"""The run: budget across restarts, effects and the intent journal, the clock and RNG,
+the tripwire, step.once and the idempotency key (real kernels)."""
+
+from __future__ import annotations
+
+import time
+
+from kernels import Kernel
+
+LOAD = "%load_ext resumable_cells"
+
+
+def test_budget_spent_before_a_restart_stays_spent_and_refuses_at_the_right_step(kernel):
+    kernel.ok("%step budget --tokens 250")
+    agent = "%%step call{i}\nstep.spend(tokens=100)\nanswer{i} = {i}"
+    kernel.ok(agent.format(i=1))
+    kernel.ok(agent.format(i=2))
+    spent = kernel.value("__import__('resumable_cells').magics.current_engine().budget.spent()")
+    kernel.restart()
+    kernel.ok(LOAD)
+    assert (
+        kernel.value("__import__('resumable_cells').magics.current_engine().budget.spent()")
+        == spent
+    )
+    assert spent["tokens"] == 200
+    for i in (1, 2):  # hits cost nothing and are still served
+        assert "served" in kernel.ok(agent.format(i=i)).status_lines()[0]
+    kernel.ok(agent.format(i=3))  # starts at 200 < 250, spends to 300
+    r = kernel.run(agent.format(i=4))
+    assert r.status == "error"
+    assert (
+        "tokens budget exhausted" in r.error["evalue"]
+        and "%step budget --tokens" in r.error["evalue"]
+    )
+    kernel.ok("%step budget --tokens 1000")
+    kernel.ok(agent.format(i=4))
+
+
+def test_a_killed_effect_is_reported_and_earlier_steps_are_served(tmp_path):
+    k = Kernel(tmp_path, env={"JPY_SESSION_NAME": "nb.ipynb"})
+    try:
+        k.ok(LOAD)
+        k.ok("%%step before\nv = 41")
+        k.kc.execute(
+            "%%step send --effect\nimport time\nopen('started.flag', 'w').close()\ntime.sleep(60)"
+        )
+        flag = tmp_path / "started.flag"
+        deadline = time.monotonic() + 60
+        while not flag.exists():  # wait for the effect to be running, then crash
+            assert time.monotonic() < deadline, "the effect never started"
+            time.sleep(0.05)
+        k.kill()
+        k.ok(LOAD)
+        assert "served" in k.ok("%%step before\nv = 41").status_lines()[0]
+        r = k.ok("%%step send --effect\nsent = True")
+        assert "may already have happened" in r.stderr
+        record = k.value(
+            "[(r['step'], r['status']) for r in __import__('resumable_cells').record()]"
+        )
+        assert ("send", "interrupted") in record
+    finally:
+        k.shutdown()
+
+
+def test_clock_and_rng_replay_after_restart_and_change_with_a_new_run(kernel):
+    timed = "%%step stamp\nwhen = step.now().isoformat()\ndraw = float(step.rng().random())\npick = step.random.randint(0, 10**9)"
+    plain = "%%step plain\nsquare = 12 * 12"
+    kernel.ok(timed)
+    kernel.ok(plain)
+    first = kernel.value("(when, draw, pick)")
+    kernel.restart()
+    kernel.ok(LOAD)
+    assert "served" in kernel.ok(timed).status_lines()[0]
+    assert kernel.value("(when, draw, pick)") == first
+    kernel.ok("%step run --new")
+    r = kernel.ok(timed)
+    assert "ran" in r.status_lines()[0] and "run epoch changed" in r.status_lines()[0]
+    assert kernel.value("(when, draw, pick)") != first
+    assert "served" in kernel.ok(plain).status_lines()[0]
+
+
+def test_direct_clock_and_random_calls_get_a_warning(kernel):
+    r = kernel.ok("%%step noisy\nimport time, random\nt = time.time()\nr = random.random()")
+    assert "time.time() directly" in r.stderr and "step.now()" in r.stderr
+    assert "random.random() directly" in r.stderr and "step.random" in r.stderr
+
+
+def test_tripwire_blocks_caching_of_a_write_and_tracks_reads(kernel, tmp_path):
+    r = kernel.ok("%%step writer\nwith open('out.txt', 'w') as f:\n    f.write('x')")
+    assert "not cached" in r.stderr and "wrote out.txt" in r.stderr and "--effect" in r.stderr
+    r = kernel.ok("%%step writer\nwith open('out.txt', 'w') as f:\n    f.write('x')")
+    assert "ran" in r.status_lines()[0]
+
+    data = tmp_path / "data.csv"
+    data.write_text("a,b\n1,2\n")
+    reader = "%%step reader\ntext = open('data.csv').read()"
+    kernel.ok(reader)
+    assert "served" in kernel.ok(reader).status_lines()[0]
+    data.touch()  # a new mtime, same content: still served
+    assert "served" in kernel.ok(reader).status_lines()[0]
+    data.write_text("a,b\n1,3\n")
+    r = kernel.ok(reader)
+    assert "ran" in r.status_lines()[0] and "data.csv changed" in r.status_lines()[0]
+
+
+def test_once_and_idempotency_key_survive_a_restart(kernel):
+    cell = "%%step notify --effect\nfirst = step.once('mail-42')\nikey = step.idempotency_key"
+    kernel.ok("seed_input = 7")
+    kernel.ok(cell + "\nuse = seed_input")
+    first, ikey = kernel.value("(first, ikey)")
+    assert first is True
+    kernel.restart()
+    kernel.ok(LOAD)
+    kernel.ok("seed_input = 7")
+    kernel.ok(cell + "\nuse = seed_input")
+    again, ikey2 = kernel.value("(first, ikey)")
+    assert again is False
+    assert ikey2 == ikey
