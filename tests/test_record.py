@@ -1,0 +1,191 @@
+"""The completion record: miss reasons, interrupted executions, the plan agreeing with
+Run All, the timeline's SVG, and the CLI against a store a kernel filled."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+
+import nbformat
+import pytest
+from kernels import Kernel
+
+from resumable_cells.timeline import Timeline
+
+LOAD = "%load_ext resumable_cells"
+
+
+def line_of(reply) -> str:
+    return reply.status_lines()[0]
+
+
+def test_miss_reasons_name_what_changed(kernel, tmp_path):
+    (tmp_path / "data.csv").write_text("1\n")
+    assert "new step" in line_of(kernel.ok("%%step s\nx = 1"))
+    assert "code changed" in line_of(kernel.ok("%%step s\nx = 2"))
+    kernel.ok("n = 1")
+    kernel.ok("%%step t\ny = n + 1")
+    kernel.ok("n = 5")
+    assert "input n changed" in line_of(kernel.ok("%%step t\ny = n + 1"))
+    assert "--force" in line_of(kernel.ok("%%step t --force\ny = n + 1"))
+    dep = "%%step d --deps data.csv\nz = 1"
+    kernel.ok(dep)
+    (tmp_path / "data.csv").write_text("2\n")
+    assert "data.csv changed" in line_of(kernel.ok(dep))
+
+
+def test_a_package_version_change_is_named(kernel):
+    kernel.ok("import numpy as np\narr = np.arange(3)")
+    kernel.ok("%%step v\ntotal = int(arr.sum())")
+    kernel.ok(
+        "import resumable_cells.versions as V\n_orig = V.module_version\n"
+        "V.module_version = lambda m: '0.0.1' if m == 'numpy' else _orig(m)\n"
+        "import resumable_cells.key as K\nK.versions = V"
+    )
+    line = line_of(kernel.ok("%%step v\ntotal = int(arr.sum())"))
+    assert re.search(r"numpy \S+ -> 0\.0\.1", line), line
+
+
+def test_why_compares_components_and_diffs_code(kernel):
+    kernel.ok("%%step w\na = 1\nb = a + 1")
+    kernel.ok("%%step w\na = 1\nb = a + 2")
+    out = kernel.ok("%step why w").stdout
+    assert "changed  code" in out and "-b = a + 1" in out and "+b = a + 2" in out
+    r = kernel.run("%step why nosuch")
+    assert r.status == "error" and "no cached entry" in r.error["evalue"]
+    r = kernel.run("%step why")
+    assert r.status == "error" and "required" in r.error["evalue"]
+
+
+def test_interrupted_after_sigkill_mid_step(tmp_path):
+    k = Kernel(tmp_path, env={"JPY_SESSION_NAME": "nb.ipynb"})
+    try:
+        k.ok(LOAD)
+        k.kc.execute(
+            "%%step slow\nimport time\nopen('go.flag', 'w').close()\ntime.sleep(60)\nx = 1"
+        )
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "go.flag").exists():
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        k.kill()
+        k.ok(LOAD)
+        rec = k.value("[(r['step'], r['status']) for r in __import__('resumable_cells').record()]")
+        assert rec == [("slow", "interrupted")]
+    finally:
+        k.shutdown()
+
+
+def _notebook(path, cells):
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nbformat.write(nb, path)
+
+
+def test_plan_agrees_with_what_run_all_does(tmp_path):
+    cells = [
+        LOAD,
+        "%%step a\nbase = list(range(10))",
+        "%%step b\nevens = [x for x in base if x % 2 == 0]",
+        "%%step c\ntotal = sum(evens)",
+        "%%step d\nlabel = 'fixed'",
+    ]
+    _notebook(tmp_path / "nb.ipynb", cells)
+    k = Kernel(tmp_path, env={"JPY_SESSION_NAME": "nb.ipynb"})
+    try:
+        for c in cells:
+            k.ok(c)
+        cells[2] = "%%step b\nevens = [x for x in base if x % 2]"
+        _notebook(tmp_path / "nb.ipynb", cells)
+        k.restart()
+        k.ok(LOAD)
+        plan = k.ok("%step plan").result()
+        planned = {name: action for action, name in re.findall(r"^(serve|run)\s+(\S+)", plan, re.M)}
+        assert planned == {"a": "serve", "b": "run", "c": "run", "d": "serve"}
+        did = {}
+        for c in cells[1:]:
+            line = line_of(k.ok(c))
+            name = line.split(":")[0].split()[1]
+            did[name] = "serve" if "served" in line else "run"
+        assert did == planned
+    finally:
+        k.shutdown()
+
+
+def test_timeline_svg_has_a_lane_per_session_and_a_bar_per_execution():
+    execs = [
+        {"session": s, "step": f"s{i}", "status": st, "start": t, "end": t + 1.0,
+         "duration_s": 1.0, "reason": None}
+        for i, (s, st, t) in enumerate(
+            [("k1", "live", 100.0), ("k1", "error", 102.0), ("k2", "hit", 5000.0),
+             ("k2", "live", 5001.5), ("k2", "interrupted", 5003.0)]
+        )
+    ]  # fmt: skip
+    svg = Timeline(execs).svg()
+    assert svg.count('class="rc-lane"') == 2
+    assert svg.count('class="rc-bar"') == 5
+    assert 'data-status="interrupted"' in svg and 'data-status="hit"' in svg
+
+
+@pytest.fixture
+def filled_store(tmp_path):
+    k = Kernel(tmp_path, env={"JPY_SESSION_NAME": "nb.ipynb"})
+    try:
+        k.ok(LOAD)
+        k.ok("%%step alpha\nimport numpy as np\narr = np.arange(1000)")
+        k.ok("%%step alpha\nimport numpy as np\narr = np.arange(2000)")
+        k.ok("%%step beta\nn = int(arr.sum())")
+        k.restart()
+        k.ok(LOAD)
+        k.ok("%%step alpha\nimport numpy as np\narr = np.arange(2000)")
+    finally:
+        k.shutdown()
+    return tmp_path / ".resumable_cells"
+
+
+def cli(*args, cwd=None):
+    return subprocess.run(
+        [sys.executable, "-m", "resumable_cells", *args], capture_output=True, text=True, cwd=cwd
+    )
+
+
+def test_cli_against_a_store_a_kernel_filled(filled_store):
+    d = str(filled_store)
+    out = cli("--dir", d, "ls")
+    assert out.returncode == 0 and "nb.ipynb" in out.stdout and "alpha" in out.stdout
+    out = cli("--dir", d, "show")
+    assert out.returncode == 0 and out.stdout.count("alpha") == 3 and "served" in out.stdout
+    out = cli("--dir", d, "why", "alpha")
+    assert out.returncode == 0 and "changed  code" in out.stdout
+    out = cli("--dir", d, "export", "--format", "json")
+    rows = json.loads(out.stdout)
+    assert [r["status"] for r in rows] == ["live", "live", "live", "hit"]
+    out = cli("--dir", d, "export", "nb.ipynb", "--format", "csv")
+    assert out.stdout.splitlines()[0].startswith("id,run,session,step")
+    assert len(out.stdout.strip().splitlines()) == 5
+    out = cli("--dir", d, "gc", "--size-limit", "1")
+    assert out.returncode == 0 and "freed" in out.stdout
+    out = cli("--dir", d, "clear", "--all")
+    assert out.returncode == 0
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--dir", "/nonexistent/store", "ls"], "no store at"),
+        (["show", "r-nosuch"], "no run"),
+        (["why", "nosuch"], "no cached entry"),
+        (["gc", "--size-limit", "lots"], "is not a size"),
+        (["clear"], "step name or --all"),
+    ],
+)
+def test_cli_errors_are_one_line_with_status_2(filled_store, args, message):
+    if args[0] != "--dir":
+        args = ["--dir", str(filled_store), *args]
+    out = cli(*args)
+    assert out.returncode == 2
+    assert message in out.stderr
+    assert "Traceback" not in out.stderr
+    assert all(cli(*a, "--help").returncode == 0 for a in (["ls"], ["show"], ["gc"]))
