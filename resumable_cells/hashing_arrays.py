@@ -178,8 +178,11 @@ def _arrow_column(h: Hasher, arr: Any) -> bool:
     """Arrow-backed strings: offsets rebased per chunk, then the data bytes; chunking
     (which a copy or a round trip may change) does not reach the digest."""
     import numpy as np
-    import pyarrow as pa
 
+    try:
+        import pyarrow as pa
+    except ImportError:  # python-backed strings also offer __arrow_array__
+        return False
     chunked = arr.__arrow_array__()
     if isinstance(chunked, pa.Array):
         chunked = pa.chunked_array([chunked])
