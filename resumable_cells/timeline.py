@@ -23,11 +23,13 @@ def time_axis(execs: list[dict]):
     """A monotonic map from wall time to axis seconds, idle gaps capped at _MAX_GAP.
     Returns (to_axis, axis length)."""
     spans = sorted((e["start"], max(e["start"], _end(e))) for e in execs)
+    busy = sum(end - start for start, end in spans)
+    cap = min(_MAX_GAP, max(busy / (4 * len(spans)), 1e-3))  # a gap: a quarter of a mean bar
     wall, axis = [spans[0][0]], [0.0]
     for start, end in spans:
         if start > wall[-1]:
             wall.append(start)
-            axis.append(axis[-1] + min(start - wall[-2], _MAX_GAP))
+            axis.append(axis[-1] + min(start - wall[-2], cap))
         if end > wall[-1]:
             wall.append(end)
             axis.append(axis[-1] + end - wall[-2])
