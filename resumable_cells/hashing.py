@@ -36,6 +36,17 @@ class Unhashable(Exception):
         self.path = path
         self.why = why
 
+    def rebased(self, prefix: str) -> Unhashable:
+        """The same error with the lazy element marker replaced by its real path."""
+        if self.path.startswith(_ELEMENT):
+            return Unhashable(prefix + self.path[len(_ELEMENT) :], self.why)
+        return self
+
+
+# Elements of containers are hashed under this stand-in path; the real path (`cfg['x']`)
+# is only spelled out when hashing fails, so hashing a large dict formats no strings.
+_ELEMENT = "\x00elem"
+
 
 def register_hasher(cls: type, fn: Callable[[Any], Any]) -> None:
     """Digest instances of `cls` through `fn(obj)`, which returns any hashable stand-in.
@@ -73,6 +84,7 @@ class Hasher:
         self.main_ns = main_ns
         self._active: dict[int, int] = {}  # id -> position, to encode cycles
         self._visiting: dict[int, bytes] = {}  # callables being hashed, for recursion
+        self._flat_pickler: pickle.Pickler | None = None
 
     def child(self) -> Hasher:
         """A fresh digest state that shares this one's context."""
@@ -151,20 +163,42 @@ class Hasher:
         self.tag(b"l" if t is list else b"t")
         self.integer(len(v))
         if _all_atomic(v):
-            self.raw(_flat_pickle(v))
+            self._flat(v)
             return
-        for i, item in enumerate(v):
-            self.value(item, f"{path}[{i}]")
+        value = self.value
+        i = 0
+        try:
+            for i, item in enumerate(v):  # noqa: B007 (i names the failing element)
+                value(item, _ELEMENT)
+        except Unhashable as e:
+            raise e.rebased(f"{path}[{i}]") from None
 
     def _dict(self, v, path):
         self.tag(b"d")
         self.integer(len(v))
-        if _all_atomic(v) and _all_atomic(v.values()):
-            self.raw(_flat_pickle(v))
+        if _all_atomic(v) and _flat_values(v.values()):
+            self._flat(v)
             return
-        for k, item in v.items():
-            self.value(k, f"{path}[{k!r}]")
-            self.value(item, f"{path}[{k!r}]")
+        value = self.value
+        k = None
+        try:
+            for k, item in v.items():  # noqa: B007
+                value(k, _ELEMENT)
+                value(item, _ELEMENT)
+        except Unhashable as e:
+            raise e.rebased(f"{path}[{k!r}]") from None
+
+    def _flat(self, v) -> None:
+        """Lists, tuples and dicts of atomic values (one level of plain lists and tuples
+        inside a dict too): one C-level pickle stream, memo off so that the bytes do not
+        depend on whether equal strings are one object or two. A pickle stream is
+        self-delimiting (it ends at STOP), so it needs no length prefix."""
+        self.tag(b"P")
+        p = self._flat_pickler
+        if p is None:
+            p = self._flat_pickler = pickle.Pickler(_UpdateSink(self._h), protocol=5)
+            p.fast = True
+        p.dump(v)
 
     def _set(self, v, t, path):
         # Canonical order: sorted element digests, so set iteration order (which depends
@@ -226,6 +260,16 @@ class Hasher:
             self.modules.add(top)
 
 
+class _UpdateSink:
+    """A file-like sink whose `write` is the digest state's own `update` (no Python
+    frame per write)."""
+
+    __slots__ = ("write",)
+
+    def __init__(self, h):
+        self.write = h.update
+
+
 class _HashSink(io.RawIOBase):
     def __init__(self, hasher: Hasher):
         self._h = hasher._h
@@ -274,20 +318,25 @@ class _DigestPickler(pickle.Pickler):
 
 
 _ATOMIC_SET = frozenset({str, bytes, int, float, bool, type(None)})
+_FLAT_CONTAINERS = (list, tuple)
 
 
 def _all_atomic(items) -> bool:
-    return {type(x) for x in items} <= _ATOMIC_SET
+    return set(map(type, items)) <= _ATOMIC_SET
 
 
-def _flat_pickle(v) -> bytes:
-    # Memoization off: the stream must not depend on whether equal strings are one
-    # object or two.
-    buf = io.BytesIO()
-    p = pickle.Pickler(buf, protocol=5)
-    p.fast = True
-    p.dump(v)
-    return buf.getvalue()
+def _flat_values(values) -> bool:
+    """Dict values that are atomic, or lists/tuples of atomic values."""
+    kinds = set(map(type, values))
+    if kinds <= _ATOMIC_SET:
+        return True
+    if not kinds <= _ATOMIC_SET | set(_FLAT_CONTAINERS):
+        return False
+    atomic = _ATOMIC_SET
+    for x in values:
+        if type(x) in _FLAT_CONTAINERS and not set(map(type, x)) <= atomic:
+            return False
+    return True
 
 
 def _qualname(t: type) -> str:
@@ -302,9 +351,16 @@ _CALLABLE_TYPES = {types.BuiltinFunctionType, types.MethodType, types.BuiltinMet
 
 
 # -- fast paths for exact builtin types ----------------------------------------------
+# Each writes its tag, then a length-prefixed body, in as few `update` calls as it can
+# (the bytes are what `tag` + `raw` would write).
+_TAG_LEN = struct.Struct("<cQ").pack
+
+
 def _h_str(h: Hasher, v: str) -> None:
-    h.tag(b"u")
-    h.text(v)
+    b = v.encode("utf-8", "surrogatepass")
+    u = h._h.update
+    u(_TAG_LEN(b"u", len(b)))
+    u(b)
 
 
 def _h_bytes(h: Hasher, v) -> None:
@@ -313,22 +369,24 @@ def _h_bytes(h: Hasher, v) -> None:
 
 
 def _h_int(h: Hasher, v: int) -> None:
-    h.tag(b"i")
-    h.integer(v)
+    b = v.to_bytes((v.bit_length() + 8) // 8 or 1, "little", signed=True)
+    h._h.update(_TAG_LEN(b"i", len(b)) + b)
 
 
 def _h_bool(h: Hasher, v: bool) -> None:
-    h.tag(b"T" if v else b"B")
+    h._h.update(b"T" if v else b"B")
 
 
 def _h_none(h: Hasher, v: None) -> None:
-    h.tag(b"N")
+    h._h.update(b"N")
+
+
+_PACK_FLOAT = struct.Struct("<cd").pack
 
 
 def _h_float(h: Hasher, v: float) -> None:
-    h.tag(b"r")
     # All NaNs are one value for our purposes; -0.0 stays distinct from 0.0.
-    h._h.update(struct.pack("<d", math.nan if v != v else v))
+    h._h.update(_PACK_FLOAT(b"r", math.nan if v != v else v))
 
 
 def _h_complex(h: Hasher, v: complex) -> None:

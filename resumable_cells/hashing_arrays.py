@@ -9,9 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .hashing import Hasher, add_handler
+from .hashing import _ELEMENT, Hasher, Unhashable, add_handler
 
 _CHUNK_BYTES = 32 << 20
+# Object columns are encoded this many elements at a time: each piece's Python objects
+# (list, joined string, its UTF-8 bytes) stay small and in cache, and the boundaries
+# depend only on the length, so the digest does not depend on how the data is chunked
+# in memory.
+_OBJ_CHUNK = 16384
 _registered: set[str] = set()
 
 
@@ -56,8 +61,7 @@ def _h_ndarray(h: Hasher, arr: Any, path: str) -> None:
     h.text(repr(arr.shape))
     if arr.dtype.hasobject:
         h.integer(arr.size)
-        for i, x in enumerate(arr.reshape(-1)):
-            h.value(x, f"{path}.flat[{i}]")
+        _elements(h, arr.reshape(-1).tolist(), 0, f"{path}.flat")
     else:
         _array_data(h, arr)
     if isinstance(arr, np.ma.MaskedArray):
@@ -161,17 +165,63 @@ def _column(h: Hasher, arr: Any, dtype: Any, path: str) -> None:
 
 
 def _object_column(h: Hasher, values: Any, path: str) -> None:
+    """An object column, `_OBJ_CHUNK` elements at a time. A piece of strings only is
+    hashed as one NUL-joined string (unambiguous when no string holds a NUL); a piece
+    of strings and missing values as its missing-value mask, the missing values, and
+    the joined strings; anything else element by element."""
+    import numpy as np
     import pandas as pd
 
-    if pd.api.types.infer_dtype(values, skipna=False) == "string":
-        joined = "\x00".join(values.tolist())
-        if "\x00" not in joined or len(values) < 2:
-            h.tag(b"j")  # unambiguous: no string holds the separator
-            h.text(joined)
-            return
-    h.tag(b"e")
-    for i, x in enumerate(values.tolist()):
-        h.value(x, f"{path}[{i}]")
+    h.tag(b"O")
+    n = len(values)
+    for lo in range(0, n, _OBJ_CHUNK):
+        items = values[lo : lo + _OBJ_CHUNK].tolist()
+        if _joined(h, items, b"J"):
+            continue
+        piece = np.asarray(values[lo : lo + _OBJ_CHUNK])
+        mask = pd.isna(piece)
+        if mask.any() and isinstance(mask, np.ndarray):
+            present = piece[~mask].tolist()
+            if _joinable(present):
+                h.tag(b"K")
+                _array_data(h, mask.view(np.uint8))
+                _elements(h, piece[mask].tolist(), None, path)
+                _joined(h, present, b"J")
+                continue
+        h.tag(b"E")
+        _elements(h, items, lo, path)
+
+
+def _joinable(items: list) -> bool:
+    try:
+        joined = "\x00".join(items)
+    except TypeError:
+        return False
+    return joined.count("\x00") == max(0, len(items) - 1)
+
+
+def _joined(h: Hasher, items: list, tag: bytes) -> bool:
+    try:
+        joined = "\x00".join(items)
+    except TypeError:  # not all strings
+        return False
+    if joined.count("\x00") != max(0, len(items) - 1):
+        return False  # a string holds the separator itself
+    h.tag(tag)
+    h.text(joined)
+    return True
+
+
+def _elements(h: Hasher, items: list, start: int | None, path: str) -> None:
+    """Each element by the general route; the path is only formatted on failure."""
+    value = h.value
+    i = 0
+    try:
+        for i, x in enumerate(items):  # noqa: B007
+            value(x, _ELEMENT)
+    except Unhashable as e:
+        where = f"[{start + i}]" if start is not None else "[<missing value>]"
+        raise e.rebased(path + where) from None
 
 
 def _arrow_column(h: Hasher, arr: Any) -> bool:

@@ -1,0 +1,153 @@
+"""What the benchmarks rely on: equal digests for a value, its deep copy, its store/restore
+round trip and in another process; restored values equal to the originals. Small sizes;
+timings live in bench/, never here."""
+
+from __future__ import annotations
+
+import copy
+import os
+import subprocess
+import sys
+
+import pytest
+
+np = pytest.importorskip("numpy")
+pd = pytest.importorskip("pandas")
+
+from resumable_cells import hashing_arrays  # noqa: E402
+from resumable_cells.hashing import Unhashable, digest  # noqa: E402
+from resumable_cells.store import Store  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _key_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("RESUMABLE_CELLS_KEY_FILE", str(tmp_path / "secret.key"))
+
+
+def bench_frame(n: int = 1000) -> pd.DataFrame:
+    """The benchmark's frame (bench/hash_frame.py) at a small size."""
+    rng = np.random.default_rng(0)
+    return pd.DataFrame(
+        {
+            "f": rng.random(n),
+            "i": rng.integers(0, 1 << 40, n),
+            "s": [f"s{i % 997}" for i in range(n)],
+            "c": pd.Categorical(rng.choice(["a", "b", "c"], n)),
+            "d": pd.date_range("2020-01-01", periods=n, freq="s"),
+        }
+    )
+
+
+def bench_dict(n: int = 1000) -> dict:
+    """The benchmark's dict (bench/hash_dict.py) at a small size."""
+    return {f"key{i}": ([i, i * 0.5, f"v{i}"] if i % 2 else f"value {i}") for i in range(n)}
+
+
+def roundtrip(tmp_path, value):
+    store = Store(tmp_path / "store")
+    try:
+        name = digest(value).hex()
+        store.put_blob(name, value)
+        return store.get_blob(name)
+    finally:
+        store.close()
+
+
+VALUES = {
+    "array": lambda: np.arange(10_000, dtype=np.float64).reshape(100, 100),
+    "strided": lambda: np.arange(10_000, dtype=np.int32).reshape(100, 100)[::3, ::2],
+    "frame": bench_frame,
+    "dict": bench_dict,
+    "nested": lambda: {"a": [1, (2, 3), {"b": None}], "s": {3, "x"}, "t": (1.5, b"z")},
+}
+
+
+@pytest.mark.parametrize("kind", sorted(VALUES))
+def test_digest_stable_across_copy_and_roundtrip(tmp_path, kind):
+    value = VALUES[kind]()
+    d = digest(value)
+    assert digest(copy.deepcopy(value)) == d
+    restored = roundtrip(tmp_path, value)
+    assert digest(restored) == d
+    if isinstance(value, pd.DataFrame):
+        pd.testing.assert_frame_equal(restored, value)
+    elif isinstance(value, np.ndarray):
+        np.testing.assert_array_equal(restored, value)
+    else:
+        assert restored == value
+
+
+def test_restored_large_array_is_equal_and_writable(tmp_path):
+    a = np.random.default_rng(1).random((600, 600))  # > 1 MB: the numpy buffer route
+    b = roundtrip(tmp_path, a)
+    np.testing.assert_array_equal(a, b)
+    assert b.flags.writeable
+    b[0, 0] = -1.0  # the restored buffer is the value's own memory
+
+
+def test_frame_digest_sees_every_column_change():
+    df = bench_frame(500)
+    d = digest(df)
+    for col, new in [("f", 0.25), ("i", 7), ("s", "other"), ("c", "b"), ("d", pd.Timestamp(0))]:
+        other = df.copy()
+        other.loc[3, col] = new if df.loc[3, col] != new else df.loc[4, col]
+        assert digest(other) != d, col
+
+
+def test_string_columns_are_unambiguous():
+    # Joined pieces must not collide when a string holds the separator.
+    a = pd.Series(["a\x00b", "c"], dtype=object)
+    b = pd.Series(["a", "b\x00c"], dtype=object)
+    assert digest(a) != digest(b)
+    assert digest(pd.Series(["", ""], dtype=object)) != digest(pd.Series([""], dtype=object))
+
+
+def test_string_columns_with_missing_values(tmp_path):
+    s = pd.Series(["x", None, "y", float("nan")] * 10_000, dtype=object)
+    assert digest(s) == digest(s.copy(deep=True)) == digest(roundtrip(tmp_path, s))
+    assert digest(s) != digest(s.fillna("z"))
+    none_vs_nan = pd.Series(["x", None], dtype=object), pd.Series(["x", float("nan")], dtype=object)
+    assert digest(none_vs_nan[0]) != digest(none_vs_nan[1])
+    str_dtype = pd.Series(["a", None, "b"] * 20_000, dtype="str")
+    assert digest(str_dtype) == digest(roundtrip(tmp_path, str_dtype))
+
+
+def test_object_columns_across_chunk_boundaries():
+    n = hashing_arrays._OBJ_CHUNK + 5
+    mixed = pd.Series([f"s{i}" if i % 1000 else i for i in range(n)], dtype=object)
+    assert digest(mixed) == digest(copy.deepcopy(mixed))
+    changed = mixed.copy()
+    changed.iloc[-1] = "changed"
+    assert digest(changed) != digest(mixed)
+
+
+def test_unhashable_path_names_the_element():
+    import threading
+
+    lock = threading.Lock()
+    with pytest.raises(Unhashable) as err:
+        digest({"cfg": [1, {"client": lock}]}, name="x")
+    assert err.value.path == "x['cfg'][1]['client']"
+    with pytest.raises(Unhashable) as err:
+        digest(pd.Series(["a", lock], dtype=object), name="s")
+    assert err.value.path == "s[1]"
+
+
+def test_digest_same_in_other_processes_and_hash_seeds():
+    code = (
+        "import sys; sys.path.insert(0, 'tests');"
+        "from test_bench_invariants import bench_frame, bench_dict;"
+        "from resumable_cells.hashing import digest;"
+        "print(digest(bench_frame()).hex(), digest(bench_dict()).hex(),"
+        " digest({'a', 'b', 'c', frozenset({'x', 'y'})}).hex())"
+    )
+    outs = set()
+    for seed in ("0", "1", "12345"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        out = subprocess.run(
+            [sys.executable, "-c", code], env=env, cwd=root, capture_output=True, text=True
+        )
+        assert out.returncode == 0, out.stderr
+        outs.add(out.stdout.strip())
+    assert len(outs) == 1
