@@ -212,6 +212,7 @@ class _Execution:
             values = self._load_values(entry)
         except Exception as err:  # a damaged or missing blob is a miss, never an error
             self._warn(f"cached entry of {self.name} could not be restored ({err}); running it")
+            self._guard(None, self.e.store.discard_entry, k, entry)
             return None, "cached values unreadable"
         result = self._apply(entry, values)
         self._guard(None, self.e.store.touch, k)

@@ -128,6 +128,13 @@ class Store:
                 hist = [k for k in self.get_json("hist:" + entry["step"], []) if k != key]
                 self.set_json("hist:" + entry["step"], hist)
 
+    def discard_entry(self, key: str, entry: dict) -> None:
+        """Drop an entry that could not be restored, with its blobs: they are suspect,
+        and the live run that follows writes them again."""
+        self.delete_entry(key)
+        for name in entry_blobs(entry):
+            blobs.blob_path(self.blob_dir, name).unlink(missing_ok=True)
+
     # -- blobs -------------------------------------------------------------------------
     def has_blob(self, name: str) -> bool:
         return blobs.blob_path(self.blob_dir, name).exists()
@@ -138,7 +145,12 @@ class Store:
             self.index.incr("blobbytes", written)
 
     def get_blob(self, name: str) -> Any:
-        return blobs.read_blob(self.blob_dir, name)
+        try:
+            return blobs.read_blob(self.blob_dir, name)
+        except blobs.BlobError:
+            # Untrusted or damaged: drop it, so the next live run can write it again.
+            blobs.blob_path(self.blob_dir, name).unlink(missing_ok=True)
+            raise
 
     # -- size --------------------------------------------------------------------------
     def evict(self, limit: int) -> int:
