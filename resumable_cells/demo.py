@@ -43,6 +43,7 @@ __all__ = [
     "DemoFailed",
     "Workspace",
     "apply_edit",
+    "budget",
     "execute",
     "run_notebook",
     "main",
@@ -259,10 +260,28 @@ def run_notebook(path: Path, ws: Workspace, *, with_edits: bool = True) -> Noteb
         current = nb
         for edit in meta.get("edits", []):
             current = apply_edit(current, edit)
+            nbformat.write(
+                current, work / path.name
+            )  # saved, as an editor would: `%step plan` reads it
             run = execute(current, work, env, name=path.name)
             _check(run, path.name, f"after edit {edit['title']!r}")
             demo.edits.append((edit["title"], run))
     return demo
+
+
+def budget(workdir: Path, notebook: str) -> dict | None:
+    """The budget of the notebook's current run in the store of `workdir`, as
+    `{"limits": {...}, "spent": {...}}`, or None when the notebook has no run yet.
+    Read while no kernel of it runs (after a crash, say)."""
+    from .runs import Budget
+    from .store import Store
+
+    store = Store(Path(workdir) / ".resumable_cells")
+    try:
+        run = store.get_json("run:" + notebook)
+        return None if run is None else Budget(store, run["id"]).snapshot()
+    finally:
+        store.close()
 
 
 def _check(run: Execution, name: str, phase: str, *, allow_crash: bool = False) -> None:
