@@ -23,8 +23,8 @@ test-py: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider tests --ignore=tests/ui
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check resumable_cells tests bench
-	$(VENV)/bin/ruff format --check resumable_cells tests bench
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 test: lint test-py
 
