@@ -1,0 +1,260 @@
+"""The demo notebooks, executed headless in real kernels: each runs top to bottom in a
+clean store, then again in a new kernel (and, for 05, after each announced edit), and
+the tests assert what the notebook teaches. Execution is `resumable_cells.demo`'s."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from resumable_cells import demo
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "demo_notebooks"
+ALL = sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory):
+    ws = demo.Workspace(tmp_path_factory.mktemp("demos"), keep=True)
+    yield ws
+
+
+@pytest.fixture(scope="module")
+def ran(workspace):
+    """run(name) -> NotebookDemo, each notebook executed once per test module."""
+    done: dict[str, demo.NotebookDemo] = {}
+
+    def run(name: str) -> demo.NotebookDemo:
+        if name not in done:
+            done[name] = demo.run_notebook(NOTEBOOKS / name, workspace)
+        return done[name]
+
+    return run
+
+
+def cell_starting(run: demo.Execution, prefix: str, nth: int = 0):
+    cells = [c for c in run.nb.cells if c.cell_type == "code" and c.source.startswith(prefix)]
+    assert len(cells) > nth, f"no cell #{nth} starting with {prefix!r}"
+    return cells[nth]
+
+
+def status_lines(run: demo.Execution) -> list[str]:
+    """The text of every step's one-line status output, in order."""
+    return [
+        o["data"]["text/plain"]
+        for c in run.nb.cells
+        for o in c.get("outputs", [])
+        if "resumable_cells" in (o.get("metadata") or {})
+    ]
+
+
+def user_outputs(cell) -> list[dict]:
+    """A cell's outputs without the extension's status lines and warnings."""
+    out = []
+    for o in cell.get("outputs", []):
+        if "resumable_cells" in (o.get("metadata") or {}):
+            continue
+        if o.get("output_type") == "stream" and o.get("name") == "stderr":
+            continue
+        out.append({k: v for k, v in o.items() if k in ("output_type", "name", "text", "data")})
+    return out
+
+
+# -- every notebook --------------------------------------------------------------------
+@pytest.mark.parametrize("name", ALL)
+def test_notebooks_are_committed_without_outputs_and_load_the_extension_first(name):
+    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+    nbformat.validate(nb)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert code[0].source.strip() == "%load_ext resumable_cells"
+    for c in code:
+        assert c.outputs == [] and c.execution_count is None, f"{name}: {c.source[:40]!r}"
+    assert len(ALL) == 5
+
+
+# -- 01: restart and resume ------------------------------------------------------------
+PIPELINE = ["generate", "clean", "features", "split", "fit", "bootstrap", "evaluate", "report"]
+
+
+def test_01_resume_serves_every_step_with_the_same_outputs_in_a_fraction_of_the_time(ran):
+    d = ran("01_quickstart.ipynb")
+    assert d.first.statuses[:8] == [(n, "live") for n in PIPELINE]
+    assert d.resume.ran == 0
+    assert d.resume.served == len(d.first.statuses) == 12
+    for first, again in zip(d.first.nb.cells, d.resume.nb.cells):
+        if first.cell_type == "code" and first.source.startswith("%%step"):
+            assert user_outputs(again) == user_outputs(first), first.source.splitlines()[0]
+    assert d.resume.wall_s < 0.5 * d.first.wall_s
+
+
+def test_01_a_changed_input_reruns_exactly_its_readers_and_going_back_is_served(ran):
+    d = ran("01_quickstart.ipynb")
+    assert d.first.statuses[8:] == [
+        ("fit", "live"), ("evaluate", "live"), ("fit", "hit"), ("evaluate", "hit"),
+    ]  # fmt: skip
+    lines = status_lines(d.first)
+    assert "step fit: ran in" in lines[8] and lines[8].endswith("(input ridge changed)")
+    assert lines[9].endswith("(input coef changed)")
+    why = d.first.text(cell_starting(d.first, "%step why fit").id)
+    assert re.search(r"changed\s+input ridge", why)
+    assert re.search(r"same\s+input X_train", why)
+
+
+# -- 02: the agent loop ----------------------------------------------------------------
+def _tokens(text: str) -> list[int]:
+    return [int(t) for t in re.findall(r"tokens (\d+) of", text)]
+
+
+def test_02_crash_then_resume_serves_every_turn_before_the_crash(ran):
+    d = ran("02_agent_loop.ipynb")
+    assert d.first.crashed
+    turns = [f"turn-{i:02d}" for i in range(1, 51)]
+    assert d.first.statuses == [(t, "live") for t in turns[:30]]
+    loop = [(n, s) for n, s in d.resume.statuses if n.startswith("turn-")]
+    assert loop == [(t, "hit") for t in turns[:30]] + [(t, "live") for t in turns[30:]]
+
+
+def test_02_the_budget_left_after_the_restart_is_the_budget_left_at_the_crash(ran, workspace):
+    d = ran("02_agent_loop.ipynb")
+    # The store as the crash left it is what the resume started from: the spend of the
+    # resume's live turns, added to it, gives the spend after the loop.
+    first_loop = cell_starting(d.resume, 'state = {"turn": 0')
+    printed = d.resume.text(first_loop.id)
+    at_start = _tokens(printed)[0]
+    turn_tokens = {
+        int(m[1]): int(m[2].replace(",", ""))
+        for m in re.finditer(r"^turn\s+(\d+)\s.*\(([\d,]+) tokens", printed, re.M)
+    }
+    after_loop = _tokens(d.resume.text(cell_starting(d.resume, "%step budget", 1).id))[0]
+    assert len(turn_tokens) == 50
+    assert after_loop == at_start + sum(turn_tokens[i] for i in range(31, 51))
+    # What the crashed kernel had spent: turns 1-30 and turn 31's first model call.
+    assert (
+        sum(turn_tokens[i] for i in range(1, 31))
+        < at_start
+        < sum(turn_tokens[i] for i in range(1, 32))
+    )
+
+
+def test_02_the_follow_up_is_refused_when_the_tokens_run_out(ran, workspace):
+    d = ran("02_agent_loop.ipynb")
+    followup = d.resume.text(cell_starting(d.resume, 'state = {"turn": 0', 1).id)
+    m = re.search(r"stopped before (followup-\d+): .*tokens budget exhausted: spent (\d+) of 300000", followup)  # fmt: skip
+    assert m, followup[-500:]
+    refused, spent = m[1], int(m[2])
+    assert spent >= 300000
+    assert refused not in d.resume.steps()
+    assert d.resume.steps("live")[-1] == f"followup-{int(refused[-2:]) - 1:02d}"
+    stored = demo.budget(d.workdir, "02_agent_loop.ipynb")
+    assert stored["spent"]["tokens"] == spent and stored["limits"]["tokens"] == 300000
+
+
+# -- 03: effects -----------------------------------------------------------------------
+def test_03_effects_run_on_every_resume_and_nothing_happens_twice(ran):
+    d = ran("03_effects.ipynb")
+    effects = ["export", "notify", "charge", "write_summary"]
+    for run in (d.first, d.resume):
+        assert [n for n, s in run.statuses if s == "effect"] == effects
+    assert ("invoices", "hit") in d.resume.statuses and ("total", "hit") in d.resume.statuses
+    charge_first = d.first.text(cell_starting(d.first, "%%step charge").id)
+    charge_again = d.resume.text(cell_starting(d.resume, "%%step charge").id)
+    assert "8 charges made, 0 already made" in charge_first
+    assert "0 charges made, 8 already made" in charge_again
+    ledger = json.loads((d.workdir / "payments-ledger.json").read_text())
+    assert len(ledger) == 8 and len({c["customer"] for c in ledger.values()}) == 8
+    assert (d.workdir / "outbox.log").read_text().count("\n") == 1
+    assert "already sent" in d.resume.text(cell_starting(d.resume, "%%step notify").id)
+    assert (d.workdir / "out" / "invoices.csv").read_text().count("\n") == 9
+    assert not list((d.workdir / "out").glob(".*.tmp"))
+
+
+def test_03_the_tripwire_keeps_a_pure_step_that_writes_a_file_out_of_the_cache(ran):
+    d = ran("03_effects.ipynb")
+    for run in (d.first, d.resume):
+        assert ("summary", "live") in run.statuses
+        text = run.text(cell_starting(run, "%%step summary").id)
+        assert "not cached: it wrote summary.txt" in text
+        assert "%%step summary --effect" in text
+
+
+# -- 04: determinism -------------------------------------------------------------------
+def test_04_clock_and_random_inside_a_step_are_named_and_a_rerun_diverges(ran):
+    d = ran("04_determinism.ipynb")
+    bad = d.first.text(cell_starting(d.first, "%%step sample_bad").id)
+    assert "calls random.sample() directly" in bad and "step.random.sample(...)" in bad
+    assert "calls datetime.datetime.now() directly" in bad and "Use step.now()" in bad
+    good = d.first.text(cell_starting(d.first, "%%step sample_good").id)
+    assert "directly" not in good
+    checks = re.findall(r"same customers as before: (True|False)", d.first.text())
+    assert checks == ["False", "True"]
+    decide_bad, decide_good = (
+        [s for n, s in d.first.statuses if n == name] for name in ("decide_bad", "decide_good")
+    )
+    assert decide_bad == ["live", "live"] and decide_good == ["live", "hit"]
+
+
+def test_04_a_new_run_gets_a_new_seed_and_the_cache_freezes_one_draw(ran):
+    d = ran("04_determinism.ipynb")
+    after_new = d.first.text(cell_starting(d.first, "%%step sample_good", 2).id)
+    assert re.search(r"ran in .*\(run (seed|epoch) changed\)", after_new)
+    assert "same customers as the previous run: False" in d.first.text()
+    # The resume serves the last draw of sample_bad that the first kernel cached.
+    drawn = re.findall(r"reviewing customers (\[[\d, ]+\])", d.first.text())
+    served = re.findall(r"reviewing customers (\[[\d, ]+\])", d.resume.text())
+    assert served[0] == drawn[1] != drawn[0]
+    assert d.resume.statuses[0] == ("sample_bad", "hit")
+
+
+# -- 05: explain -----------------------------------------------------------------------
+STEPS = [
+    "s01_signal", "s02_detrend", "s03_despike", "s04_smooth", "s05_normalise", "s06_windows",
+    "s07_spectrum", "s08_bands", "s09_log_power", "s10_ratios", "s11_features",
+    "s12_outliers", "s13_scale", "s14_pca", "s15_kmeans", "s16_sizes", "s17_profiles",
+    "s18_transitions", "s19_stability", "s20_report",
+]  # fmt: skip
+
+
+def test_05_resume_serves_all_twenty_and_the_plan_says_so_first(ran):
+    d = ran("05_explain.ipynb")
+    assert d.first.statuses == [(s, "live") for s in STEPS]
+    assert d.resume.statuses == [(s, "hit") for s in STEPS]
+    assert "20 served, 0 run" in d.resume.text("explain-plan")
+    assert "0 served, 20 run" in d.first.text("explain-plan")
+
+
+def test_05_editing_step_12_serves_1_to_11_and_runs_12_onwards(ran):
+    d = ran("05_explain.ipynb")
+    title, run = d.edits[0]
+    assert "limit 3.0 -> 2.5" in title
+    assert run.statuses == [(s, "hit") for s in STEPS[:11]] + [(s, "live") for s in STEPS[11:]]
+    plan = run.text("explain-plan").splitlines()
+    assert plan[:11] == [f"serve  {s}" for s in STEPS[:11]]
+    assert plan[11] == "run    s12_outliers  (code changed)"
+    assert plan[-1] == "11 served, 9 run"
+    why = run.text("explain-why")
+    assert re.search(r"changed\s+code", why) and "+limit = 2.5" in why
+    assert re.search(r"same\s+input features", why)
+    status = run.text("explain-status")
+    assert re.search(r"s11_features\s+served", status) and re.search(r"s12_outliers\s+ran", status)
+
+
+def test_05_a_refactor_with_the_same_values_stops_at_step_12(ran):
+    d = ran("05_explain.ipynb")
+    _, before = d.edits[0]
+    title, run = d.edits[1]
+    assert "same values" in title
+    assert run.steps("live") == ["s12_outliers"]
+    assert run.steps("hit") == STEPS[:11] + STEPS[12:]
+    # Step 12 kept the same windows as the edit before it, not as the original; the
+    # steps after it replay the outputs of the edited pipeline.
+    kept = [
+        re.search(r"kept \d+ of \d+", r.text("explain-step-12"))[0] for r in (d.first, before, run)
+    ]
+    assert kept[0] != kept[1] == kept[2]
+    for cell in ("explain-step-16", "explain-step-20"):
+        assert user_outputs(run.cell(cell)) == user_outputs(before.cell(cell))
+        assert user_outputs(run.cell(cell)) != user_outputs(d.first.cell(cell))
