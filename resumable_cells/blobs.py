@@ -24,6 +24,7 @@ from . import auth, serialize
 MAGIC = b"RCB1"
 _ALIGN = 64
 _READ_CHUNK = 4 << 20  # read, then hash while the chunk is still in the CPU cache
+_WRITE_CHUNK = 4 << 20
 _NUMPY_MIN = 1 << 20
 
 
@@ -37,33 +38,57 @@ def blob_path(root: Path, name: str) -> Path:
 
 def write_blob(root: Path, name: str, value: Any, var: str = "value") -> int:
     """Store `value` as blob `name` unless it exists. Returns the bytes written (0 if
-    it was already there). Raises serialize.Unstorable or OSError."""
+    it was already there). Raises serialize.Unstorable or OSError.
+
+    Each buffer is written a chunk at a time and each chunk is hashed right after it was
+    written, while it is still in the CPU cache; the header (whose digests and MAC are
+    fixed-width hex, so its length is known before they are) is written last, into the
+    place kept for it."""
     path = blob_path(root, name)
     if path.exists():
         return 0
     main, buffers = serialize.dumps(value, var)
     raws = [b.raw() for b in buffers]
-    seed = auth.buffer_seed()
+    seed = auth.buffer_seed() if raws else 0
     header = {
         "main": len(main),
         "bufs": [r.nbytes for r in raws],
-        "xx": [xxhash.xxh3_128_hexdigest(r, seed) for r in raws],
+        "xx": ["0" * 32 for _ in raws],
+        "mac": "0" * 64,
     }
-    header["mac"] = auth.sign(main + "".join(header["xx"]).encode())
-    head = json.dumps(header).encode()
+    size = len(json.dumps(header).encode())
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{name}.{uuid.uuid4().hex}.tmp")
     try:
         with open(tmp, "wb", buffering=0) as f:
-            _write_all(f, MAGIC + struct.pack("<I", len(head)) + head)
-            for part in [memoryview(main), *raws]:
+            _write_all(f, MAGIC + struct.pack("<I", size) + b" " * size)
+            _pad(f)
+            _write_all(f, main)
+            digests = []
+            for raw in raws:
                 _pad(f)
-                _write_all(f, part)
+                digests.append(_write_hashed(f, raw, seed))
+            header["xx"] = digests
+            header["mac"] = auth.sign(main + "".join(digests).encode())
+            head = json.dumps(header).encode()
+            if len(head) != size:  # cannot happen: hex digests have a fixed width
+                raise OSError(f"blob header of {name[:12]} changed size")
+            os.pwrite(f.fileno(), head, len(MAGIC) + 4)
         os.replace(tmp, path)  # readers see the whole file or none of it
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
     return path.stat().st_size
+
+
+def _write_hashed(f, raw, seed: int) -> str:
+    view = memoryview(raw).cast("B")
+    h = xxhash.xxh3_128(seed=seed)
+    for pos in range(0, view.nbytes, _WRITE_CHUNK):
+        chunk = view[pos : pos + _WRITE_CHUNK]
+        _write_all(f, chunk)
+        h.update(chunk)
+    return h.hexdigest()
 
 
 def read_blob(root: Path, name: str) -> Any:
@@ -77,7 +102,7 @@ def read_blob(root: Path, name: str) -> Any:
         header = _read_header(f, name)
         _skip_pad(f)
         main = _read_exact(f, header["main"], name)
-        seed = auth.buffer_seed()
+        seed = auth.buffer_seed() if header["bufs"] else 0
         buffers = [
             _read_buffer(f, n, xx, seed, name) for n, xx in zip(header["bufs"], header["xx"])
         ]

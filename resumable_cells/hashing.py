@@ -131,7 +131,7 @@ class Hasher:
         if fast is not None:
             fast(self, v)
             return
-        if t in _CUSTOM or any(isinstance(v, c) for c in _CUSTOM):
+        if _CUSTOM and (t in _CUSTOM or any(isinstance(v, c) for c in _CUSTOM)):
             self._custom(v, path)
             return
         oid = id(v)
