@@ -15,8 +15,9 @@ and which edits to try after the resume:
 - `"first_run": "crashes"`: the first execution must end with the kernel dying (the
   notebook simulates a crash); the resume must then complete.
 - `"edits": [{"title", "cell", "old", "new"}, ...]`: after the resume, replace `old` with
-  `new` in the cell with that id and execute again in a new kernel, one edit after the
-  other, as a person editing the notebook and pressing Restart and Run All would.
+  `new` in the cell with that id, save, and execute again in a new kernel, one edit after
+  the other, as a person editing the notebook and pressing Restart and Run All would.
+- `"resume_note"`: one line printed under the table, saying why its resume runs steps.
 
 The exit status is non-zero when a notebook fails in a way it does not announce.
 """
@@ -120,6 +121,7 @@ class NotebookDemo:
     first: Execution
     resume: Execution
     edits: list[tuple[str, Execution]] = field(default_factory=list)
+    note: str = ""  # the notebook's own word on its resume (metadata "resume_note")
 
     @property
     def step_names(self) -> list[str]:
@@ -255,7 +257,7 @@ def run_notebook(path: Path, ws: Workspace, *, with_edits: bool = True) -> Noteb
     resume = execute(nb, work, env, name=path.name)
     _check(resume, path.name, "resume")
 
-    demo = NotebookDemo(path.name, work, first, resume)
+    demo = NotebookDemo(path.name, work, first, resume, note=meta.get("resume_note", ""))
     if with_edits:
         current = nb
         for edit in meta.get("edits", []):
@@ -325,11 +327,14 @@ def notes(demos: list[NotebookDemo]) -> str:
     out = []
     for d in demos:
         if d.first.crashed:
-            before = d.resume.steps("hit")
+            live = d.resume.steps("live")
             out.append(
-                f"{d.notebook}: the first run crashed as the notebook teaches; "
-                f"the resume served the {len(before)} steps that had finished"
+                f"{d.notebook}: the first run crashed, as the notebook teaches, after "
+                f"{len(d.first.statuses)} steps; the resume served them and ran on from "
+                f"{live[0] if live else 'nothing'}"
             )
+        if d.note:
+            out.append(f"{d.notebook}: {d.note}")
         for title, run in d.edits:
             out.append(
                 f"{d.notebook}, after {title}: served {run.served}, ran {run.ran} "
