@@ -14,11 +14,14 @@ import io
 import re
 import sys
 import time
+import types
 import uuid
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
+
+from IPython.core.error import UsageError
 
 from . import analysis, capture, runs, serialize, status, tripwire
 from . import key as keymod
@@ -57,6 +60,8 @@ class Engine:
         self.ns: dict = shell.user_ns
         serialize.set_main_namespace(self.ns)
         self.store = store or Store()
+        if self.store.recovered:
+            print(f"resumable_cells: {self.store.recovered}", file=sys.stderr)
         self.session = "k-" + uuid.uuid4().hex[:12]
         self.notebook = runs.notebook_id(self.ns)
         self.run = runs.current(self.store, self.notebook)
@@ -161,6 +166,8 @@ class _Execution:
                 cell_modules=list(self.info.imports.values()),
                 deps=self.args.deps,
             )
+        except keymod.MissingDeps as err:
+            raise UsageError(f"%%step {self.name}: {err}") from None
         except keymod.KeyError_ as err:
             key_problem = err
         if not self.args.effect:
@@ -172,7 +179,34 @@ class _Execution:
                 return served[0]
         if self.args.force:
             reason = "--force"
-        return self._run_live(reason, key_problem)
+        if self.key is None or self.args.effect:
+            return self._run_live(reason, key_problem)
+        with self._claim() as waited:
+            if waited and not self.args.force:  # another kernel computed it meanwhile
+                served, _ = self._try_serve()
+                if served is not None:
+                    return served[0]
+            return self._run_live(reason, key_problem)
+
+    @contextmanager
+    def _claim(self):
+        """The store's compute claim on this key; without one (store failing), run."""
+        try:
+            claim = self.e.store.claim(self.key.key, self._told_to_wait)
+            waited = claim.__enter__()
+        except Exception:
+            yield False
+            return
+        try:
+            yield waited
+        finally:
+            self._guard(None, claim.__exit__, None, None, None)
+
+    def _told_to_wait(self, holder: dict) -> None:
+        self._warn(
+            f"waiting: process {holder.get('pid')} on {holder.get('host')} is computing "
+            "this step with the same inputs"
+        )
 
     def _inputs(self) -> list[str]:
         ns, hidden = self.e.ns, self.e.shell.user_ns_hidden
@@ -381,7 +415,7 @@ class _Execution:
             tname, size = keymod.describe(value)
             bindings.append(
                 {"name": name, "blob": d, "digest": d, "type": tname, "size": size,
-                 "callable": callable(value) and isinstance(value, type | _FunctionType)}
+                 "callable": callable(value) and isinstance(value, type | types.FunctionType)}
             )  # fmt: skip
         self.outputs_info = [
             {k: b[k] for k in ("name", "type", "size", "digest")} for b in bindings
@@ -530,10 +564,6 @@ _WAYS_OUT = (
     "Exclude it with `--ignore NAME`, mark the step `--effect`, "
     "or teach it with `resumable_cells.register_hasher(type, fn)`"
 )
-
-import types as _types  # noqa: E402
-
-_FunctionType = _types.FunctionType
 
 
 def _spent_handle(value: Any) -> bool:

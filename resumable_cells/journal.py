@@ -9,6 +9,7 @@ that started in a kernel session that is no longer the current one and never end
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from pathlib import Path
 
@@ -44,7 +45,12 @@ class Journal:
         if self._deque is None and not self.path.exists():
             return []
         out = []
-        for raw in self.deque:
+        try:
+            raws = list(self.deque)
+        except Exception as err:  # a damaged journal must not take the kernel down
+            print(f"resumable_cells: the record could not be read ({err})", file=sys.stderr)
+            return []
+        for raw in raws:
             try:
                 out.append(json.loads(raw))
             except (TypeError, ValueError):

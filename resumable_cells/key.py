@@ -38,6 +38,10 @@ class KeyError_(Exception):
         self.path = path
 
 
+class MissingDeps(Exception):
+    """A --deps pattern that matches nothing: a mistake to report, not a key to fail."""
+
+
 def describe(value: Any) -> tuple[str, int]:
     t = type(value)
     tname = t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
@@ -92,7 +96,10 @@ def deps_digests(patterns: list[str]) -> dict[str, str]:
     for pattern in patterns:
         paths = sorted(p for p in glob.glob(pattern, recursive=True) if os.path.isfile(p))
         if not paths:
-            raise KeyError_(f"--deps {pattern!r} matches no file", path=pattern)
+            raise MissingDeps(
+                f"--deps {pattern!r} matches no file; give paths or globs relative to "
+                f"the working directory ({os.getcwd()})"
+            )
         for p in paths:
             out[p] = file_digest(p)
     return out

@@ -156,7 +156,7 @@ def _matching_entry(engine, name, info, args, inputs) -> dict | None:
                 continue
             if any(keymod.file_digest(f["path"]) != f["digest"] for f in e.get("files", [])):
                 continue
-        except (OSError, keymod.KeyError_):
+        except (OSError, keymod.KeyError_, keymod.MissingDeps):
             continue
         params = e.get("params", {})
         if params.get("epoch", engine.run.epoch) != engine.run.epoch:

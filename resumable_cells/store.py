@@ -11,7 +11,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
+import sqlite3
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -62,8 +65,23 @@ class Store:
         self.dir = Path(directory).absolute() if directory else default_dir()
         _make_private_dir(self.dir)
         self.blob_dir = self.dir / "blobs"
-        self.index = open_cache(self.dir / "index")
+        self.recovered: str | None = None  # what was set aside, when the index was damaged
+        self.index = self._open_index()
         self.size_limit = size_limit or int(self.index.get("cfg:size_limit", DEFAULT_SIZE_LIMIT))
+
+    def _open_index(self) -> diskcache.Cache:
+        path = self.dir / "index"
+        try:
+            index = open_cache(path)
+            index.get("cfg:size_limit")  # a damaged database fails here, not later
+            return index
+        except sqlite3.DatabaseError as err:
+            # Set the damaged index aside and start a new one: entries become misses
+            # (their blobs stay and are reused), nothing is unpickled from it.
+            aside = self.dir / f"index.damaged-{int(time.time())}"
+            os.replace(path, aside)
+            self.recovered = f"the store index was damaged ({err}); it was moved to {aside.name}"
+            return open_cache(path)
 
     def close(self) -> None:
         self.index.close()
@@ -99,6 +117,35 @@ class Store:
             self.set_json("hist:" + entry["step"], (hist + [key])[-_HISTORY:])
         if int(self.index.get("blobbytes", 0)) > self.size_limit:
             self.evict(self.size_limit)
+
+    @contextmanager
+    def claim(self, key: str, on_wait=None):
+        """Hold the right to compute `key`, so concurrent kernels sharing the store run
+        a step once: a waiter is told (`on_wait(holder)`) and then finds the entry. A
+        claim whose holder died is taken over. Yields whether it had to wait."""
+        name = "lock:" + key
+        mine = json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "t": time.time()})
+        waited = False
+        while not self.index.add(name, mine):
+            raw = self.index.get(name)
+            if raw is None:
+                continue
+            if not _holder_alive(json.loads(raw)):
+                self._delete_if(name, raw)
+                continue
+            if not waited and on_wait is not None:
+                on_wait(json.loads(raw))
+            waited = True
+            time.sleep(0.05)  # poll the holder's progress; it may take as long as the step
+        try:
+            yield waited
+        finally:
+            self._delete_if(name, mine)
+
+    def _delete_if(self, name: str, expected: str) -> None:
+        with self.index.transact():
+            if self.index.get(name) == expected:
+                self.index.delete(name)
 
     def touch(self, key: str) -> None:
         self.index.set("used:" + key, time.time())
@@ -194,6 +241,21 @@ def entry_blobs(entry: dict) -> list[str]:
     if entry.get("result"):
         names.append(entry["result"]["blob"])
     return names
+
+
+def _holder_alive(holder: dict) -> bool:
+    if holder.get("host") != socket.gethostname():
+        return time.time() - holder.get("t", 0) < 24 * 3600
+    pid = holder.get("pid")
+    if not isinstance(pid, int) or pid == os.getpid():
+        return False  # our own pid: left over from a kernel that had it before
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _canonical(entry: dict) -> bytes:
