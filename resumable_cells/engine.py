@@ -69,6 +69,7 @@ class Engine:
         self.journal = Journal(self.store.dir, self.run.id)
         self.listeners: list = []  # callables(kind, payload): the comm, tests
         self.quiet = False
+        self.remote = None  # the team cache (remote.Tier) when one is configured
 
     # -- public ---------------------------------------------------------------------------
     def record(self) -> list[dict]:
@@ -226,8 +227,12 @@ class _Execution:
     # -- hit ------------------------------------------------------------------------------
     def _try_serve(self) -> tuple[tuple | None, str | None]:
         k = self.key.key
+        source = "local"
         try:
             entry = self.e.store.get_entry(k)
+            if entry is None and self.e.remote is not None:
+                source = "remote"  # local first, then the team cache (copied here on a hit)
+                entry = self.e.remote.fetch(self.e.store, k)
         except StoreError as err:
             self._warn(str(err))
             return None, "entry failed authentication"
@@ -250,7 +255,7 @@ class _Execution:
             return None, "cached values unreadable"
         result = self._apply(entry, values)
         self._guard(None, self.e.store.touch, k)
-        self._finish("hit", entry=entry, saved=entry.get("duration_s", 0.0))
+        self._finish("hit", entry=entry, saved=entry.get("duration_s", 0.0), source=source)
         return (result,), None
 
     def _entry_invalid(self, entry: dict) -> str | None:
@@ -401,6 +406,8 @@ class _Execution:
             self.e.store.put_entry(self.key.key, entry)
         except Exception as err:
             return f"not cached: the store failed ({err})"
+        if self.e.remote is not None:  # pushed in the background: the cell is not held up
+            self._guard(None, self.e.remote.push_later, self.e.store, self.key.key)
         return None
 
     def _build_entry(self, bound, deleted, outputs, result, ctx, reads) -> dict:
@@ -486,7 +493,9 @@ class _Execution:
         row["event"] = "start"
         self._append(row)
 
-    def _finish(self, status_: str, *, reason=None, note=None, entry=None, saved=0.0) -> None:
+    def _finish(
+        self, status_: str, *, reason=None, note=None, entry=None, saved=0.0, source="local"
+    ) -> None:
         end = time.time()
         duration = time.perf_counter() - self.t0
         row = self._row(status=status_, reason=reason)
@@ -495,7 +504,7 @@ class _Execution:
             outputs=getattr(self, "outputs_info", []),
             spend={"steps": 0 if status_ in ("hit", "refused") else 1,
                    **self.e._current_spend},
-            source="local" if status_ == "hit" else None,
+            source=source if status_ == "hit" else None,
         )  # fmt: skip
         if status_ == "hit":
             row["event"] = "start"  # a hit is a whole execution in one row
@@ -503,7 +512,7 @@ class _Execution:
         if note:
             self._warn(note)
         if not self.e.quiet and status_ not in ("error", "interrupted", "refused"):
-            status.show_line(self.name, status_, duration, saved, reason)
+            status.show_line(self.name, status_, duration, saved, reason, source)
 
     def _row(self, *, status: str, reason: str | None) -> dict:
         return {

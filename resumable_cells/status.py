@@ -8,11 +8,14 @@ import html
 from .store import Store, StoreError
 
 
-def show_line(name: str, status: str, duration: float, saved: float, reason: str | None) -> None:
+def show_line(
+    name: str, status: str, duration: float, saved: float, reason: str | None, source="local"
+) -> None:
     from IPython.display import publish_display_data
 
     if status == "hit":
-        text = f"step {name}: served from cache in {_secs(duration)} (saved {_secs(saved)})"
+        where = "team cache" if source == "remote" else "cache"
+        text = f"step {name}: served from {where} in {_secs(duration)} (saved {_secs(saved)})"
     elif status == "effect":
         text = f"step {name}: effect ran in {_secs(duration)}"
     else:
