@@ -1,0 +1,215 @@
+"""`make bench`: run every figure, print one table, write bench/results.md.
+
+    python bench/run_all.py [--quick] [--only hash_array ...] [--out PATH]
+
+Each figure runs in its own process (`bench/NAME.py --json FILE`), one after the other,
+so that a 1 GB figure's memory is given back before the next starts. Within a figure,
+this project and its anchors are timed round-robin in the same process. The table has
+one row per method: the median, min and max of its runs, how many times longer than this
+project's median it took (`anchor / ours`), and on this project's rows the target and
+whether it was met.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from common import Row, fmt_time, module_versions  # noqa: E402
+
+FIGURES = ["hash_array", "hash_frame", "hash_dict", "store_restore", "trivial_hit", "step_100mb"]
+FIGURES += ["resume"]
+TIMEOUT = 900  # seconds for one figure
+
+
+def run_figure(name: str, quick: bool) -> list[Row]:
+    with tempfile.NamedTemporaryFile("r", suffix=".jsonl") as out:
+        cmd = [sys.executable, str(HERE / f"{name}.py"), "--json", out.name]
+        if quick:
+            cmd.append("--quick")
+        t0 = time.perf_counter()
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            return [Row(name, "", "(figure)", [], note=f"timed out after {TIMEOUT} s")]
+        took = time.perf_counter() - t0
+        rows = [Row(**json.loads(line)) for line in out.read().splitlines() if line.strip()]
+    if proc.returncode != 0 or not rows:
+        err = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        return [Row(name, "", "(figure)", [], note=f"failed: {err[:200]}")]
+    print(f"  {name}: {took:.0f} s", file=sys.stderr)
+    return rows
+
+
+def with_ratios(rows: list[Row]) -> list[tuple[Row, float | None]]:
+    """Each row with `its median / the median of this project's row it compares to`:
+    the closest earlier row of ours in the same figure and size."""
+    out = []
+    ours: Row | None = None
+    for r in rows:
+        if r.ours:
+            ours = r
+            out.append((r, None))
+            continue
+        same = ours is not None and (ours.figure, ours.size) == (r.figure, r.size)
+        ratio = r.median / ours.median if same and r.median and ours.median else None
+        out.append((r, ratio))
+    return out
+
+
+def fmt_ratio(x: float | None) -> str:
+    if x is None:
+        return ""
+    return f"{x:.1f}x" if x < 100 else f"{x:.0f}x"
+
+
+def met_text(r: Row) -> str:
+    if not r.ours:
+        return ""
+    if r.met is None:
+        return "n/a"
+    return "yes" if r.met else "NO"
+
+
+COLUMNS = ["figure", "size", "method", "median", "min", "max", "anchor / ours", "target", "met"]
+
+
+def cells(r: Row, ratio: float | None) -> list[str]:
+    lo, hi = (min(r.times), max(r.times)) if r.times else (None, None)
+    method = f"**{r.method}**" if r.ours else r.method
+    note = f" ({r.note})" if r.note else ""
+    return [
+        r.figure,
+        r.size,
+        method + note,
+        fmt_time(r.median),
+        fmt_time(lo),
+        fmt_time(hi),
+        fmt_ratio(ratio),
+        r.target,
+        met_text(r),
+    ]
+
+
+def text_table(rows: list[Row]) -> str:
+    data = [COLUMNS] + [[c.replace("**", "") for c in cells(r, x)] for r, x in with_ratios(rows)]
+    widths = [min(max(len(row[i]) for row in data), 60) for i in range(len(COLUMNS))]
+    lines = []
+    for i, row in enumerate(data):
+        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+        if i == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def md_table(rows: list[Row]) -> str:
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    for r, x in with_ratios(rows):
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells(r, x)) + " |")
+    return "\n".join(lines)
+
+
+def machine() -> dict[str, str]:
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    ram = "unknown"
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                ram = f"{int(line.split()[1]) / (1 << 20):.1f} GiB"
+    except OSError:
+        pass
+    return {
+        "cores (nproc)": str(len(os.sched_getaffinity(0))),
+        "CPU": cpu,
+        "RAM": ram,
+        "OS": f"{platform.system()} {platform.release()}",
+        "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE", "(unset)"),
+    }
+
+
+def load() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "unknown"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
+    ap.add_argument("--only", nargs="+", choices=FIGURES, help="run only these figures")
+    ap.add_argument("--out", help="markdown file (default: bench/results.md; none if --quick)")
+    args = ap.parse_args()
+    started = dt.datetime.now(dt.timezone.utc)
+    load_before = load()
+    t0 = time.perf_counter()
+    rows: list[Row] = []
+    for name in args.only or FIGURES:
+        rows += run_figure(name, args.quick)
+    took = time.perf_counter() - t0
+    print()
+    print(text_table(rows))
+    print(f"\n{len(rows)} rows in {took:.0f} s; load average {load_before} before, {load()} after")
+    out = args.out or (None if args.quick else str(HERE / "results.md"))
+    if out:
+        write_markdown(Path(out), rows, started, took, load_before, args.quick)
+        print(f"wrote {out}")
+    return 0
+
+
+def write_markdown(path, rows, started, took, load_before, quick) -> None:
+    import resumable_cells
+
+    versions = module_versions(
+        "resumable-cells", "numpy", "pandas", "xxhash", "diskcache", "joblib", "marimo",
+        "ipykernel", "jupyter_client",
+    )  # fmt: skip
+    versions.setdefault("resumable-cells", getattr(resumable_cells, "__version__", "?"))
+    mach = machine()
+    met = [r for r in rows if r.ours]
+    lines = [
+        "# Benchmark results",
+        "",
+        f"Generated by `make bench` (`python bench/run_all.py`{' --quick' if quick else ''}) "
+        f"on {started:%Y-%m-%d %H:%M} UTC in {took:.0f} s.",
+        "",
+        "**Machine:** "
+        + "; ".join(f"{k} {v}" for k, v in mach.items())
+        + f"; load average {load_before} at the start, {load()} at the end"
+        " (the machine is shared: anchors are interleaved with this project's runs so that"
+        " ratios hold, absolute times move with the load).",
+        "",
+        "**Versions:** " + ", ".join(f"{k} {v}" for k, v in versions.items()) + ".",
+        "",
+        f"Targets met: {sum(1 for r in met if r.met)} of {len(met)} rows of this project "
+        "(bold). `anchor / ours`: how many times this project's median the anchor took.",
+        "",
+        md_table(rows),
+        "",
+    ]
+    analysis = HERE / "ANALYSIS.md"
+    if analysis.exists():
+        lines += [analysis.read_text().strip(), ""]
+    path.write_text("\n".join(lines))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
