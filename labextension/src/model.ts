@@ -132,7 +132,10 @@ export class NotebookRecord {
     }
     nb.deselectAll();
     nb.activeCellIndex = index;
+    nb.mode = 'command';
     await nb.scrollToItem(index, 'smart');
+    // Focus the notebook, so the keyboard acts on the selected cell.
+    nb.activate();
   }
 
   /** Run the cells of the stale steps, in notebook order. */

@@ -34,10 +34,11 @@ async function openNotebook(page: Page): Promise<void> {
 }
 
 async function waitForKernelIdle(page: Page): Promise<void> {
-  await expect(page.locator('.jp-NotebookPanel .jp-Notebook-ExecutionIndicator')).toHaveAttribute(
-    'data-status',
-    'idle'
-  );
+  // The status bar says Idle only once a kernel is connected and idle.
+  await expect(page.locator('#jp-main-statusbar').getByText(/\| Idle$/)).toBeVisible();
+  await expect(
+    page.locator('.jp-NotebookPanel:visible .jp-Notebook-ExecutionIndicator')
+  ).toHaveAttribute('data-status', 'idle');
 }
 
 async function menu(page: Page, top: string, item: string): Promise<void> {
@@ -148,7 +149,25 @@ test.describe.serial('the sidebar with a real kernel', () => {
     await expect(active).toContainText('%%step summary');
   });
 
-  test('screenshots, light and dark', async () => {
+  test('editing a producer marks its consumers stale; Run stale runs them', async () => {
+    const load = page.locator('.jp-NotebookPanel .jp-Cell').nth(2);
+    await load.locator('.cm-content').click();
+    await page.keyboard.press('Control+End');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('rows = rows[:5000]');
+    await page.keyboard.press('Shift+Enter');
+    await expect(stepRow(page, 'load')).toHaveAttribute('data-status', 'live');
+    // clean read the old rows: stale (summary follows once clean has run again)
+    await expect(stepRow(page, 'clean').locator('.rc-StaleMarker')).toBeVisible();
+    await expect(stepRow(page, 'load').locator('.rc-StaleMarker')).toHaveCount(0);
+    await expect(stepRow(page, 'notify').locator('.rc-StaleMarker')).toHaveCount(0);
+    const badges = page.locator('.jp-Cell .rc-CellBadge');
+    await expect(badges.nth(0)).toHaveText('ran');
+    await expect(badges.nth(1)).toHaveText('stale');
+    const runStale = page.locator('#resumable-cells-sidebar .rc-RunStale');
+    await expect(runStale).toContainText(/Run stale \([1-9]\)/);
+    await expect(runStale).toHaveAttribute('aria-disabled', 'false');
+
     fs.mkdirSync(SCREENSHOTS, { recursive: true });
     await page.locator('.jp-NotebookPanel .jp-Cell').first().locator('.jp-InputPrompt').click();
     await setTheme(page, 'JupyterLab Light');
@@ -156,6 +175,81 @@ test.describe.serial('the sidebar with a real kernel', () => {
     await setTheme(page, 'JupyterLab Dark');
     await page.screenshot({ path: path.join(SCREENSHOTS, 'sidebar-dark.png') });
     await setTheme(page, 'JupyterLab Light');
+
+    // Run stale until nothing is stale: like make, each pass runs what is out of date
+    const markers = page.locator('#resumable-cells-sidebar .rc-StaleMarker');
+    for (let pass = 0; pass < 3 && (await markers.count()) > 0; pass++) {
+      const before = await runStale.textContent();
+      await runStale.click();
+      await expect(runStale).not.toHaveText(before ?? '');
+      await waitForKernelIdle(page);
+    }
+    await expect(markers).toHaveCount(0);
+    await expect(stepRow(page, 'clean')).toHaveAttribute('data-status', 'live');
+    await expect(stepRow(page, 'summary')).toHaveAttribute('data-status', 'live');
+    await expect(runStale).toContainText('Run stale (0)');
+    await expect(runStale).toHaveAttribute('aria-disabled', 'true');
+  });
+
+  test("clearing a step's cache asks first, then its next run is live", async () => {
+    const row = stepRow(page, 'summary');
+    // run it once more: served, since nothing changed
+    await row.click();
+    await page.keyboard.press('Control+Enter');
+    await expect(row).toHaveAttribute('data-status', 'hit');
+    await waitForKernelIdle(page);
+
+    // Cancel leaves the cache alone
+    await row.hover();
+    await row.locator('.rc-StepClear').click();
+    await expect(page.locator('.jp-Dialog')).toContainText('summary');
+    await page.locator('.jp-Dialog .jp-mod-reject').click();
+    await expect(page.locator('.jp-Dialog')).toHaveCount(0);
+
+    await row.hover();
+    await row.locator('.rc-StepClear').click();
+    await page.locator('.jp-Dialog .jp-mod-accept').click();
+    await expect(page.locator('.jp-Dialog')).toHaveCount(0);
+    await waitForKernelIdle(page);
+
+    await row.click();
+    await page.keyboard.press('Control+Enter');
+    // a cleared step cannot be served: it runs
+    await expect(row).toHaveAttribute('data-status', 'running');
+    await expect(row).toHaveAttribute('data-status', 'live');
+    await waitForKernelIdle(page);
+  });
+
+  test('the panel follows the notebook in focus', async () => {
+    await page.locator('.jp-DirListing-item[title*="other.ipynb"]').dblclick();
+    const rows = page.locator('#resumable-cells-sidebar .rc-StepName');
+    await expect(rows).toHaveText(['only']);
+    await page.locator('.lm-TabBar-tab', { hasText: NOTEBOOK }).click();
+    await expect(rows).toHaveText(STEPS);
+    await page.locator('.lm-TabBar-tab', { hasText: 'other.ipynb' }).click();
+    await expect(rows).toHaveText(['only']);
+    await menu(page, 'File', 'Close Tab');
+    await expect(rows).toHaveText(STEPS);
+  });
+
+  test('the panel survives a rename of the notebook', async () => {
+    const runId = await page.locator('#resumable-cells-sidebar .rc-RunId').textContent();
+    await menu(page, 'File', 'Rename Notebook');
+    const input = page.locator('.jp-Dialog input');
+    await input.fill('renamed.ipynb');
+    await page.locator('.jp-Dialog .jp-mod-accept').click();
+    await expect(page.locator('.lm-TabBar-tab', { hasText: 'renamed.ipynb' })).toBeVisible();
+    // reload the stored record under the new name: same run, same steps
+    await page.locator('#resumable-cells-sidebar .rc-Refresh').click();
+    await expect(page.locator('#resumable-cells-sidebar .rc-RunId')).toHaveText(runId ?? '');
+    await expect(page.locator('#resumable-cells-sidebar .rc-StepName')).toHaveText(STEPS);
+    await expect(stepRow(page, 'load')).toHaveAttribute('data-status', 'live');
+    const r = await page.request.get(
+      `${baseURL()}/resumable-cells/record?path=renamed.ipynb`,
+      { headers: { Authorization: `token ${token()}` } }
+    );
+    expect(r.status()).toBe(200);
+    expect((await r.json()).run.id).toBe(runId);
   });
 });
 
@@ -177,10 +271,10 @@ test.describe('the server route', () => {
 
   test('answers the snapshot of the notebook with the token', async ({ request }) => {
     const headers = { Authorization: `token ${token()}` };
-    const r = await request.get(`${route()}?path=${NOTEBOOK}`, { headers });
+    const r = await request.get(`${route()}?path=other.ipynb`, { headers });
     expect(r.status()).toBe(200);
     const snap = await r.json();
-    expect(snap.notebook).toBe(NOTEBOOK);
+    expect(snap.notebook).toBe('other.ipynb');
     expect(Array.isArray(snap.executions)).toBe(true);
   });
 });
