@@ -32,11 +32,17 @@ class StepMagics(Magics):
     size_limit = Int(0, help="Store size limit in bytes (0: the store's own, 10 GiB).").tag(
         config=True
     )
+    remote = Unicode(
+        "", help="Team cache, redis://HOST:PORT/DB (default: RESUMABLE_CELLS_REMOTE; none: off)."
+    ).tag(config=True)
 
     def __init__(self, shell, engine: Engine):
         super().__init__(shell)
         self.engine = engine
         engine.quiet = self.quiet
+        from . import remote
+
+        remote.attach(engine, self.remote)
 
     @magic_arguments()
     @argument("name", nargs="?", help="Step name (default: derived from what the cell assigns).")
