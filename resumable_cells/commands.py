@@ -7,11 +7,13 @@ import os
 
 from IPython.core.error import UsageError
 
-from . import runs, sizes, status, views
+from . import remote, runs, sizes, status, views
 from .engine import Engine
 from .store import Store
 
-SUBCOMMANDS = ("status", "why", "plan", "timeline", "clear", "run", "budget", "config", "help")
+SUBCOMMANDS = (
+    "status", "why", "plan", "timeline", "clear", "run", "budget", "config", "push", "help",
+)  # fmt: skip
 
 
 class ArgParser(argparse.ArgumentParser):
@@ -59,7 +61,9 @@ def _help(engine: Engine, argv):
         "%step clear NAME | --all   forget cached entries\n"
         "%step run [--new]          show the run, or start a new one (new epoch, seed, budget)\n"
         "%step budget [--steps N] [--tokens N] [--cost X]   show or set the run's limits\n"
-        "%step config [--dir PATH] [--size-limit SIZE]      show or change the store"
+        "%step config [--dir PATH] [--size-limit SIZE] [--remote URL|none]\n"
+        "                           show or change the store and the team cache\n"
+        "%step push [--all]         wait for pushes to the team cache (--all: every entry)"
     )
 
 
@@ -164,7 +168,10 @@ def _config(engine: Engine, argv):
     p = _parser("config", "Show or change the store.")
     p.add_argument("--dir", help="store directory")
     p.add_argument("--size-limit", type=sizes.parse_size, help="e.g. 500MB, 10GiB")
+    p.add_argument("--remote", metavar="URL", help="team cache redis://HOST:PORT/DB, or none")
     args = p.parse_args(argv)
+    if args.remote is not None:
+        remote.configure(engine, args.remote)
     if args.dir:
         engine.set_store(Store(os.path.expanduser(args.dir)))
     if args.size_limit is not None:
@@ -173,6 +180,17 @@ def _config(engine: Engine, argv):
     used = int(engine.store.index.get("blobbytes", 0))
     print(f"store {engine.store.dir}\n  size {sizes.format_size(used)} "
           f"of {sizes.format_size(engine.store.size_limit)}")  # fmt: skip
+    print(remote.describe(engine.remote))
+    return None
+
+
+def _push(engine: Engine, argv):
+    p = _parser("push", "Wait until new entries are on the team cache.")
+    p.add_argument("--all", action="store_true", help="push every local entry it lacks")
+    args = p.parse_args(argv)
+    if engine.remote is None:
+        raise UsageError("%step push: no team cache; set one with `%step config --remote URL`.")
+    print(remote.push_report(engine.remote, engine.store, everything=args.all))
     return None
 
 
@@ -192,7 +210,7 @@ def _nonneg(kind):
 
 _HANDLERS = {
     "help": _help, "status": _status, "why": _why, "plan": _plan, "timeline": _timeline,
-    "clear": _clear, "run": _run, "budget": _budget, "config": _config,
+    "clear": _clear, "run": _run, "budget": _budget, "config": _config, "push": _push,
 }  # fmt: skip
 
 __all__ = ["dispatch", "runs"]

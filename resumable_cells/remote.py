@@ -699,3 +699,15 @@ def attach(engine, setting: str = "") -> None:
         engine.remote = from_setting(setting or os.environ.get("RESUMABLE_CELLS_REMOTE", ""))
     except RemoteError as err:
         print(f"resumable-cells: no team cache: {err}", file=sys.stderr)
+
+
+def configure(engine, setting: str) -> None:
+    """`%step config --remote URL|none`: replace the engine's team cache. UsageError
+    on a bad setting; pushes still queued on the old one finish in the background."""
+    from IPython.core.error import UsageError
+
+    try:
+        tier = from_setting(setting)
+    except RemoteError as err:
+        raise UsageError(f"%step config --remote: {err}") from None
+    engine.remote = tier
