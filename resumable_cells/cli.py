@@ -30,6 +30,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
+        if getattr(args, "remote", None) is not None:  # `ls --remote`: no local store needed
+            _ls_remote(args.remote)
+            return 0
         store = _open(Path(args.dir))
         try:
             args.func(store, args)
@@ -54,6 +57,10 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(title="commands", metavar="COMMAND")
 
     c = sub.add_parser("ls", help="runs and steps in the store, with sizes")
+    c.add_argument(
+        "--remote", nargs="?", const="", metavar="URL",
+        help="list the team cache at URL instead (default: RESUMABLE_CELLS_REMOTE)",
+    )  # fmt: skip
     c.set_defaults(func=cmd_ls)
 
     c = sub.add_parser("show", help="a run's record as a table")
@@ -147,6 +154,15 @@ def cmd_ls(store: Store, args) -> None:
     print(
         f"\ntotal {sizes.format_size(sum(sizes_by_blob.values()))} of {sizes.format_size(store.size_limit)}"
     )
+
+
+def _ls_remote(url: str) -> None:
+    from . import remote
+
+    try:
+        remote.print_listing(url)
+    except remote.RemoteError as err:
+        raise CLIError(str(err)) from None
 
 
 def cmd_show(store: Store, args) -> None:
