@@ -111,9 +111,14 @@ def _canonical(entry: dict) -> bytes:
 
 
 def _client(url: str, timeout: float):
-    import redis
-    from redis.backoff import NoBackoff
-    from redis.retry import Retry
+    try:
+        import redis
+        from redis.backoff import NoBackoff
+        from redis.retry import Retry
+    except ImportError:
+        raise RemoteError(
+            "the team cache needs the redis client: pip install 'resumable-cells[team]'"
+        ) from None
 
     try:
         return redis.Redis.from_url(
