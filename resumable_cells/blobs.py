@@ -58,7 +58,7 @@ def write_blob(root: Path, name: str, value: Any, var: str = "value") -> int:
     }
     size = len(json.dumps(header).encode())
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{name}.{uuid.uuid4().hex}.tmp")
+    tmp = path.with_name(f".{name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
         with open(tmp, "wb", buffering=0) as f:
             _write_all(f, MAGIC + struct.pack("<I", size) + b" " * size)
@@ -180,3 +180,15 @@ def _skip_pad(f) -> None:
     rem = f.tell() % _ALIGN
     if rem:
         f.seek(_ALIGN - rem, os.SEEK_CUR)
+
+
+def sweep_partial_writes(root: Path, alive) -> int:
+    """Remove temp files left by writers that died mid-write (`alive(pid)` is False)."""
+    removed = 0
+    for tmp in root.glob("*/.*.tmp"):
+        parts = tmp.name.split(".")
+        pid = int(parts[2]) if len(parts) > 4 and parts[2].isdigit() else None
+        if pid is None or not alive(pid):
+            tmp.unlink(missing_ok=True)
+            removed += 1
+    return removed

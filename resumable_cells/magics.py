@@ -57,7 +57,10 @@ class StepMagics(Magics):
         depends on changed (code, inputs, functions reached, package versions, --deps
         files), run live and stored otherwise. See `%step help` for the subcommands."""
         __tracebackhide__ = True  # noqa: F841
-        args = parse_argstring(self.step, line)
+        try:
+            args = parse_argstring(self.step, line)
+        except ValueError as err:  # shlex: an unclosed quote
+            raise UsageError(f"%%step: cannot parse {line!r} ({err}).") from None
         step_args = StepArgs(
             name=args.name,
             effect=args.effect,

@@ -91,7 +91,12 @@ def make(engine, cells: list[tuple[str, str]]) -> list[PlanRow]:
     producer: dict[str, str] = {}
     rows = []
     for line, body in cells:
-        args = parse_argstring(StepMagics.step, line)
+        try:
+            args = parse_argstring(StepMagics.step, line)
+        except (ValueError, UsageError) as err:
+            raise UsageError(
+                f"%step plan: a cell has a bad %%step line {line!r} ({err})."
+            ) from None
         info = analysis.analyse(engine.shell.transform_cell(body))
         name = args.name or info.default_name()
         row, bound = _plan_step(engine, name, args, info, known, producer)

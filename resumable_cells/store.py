@@ -68,6 +68,7 @@ class Store:
         self.recovered: str | None = None  # what was set aside, when the index was damaged
         self.index = self._open_index()
         self.size_limit = size_limit or int(self.index.get("cfg:size_limit", DEFAULT_SIZE_LIMIT))
+        blobs.sweep_partial_writes(self.blob_dir, _pid_alive)
 
     def _open_index(self) -> diskcache.Cache:
         path = self.dir / "index"
@@ -249,6 +250,10 @@ def _holder_alive(holder: dict) -> bool:
     pid = holder.get("pid")
     if not isinstance(pid, int) or pid == os.getpid():
         return False  # our own pid: left over from a kernel that had it before
+    return _pid_alive(pid)
+
+
+def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

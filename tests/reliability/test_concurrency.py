@@ -1,0 +1,68 @@
+"""Four kernels in four notebooks share one store and run fifty steps each at the same
+time, with overlapping keys: no error, no corrupt entry, each key computed once, and
+every kernel's record intact."""
+
+from __future__ import annotations
+
+import threading
+
+from conftest import LOAD
+from kernels import Kernel
+
+KERNELS, STEPS = 4, 50
+
+
+def step_cell(i: int) -> str:
+    # The same code in every notebook: the same key, so only one kernel should run it.
+    return f"%%step s{i}\nimport time\ntime.sleep(0.05)\nv{i} = sum(range({i} * 1000))"
+
+
+def test_four_kernels_share_one_store(tmp_path):
+    store = tmp_path / "shared-store"
+    kernels = []
+    for j in range(KERNELS):
+        cwd = tmp_path / f"nb{j}"
+        cwd.mkdir()
+        k = Kernel(cwd, env={"JPY_SESSION_NAME": f"nb{j}.ipynb", "RESUMABLE_CELLS_DIR": str(store)})
+        k.ok(LOAD)
+        kernels.append(k)
+    errors: list[str] = []
+    start = threading.Barrier(KERNELS)
+
+    def drive(k: Kernel, j: int) -> None:
+        start.wait()
+        order = list(range(STEPS)) if j % 2 == 0 else list(reversed(range(STEPS)))
+        for i in order:
+            r = k.run(step_cell(i))
+            if r.status != "ok":
+                errors.append(f"kernel {j} step {i}: {r.error}")
+
+    try:
+        threads = [threading.Thread(target=drive, args=(k, j)) for j, k in enumerate(kernels)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=600)
+        assert not any(t.is_alive() for t in threads)
+        assert errors == []
+        live_per_step: dict[str, int] = {}
+        for j, k in enumerate(kernels):
+            rec = k.value(
+                "[(r['step'], r['status']) for r in __import__('resumable_cells').record()]"
+            )
+            assert len(rec) == STEPS, f"kernel {j}: {len(rec)} executions recorded"
+            assert {s for s, _ in rec} == {f"s{i}" for i in range(STEPS)}
+            assert all(st in ("live", "hit") for _, st in rec)
+            for s, st in rec:
+                live_per_step[s] = live_per_step.get(s, 0) + (st == "live")
+            got = k.value(f"[globals()['v' + str(i)] for i in range({STEPS})]")
+            assert got == [sum(range(i * 1000)) for i in range(STEPS)]
+        assert all(n == 1 for n in live_per_step.values()), live_per_step
+        # Every entry in the shared store reads back and authenticates.
+        check = kernels[0].value(
+            "[e['step'] for _, e in __import__('resumable_cells').magics.current_engine().store.entries()]"
+        )
+        assert sorted(check) == sorted(f"s{i}" for i in range(STEPS))
+    finally:
+        for k in kernels:
+            k.shutdown()
