@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo test test-py lint bench lab clean
+.PHONY: venv demo test test-py lint bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,10 +26,12 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-test: lint test-py
+test: lint redis-deps test-py test-ui
 
 bench: $(STAMP)
 	$(PY) bench/run_all.py
+
+include mk/ui.mk mk/redis.mk
 
 clean:
 	rm -rf $(VENV) .resumable_cells demo_notebooks/.resumable_cells
