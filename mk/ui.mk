@@ -36,7 +36,7 @@ ui-deps:
 	cd tests/ui && $(UI_NPM_ENV) npm ci --no-audit --no-fund
 
 test-ui-unit: ui-deps
-	cd labextension && npx vitest run
+	cd labextension && npm run --silent prettier:check && npx vitest run
 
 # The extension as a user gets it: listed and enabled by `jupyter` itself.
 check-enabled: ui-py-deps

@@ -10,12 +10,7 @@ import { NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel, KernelMessage, ServerConnection } from '@jupyterlab/services';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import {
-  COMM_TARGET,
-  ISnapshot,
-  KernelMessage as RecordMessage,
-  RECORD_ROUTE
-} from './protocol';
+import { COMM_TARGET, ISnapshot, KernelMessage as RecordMessage, RECORD_ROUTE } from './protocol';
 import {
   applyMessage,
   applySnapshot,
@@ -32,8 +27,7 @@ export async function fetchSnapshot(
   path: string,
   settings: ServerConnection.ISettings = ServerConnection.makeSettings()
 ): Promise<ISnapshot | null> {
-  const url =
-    URLExt.join(settings.baseUrl, RECORD_ROUTE) + URLExt.objectToQueryString({ path });
+  const url = URLExt.join(settings.baseUrl, RECORD_ROUTE) + URLExt.objectToQueryString({ path });
   const response = await ServerConnection.makeRequest(url, {}, settings);
   if (response.status === 404) {
     return null;
@@ -321,8 +315,12 @@ export class NotebookRecord {
 
   private _state: IRecordState = emptyState();
   private _cells: ICellInfo[] | null = null;
-  private _memo: { state: IRecordState; cells: ICellInfo[]; now: number; view: IRecordView } | null =
-    null;
+  private _memo: {
+    state: IRecordState;
+    cells: ICellInfo[];
+    now: number;
+    view: IRecordView;
+  } | null = null;
   private _kernel: Kernel.IKernelConnection | null = null;
   private _comms = new Set<Kernel.IComm>();
   private _restarting = false;

@@ -4,13 +4,7 @@
  */
 
 export type ExecutionStatus =
-  | 'running'
-  | 'hit'
-  | 'live'
-  | 'effect'
-  | 'error'
-  | 'interrupted'
-  | 'refused';
+  'running' | 'hit' | 'live' | 'effect' | 'error' | 'interrupted' | 'refused';
 
 export interface IValueInfo {
   name: string;

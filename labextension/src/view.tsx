@@ -16,14 +16,7 @@ import * as React from 'react';
 
 import { resumableIcon, STATUS_ICON } from './icons';
 import { NotebookRecord } from './model';
-import {
-  formatDuration,
-  IGauge,
-  ILane,
-  IRecordView,
-  IStepView,
-  STATUS_LABEL
-} from './viewmodel';
+import { formatDuration, IGauge, ILane, IRecordView, IStepView, STATUS_LABEL } from './viewmodel';
 
 /** How often a running step's bar grows, in ms. */
 const TICK_MS = 500;
@@ -169,29 +162,29 @@ function Title(props: { children?: React.ReactNode }): JSX.Element {
 function Actions({ record, view }: { record: NotebookRecord; view: IRecordView }): JSX.Element {
   const stale = view.staleCells.length;
   return (
-        <div className="rc-Toolbar jp-Toolbar">
-          <ToolbarButtonComponent
-            className="rc-RunStale"
-            icon={runIcon}
-            label={`Run stale (${stale})`}
-            tooltip="Run the cells of the stale steps"
-            enabled={stale > 0}
-            onClick={() => void record.runStale(view.staleCells)}
-          />
-          <ToolbarButtonComponent
-            className="rc-NewRun"
-            icon={addIcon}
-            label="New run"
-            tooltip="Start a new run (%step run --new)"
-            onClick={() => void record.newRun()}
-          />
-          <ToolbarButtonComponent
-            className="rc-Refresh"
-            icon={refreshIcon}
-            tooltip="Reload the stored record"
-            onClick={() => void record.refresh()}
-          />
-        </div>
+    <div className="rc-Toolbar jp-Toolbar">
+      <ToolbarButtonComponent
+        className="rc-RunStale"
+        icon={runIcon}
+        label={`Run stale (${stale})`}
+        tooltip="Run the cells of the stale steps"
+        enabled={stale > 0}
+        onClick={() => void record.runStale(view.staleCells)}
+      />
+      <ToolbarButtonComponent
+        className="rc-NewRun"
+        icon={addIcon}
+        label="New run"
+        tooltip="Start a new run (%step run --new)"
+        onClick={() => void record.newRun()}
+      />
+      <ToolbarButtonComponent
+        className="rc-Refresh"
+        icon={refreshIcon}
+        tooltip="Reload the stored record"
+        onClick={() => void record.refresh()}
+      />
+    </div>
   );
 }
 
@@ -238,7 +231,13 @@ function Total(props: { label: string; value: number | string; status?: string }
 function Gauge({ gauge }: { gauge: IGauge }): JSX.Element {
   const pct = gauge.fraction === null ? 0 : Math.round(gauge.fraction * 100);
   const level =
-    gauge.fraction === null ? 'none' : gauge.fraction >= 1 ? 'full' : gauge.fraction >= 0.8 ? 'high' : 'ok';
+    gauge.fraction === null
+      ? 'none'
+      : gauge.fraction >= 1
+        ? 'full'
+        : gauge.fraction >= 0.8
+          ? 'high'
+          : 'ok';
   return (
     <div className={`rc-Gauge rc-Gauge-${level}`} title={`${gauge.name}: ${gauge.text}`}>
       <span className="rc-GaugeName">{gauge.name}</span>
@@ -268,6 +267,27 @@ function StepList({ record, rows }: { record: NotebookRecord; rows: IStepView[] 
         ))}
       </ul>
     </section>
+  );
+}
+
+/** Rows are rebuilt on every update: compare what they show, not their identity. */
+function sameStepRow(
+  a: { record: NotebookRecord; row: IStepView },
+  b: { record: NotebookRecord; row: IStepView }
+): boolean {
+  const x = a.row;
+  const y = b.row;
+  return (
+    a.record === b.record &&
+    x.key === y.key &&
+    x.title === y.title &&
+    x.status === y.status &&
+    x.stale === y.stale &&
+    x.staleCause === y.staleCause &&
+    x.durationS === y.durationS &&
+    x.savedS === y.savedS &&
+    x.executions === y.executions &&
+    x.cellIndex === y.cellIndex
   );
 }
 
@@ -325,7 +345,7 @@ const StepRow = React.memo(function StepRow({
       </button>
     </li>
   );
-});
+}, sameStepRow);
 
 /** The pixel width of an element, kept current with a ResizeObserver. */
 function useWidth(ref: React.RefObject<HTMLElement | null>): number {
@@ -368,6 +388,35 @@ function Timeline({ lanes, record }: { lanes: ILane[]; record: NotebookRecord })
 /** Bars closer than this many pixels are drawn with a gap so neighbours stay apart. */
 const BAR_GAP_PX = 1;
 const BAR_MIN_PX = 2;
+
+/** Lanes are rebuilt on every update; only a lane whose bars moved re-renders. */
+function sameLane(
+  a: { lane: ILane; record: NotebookRecord; width: number },
+  b: { lane: ILane; record: NotebookRecord; width: number }
+): boolean {
+  if (a.record !== b.record || a.width !== b.width || a.lane.label !== b.lane.label) {
+    return false;
+  }
+  const x = a.lane.bars;
+  const y = b.lane.bars;
+  if (x.length !== y.length) {
+    return false;
+  }
+  for (let i = 0; i < x.length; i++) {
+    const p = x[i];
+    const q = y[i];
+    if (
+      p.id !== q.id ||
+      p.status !== q.status ||
+      p.x !== q.x ||
+      p.w !== q.w ||
+      p.title !== q.title
+    ) {
+      return false;
+    }
+  }
+  return true;
+}
 
 const Lane = React.memo(function Lane({
   lane,
@@ -418,7 +467,7 @@ const Lane = React.memo(function Lane({
       </svg>
     </div>
   );
-});
+}, sameLane);
 
 function Legend(): JSX.Element {
   const items: Array<[string, string]> = [

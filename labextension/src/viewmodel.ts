@@ -51,10 +51,7 @@ function isFinal(e: IExecution): boolean {
   return e.status !== 'running';
 }
 
-function mergeExecution(
-  map: Map<string, IExecution>,
-  incoming: IExecution
-): void {
+function mergeExecution(map: Map<string, IExecution>, incoming: IExecution): void {
   const known = map.get(incoming.id);
   // A final state never goes back to running (a stale snapshot can lag the comm).
   if (known && isFinal(known) && !isFinal(incoming)) {
@@ -77,6 +74,11 @@ export function applySnapshot(
   snap: ISnapshot,
   source: SnapshotSource
 ): IRecordState {
+  if (source === 'server' && !snap.run && state.run) {
+    // The disk has no run where we know one: a rename whose record is still being
+    // carried over, or a store that went away. What we know stays until the kernel says.
+    return state;
+  }
   const steps = new Map<string, IStepRow>();
   for (const row of snap.steps ?? []) {
     steps.set(row.step, row);
@@ -395,7 +397,8 @@ export interface IRecordView {
 function executionTitle(e: IExecution, status: ExecutionStatus, now: number): string {
   const lines = [`${e.step} — ${STATUS_LABEL[status]}`];
   const dur =
-    e.duration_s ?? (e.end !== null ? e.end - e.start : status === 'running' ? now - e.start : null);
+    e.duration_s ??
+    (e.end !== null ? e.end - e.start : status === 'running' ? now - e.start : null);
   lines.push(`started ${formatClock(e.start)}, ${formatDuration(dur)}`);
   if (status === 'hit' && e.saved_s) {
     lines.push(`saved ${formatDuration(e.saved_s)}${e.source ? ` (${e.source})` : ''}`);
@@ -462,8 +465,7 @@ export function compressTime(
     }
     const [s, e] = merged[lo];
     const within = Math.min(t, e) - s;
-    const gap =
-      t > e && lo + 1 < merged.length ? Math.min(t - e, cap) : t > e ? t - e : 0;
+    const gap = t > e && lo + 1 < merged.length ? Math.min(t - e, cap) : t > e ? t - e : 0;
     return Math.min(offsets[lo] + within + gap, total);
   };
   return { map, total };

@@ -149,7 +149,14 @@ describe('state reduction', () => {
     let s = applySnapshot(emptyState(), snapshot(), 'server');
     s = applyMessage(s, {
       type: 'execution',
-      execution: exec({ id: 'e1', step: 'load', cell_id: 'c1', status: 'running', end: null, duration_s: null })
+      execution: exec({
+        id: 'e1',
+        step: 'load',
+        cell_id: 'c1',
+        status: 'running',
+        end: null,
+        duration_s: null
+      })
     });
     let v = buildView(s, cells, T0 + 5);
     expect(v.rows[0].status).toBe('running');
@@ -161,7 +168,14 @@ describe('state reduction', () => {
 
     s = applyMessage(s, {
       type: 'execution',
-      execution: exec({ id: 'e1', step: 'load', cell_id: 'c1', status: 'live', end: T0 + 2, duration_s: 2 })
+      execution: exec({
+        id: 'e1',
+        step: 'load',
+        cell_id: 'c1',
+        status: 'live',
+        end: T0 + 2,
+        duration_s: 2
+      })
     });
     s = applyMessage(s, {
       type: 'steps',
@@ -188,6 +202,20 @@ describe('state reduction', () => {
     expect(s.executions.get('e1')?.status).toBe('live');
   });
 
+  it('a server snapshot without a run does not wipe a known run (rename in flight)', () => {
+    const s = applySnapshot(
+      emptyState(),
+      snapshot({ executions: [exec({ id: 'e1', step: 'load' })] }),
+      'server'
+    );
+    const after = applySnapshot(s, snapshot({ run: null, executions: [], steps: [] }), 'server');
+    expect(after).toBe(s);
+    // the kernel may say so, though
+    const cleared = applyMessage(s, { type: 'snapshot', ...snapshot({ run: null }) });
+    expect(cleared.run).toBeNull();
+    expect(cleared.executions.size).toBe(0);
+  });
+
   it('a kernel snapshot replaces the state (after a clear)', () => {
     let s = applySnapshot(
       emptyState(),
@@ -205,7 +233,10 @@ describe('state reduction', () => {
       snapshot({ executions: [exec({ id: 'e1', step: 'load' })] }),
       'server'
     );
-    s = applyMessage(s, { type: 'execution', execution: exec({ id: 'e2', step: 'load', run: 'r-2' }) });
+    s = applyMessage(s, {
+      type: 'execution',
+      execution: exec({ id: 'e2', step: 'load', run: 'r-2' })
+    });
     expect([...s.executions.keys()]).toEqual(['e2']);
     expect(s.run?.id).toBe('r-2');
   });
@@ -232,8 +263,21 @@ describe('state reduction', () => {
         sessions: ['k-1', 'k-2'],
         executions: [...first, ...second],
         steps: [
-          row({ step: 'load', status: 'hit', duration_s: 9, saved_s: 9, last_start: T0 + 3600, executions: 2 }),
-          row({ step: 'clean', status: 'effect', duration_s: 0.05, last_start: T0 + 3600.1, executions: 2 }),
+          row({
+            step: 'load',
+            status: 'hit',
+            duration_s: 9,
+            saved_s: 9,
+            last_start: T0 + 3600,
+            executions: 2
+          }),
+          row({
+            step: 'clean',
+            status: 'effect',
+            duration_s: 0.05,
+            last_start: T0 + 3600.1,
+            executions: 2
+          }),
           row({
             step: 'train model',
             status: 'hit',
@@ -325,7 +369,14 @@ describe('scale', () => {
     // a live message on top of the big state
     s = applyMessage(s, {
       type: 'execution',
-      execution: exec({ id: 'new', step: 's1', session: 'k-9', status: 'running', start: T0 + 99999, end: null })
+      execution: exec({
+        id: 'new',
+        step: 's1',
+        session: 'k-9',
+        status: 'running',
+        start: T0 + 99999,
+        end: null
+      })
     });
     const v = buildView(s, bigCells, T0 + 100000);
     const elapsed = performance.now() - t;
