@@ -164,12 +164,12 @@ def test_03_effects_run_on_every_resume_and_nothing_happens_twice(ran):
     charge_again = d.resume.text(cell_starting(d.resume, "%%step charge").id)
     assert "8 charges made, 0 already made" in charge_first
     assert "0 charges made, 8 already made" in charge_again
-    ledger = json.loads((d.workdir / "payments-ledger.json").read_text())
+    ledger = json.loads((d.workdir / "output" / "payments-ledger.json").read_text())
     assert len(ledger) == 8 and len({c["customer"] for c in ledger.values()}) == 8
-    assert (d.workdir / "outbox.log").read_text().count("\n") == 1
+    assert (d.workdir / "output" / "outbox.log").read_text().count("\n") == 1
     assert "already sent" in d.resume.text(cell_starting(d.resume, "%%step notify").id)
-    assert (d.workdir / "out" / "invoices.csv").read_text().count("\n") == 9
-    assert not list((d.workdir / "out").glob(".*.tmp"))
+    assert (d.workdir / "output" / "invoices.csv").read_text().count("\n") == 9
+    assert not list((d.workdir / "output").glob(".*.tmp"))
 
 
 def test_03_the_tripwire_keeps_a_pure_step_that_writes_a_file_out_of_the_cache(ran):
@@ -177,7 +177,7 @@ def test_03_the_tripwire_keeps_a_pure_step_that_writes_a_file_out_of_the_cache(r
     for run in (d.first, d.resume):
         assert ("summary", "live") in run.statuses
         text = run.text(cell_starting(run, "%%step summary").id)
-        assert "not cached: it wrote summary.txt" in text
+        assert "not cached: it wrote output/summary.txt" in text
         assert "%%step summary --effect" in text
 
 
