@@ -10,6 +10,7 @@ digests of the buffers: a file that fails it is never unpickled.
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import struct
 import sys
@@ -25,7 +26,8 @@ MAGIC = b"RCB1"
 _ALIGN = 64
 _READ_CHUNK = 4 << 20  # read, then hash while the chunk is still in the CPU cache
 _WRITE_CHUNK = 4 << 20
-_NUMPY_MIN = 1 << 20
+_LARGE = 1 << 20
+_MADV_HUGEPAGE = getattr(mmap, "MADV_HUGEPAGE", None) if hasattr(mmap, "MAP_ANONYMOUS") else None
 
 
 class BlobError(Exception):
@@ -129,13 +131,22 @@ def _read_header(f, name: str) -> dict:
 
 
 def _new_buffer(n: int):
-    """A fresh writable buffer of `n` bytes, not zero-filled. numpy's allocator asks the
-    kernel for huge pages on large blocks, which makes the first touch of a 1 GB buffer
-    several times cheaper than `bytearray(n)` (which also zero-fills it first). Buffers
-    only come from out-of-band pickling, which in practice means numpy is loaded."""
+    """A fresh writable buffer of `n` bytes, not zero-filled first.
+
+    Large buffers are anonymous memory maps advised to use huge pages: the first touch
+    of fresh memory (a page fault per 4 KB page otherwise) is most of what restoring a
+    large array costs, and `bytearray(n)` also zero-fills it before `readinto` writes
+    it again. The map is freed when the last array using it goes."""
+    if n >= _LARGE and _MADV_HUGEPAGE is not None:
+        m = mmap.mmap(-1, n, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        try:
+            m.madvise(_MADV_HUGEPAGE)
+        except OSError:  # a kernel without transparent huge pages
+            pass
+        return m
     np = sys.modules.get("numpy")
-    if np is not None and n >= _NUMPY_MIN:
-        return np.empty(n, dtype=np.uint8)
+    if np is not None and n >= _LARGE:
+        return np.empty(n, dtype=np.uint8)  # numpy asks for huge pages on its own
     return bytearray(n)
 
 
