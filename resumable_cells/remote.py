@@ -61,6 +61,7 @@ BACKOFF_MIN, BACKOFF_MAX = 1.0, 30.0
 _PIPELINE = 4  # chunks in flight per round trip
 _MAX_CHUNK = 64 << 20
 _HEX = re.compile(r"^[0-9a-f]+$")
+_warned = False  # one warning per kernel, whichever tier it is about
 
 # Set the header, unless another push got there first, and keep the chunks it names.
 # Returns 1 when committed, 0 when the blob was already there, -1 when a chunk is gone.
@@ -158,7 +159,6 @@ class Tier:
         self.key = key if key is not None else team_key()
         self.prefix = f"rc:{REMOTE_VERSION}:"
         self.last_error: str | None = None
-        self._warned = False
         self._warning: str | None = None
         self._down_until = 0.0
         self._backoff = BACKOFF_MIN
@@ -170,6 +170,7 @@ class Tier:
         self._worker: threading.Thread | None = None
         self._closed = False
         self.stats = {"entries": 0, "blobs": 0, "bytes": 0, "errors": []}
+        self._reported = dict(self.stats, errors=0)  # what the last flush reported
         if self.key is None:
             self._warning = (
                 f"the team cache {url} is off: set RESUMABLE_CELLS_TEAM_KEY (or "
@@ -188,7 +189,7 @@ class Tier:
             self.last_error = _describe(err)
             self._down_until = time.monotonic() + self._backoff
             self._backoff = min(self._backoff * 2, BACKOFF_MAX)
-            if not self._warned and self._warning is None:
+            if self._warning is None:
                 self._warning = (
                     f"the team cache {self.url} is unreachable ({self.last_error}); steps "
                     "run from the local store or live, and it is retried in the background"
@@ -203,8 +204,9 @@ class Tier:
 
     def say_warning(self) -> None:
         """Print the pending warning, once per kernel (call from the user's thread)."""
-        if self._warning and not self._warned:
-            self._warned = True
+        global _warned
+        if self._warning and not _warned:
+            _warned = True
             print(f"resumable-cells: {self._warning}", file=sys.stderr)
 
     # -- lookup ----------------------------------------------------------------------------
@@ -334,12 +336,12 @@ class Tier:
             return len(self._todo) + len(self._failed) + (self._busy is not None)
 
     def flush(self, timeout: float = 600.0) -> dict:
-        """Retry failed pushes now and wait until none is queued or running. Returns
-        {"pushed": entries, "blobs", "bytes", "failed": entries left, "errors": [...]}."""
+        """Retry failed pushes now and wait until none is queued or running. Returns what
+        was pushed since the last flush: {"pushed": entries, "blobs", "bytes", "failed":
+        entries left to push, "errors": [entries that cannot be pushed, and why]}."""
         self.say_warning()
         deadline = time.monotonic() + timeout
         with self._cv:
-            before = dict(self.stats, errors=list(self.stats["errors"]))
             self._todo.update(self._failed)
             self._failed.clear()
             self._down_until = 0.0  # try now, whatever the back-off says
@@ -354,12 +356,14 @@ class Tier:
                 if left <= 0:
                     break
                 self._cv.wait(min(left, 0.5))
+            before, now = self._reported, self.stats
+            self._reported = dict(now, errors=len(now["errors"]))
             return {
-                "pushed": self.stats["entries"] - before["entries"],
-                "blobs": self.stats["blobs"] - before["blobs"],
-                "bytes": self.stats["bytes"] - before["bytes"],
+                "pushed": now["entries"] - before["entries"],
+                "blobs": now["blobs"] - before["blobs"],
+                "bytes": now["bytes"] - before["bytes"],
                 "failed": len(self._failed) + len(self._todo) + (self._busy is not None),
-                "errors": self.stats["errors"][len(before["errors"]) :],
+                "errors": now["errors"][before["errors"] :],
             }
 
     def close(self) -> None:

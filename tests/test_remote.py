@@ -1,0 +1,365 @@
+"""The team cache on a real redis-server: two kernels with their own working directories,
+local stores and per-user keys share one Redis through a team key.
+
+`make redis-deps` installs Debian's redis-server; each test starts its own on a free port
+(no persistence) and stops it after. Skipped only when the binary is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+redis = pytest.importorskip("redis", reason="the redis client is in the test extra")
+
+REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
+pytestmark = pytest.mark.skipif(
+    not os.access(REDIS_SERVER, os.X_OK),
+    reason="redis-server is not installed (make redis-deps installs Debian's package)",
+)
+PREFIX = "rc:1:"
+CHUNK = 8 << 20
+
+
+def wait_until(cond, timeout: float = 30.0, what: str = "condition"):
+    """Poll `cond` until it returns something truthy; fail after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = cond()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.01)  # a poll interval, not a wait for something to happen
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class RedisServer:
+    """A redis-server subprocess on 127.0.0.1:port, without persistence."""
+
+    def __init__(self, port: int, log: Path):
+        self.port = port
+        self.log = log
+        self.url = f"redis://127.0.0.1:{port}/0"
+        self.proc: subprocess.Popen | None = None
+        self.client = redis.Redis(port=port, socket_timeout=5)
+
+    def start(self) -> None:
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen(
+                [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1",
+                 "--save", "", "--appendonly", "no"],
+                stdout=log, stderr=subprocess.STDOUT,
+            )  # fmt: skip
+        wait_until(self._pong, 20, f"redis-server PONG on port {self.port}")
+
+    def _pong(self) -> bool:
+        assert self.proc.poll() is None, f"redis-server exited: {self.log.read_text()[-2000:]}"
+        try:
+            return self.client.ping()
+        except redis.ConnectionError:
+            return False
+
+    def kill(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+        self.client.connection_pool.disconnect()
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+@pytest.fixture
+def redis_server(tmp_path):
+    server = RedisServer(free_port(), tmp_path / "redis.log")
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def team_key():
+    return secrets.token_hex(32)
+
+
+def make_kernel(root: Path, name: str, url: str, team_key: str):
+    from kernels import Kernel
+
+    cwd = root / name
+    (cwd / ".tmp").mkdir(parents=True)
+    env = {
+        "JPY_SESSION_NAME": f"{name}.ipynb",
+        "TMPDIR": str(cwd / ".tmp"),
+        "RESUMABLE_CELLS_KEY_FILE": str(root / f"{name}.key"),  # a per-user key each
+        "RESUMABLE_CELLS_TEAM_KEY": team_key,
+        "RESUMABLE_CELLS_REMOTE": url,
+    }
+    k = Kernel(cwd, env=env)
+    k.ok("%load_ext resumable_cells")
+    return k
+
+
+@pytest.fixture
+def pair(tmp_path, redis_server, team_key):
+    a = make_kernel(tmp_path, "alice", redis_server.url, team_key)
+    b = make_kernel(tmp_path, "bob", redis_server.url, team_key)
+    yield a, b
+    a.shutdown()
+    b.shutdown()
+
+
+def records(k) -> list[tuple]:
+    return k.value(
+        "[(r['step'], r['status'], r['source']) for r in __import__('resumable_cells').record()]"
+    )
+
+
+def key_of(k, step: str) -> str:
+    return k.value(
+        f"[r['key'] for r in __import__('resumable_cells').record() if r['step'] == {step!r}][-1]"
+    )
+
+
+def push(k) -> str:
+    return k.ok("%step push").stdout
+
+
+# -- sharing ------------------------------------------------------------------------------
+def test_a_step_run_in_one_kernel_is_served_in_the_other_without_running(
+    pair, redis_server, team_key, tmp_path
+):
+    a, b = pair
+    assert a.value("__import__('os').getcwd()") != b.value("__import__('os').getcwd()")
+    setup = "import os"
+    cell = "%%step shared\nran_in = os.getpid()\nrows = list(range(1000))\nprint('computed', len(rows))"
+    a.ok(setup)
+    first = a.ok(cell)
+    assert "ran in" in first.status_lines()[0]
+    assert "pushed 1 entry (" in push(a)
+
+    b.ok(setup)
+    second = b.ok(cell)
+    assert second.status_lines()[0].startswith("step shared: served from team cache in ")
+    assert second.user_outputs() == first.user_outputs()  # the print, replayed
+    assert b.value("ran_in") == a.value("ran_in") != b.value("os.getpid()")
+    assert records(b)[-1] == ("shared", "hit", "remote")
+
+    # The hit was copied into bob's store, signed with bob's key: it outlives the server.
+    redis_server.kill()
+    b.restart()
+    b.ok("%load_ext resumable_cells\nimport os")
+    third = b.ok(cell)
+    assert third.status_lines()[0].startswith("step shared: served from cache in ")
+    assert records(b)[-1] == ("shared", "hit", "local")
+    assert b.value("ran_in") == a.value("ran_in")
+    assert "unreachable" not in third.stderr  # a local hit never asks the server
+
+
+def test_ls_remote_lists_steps_entries_and_sizes(pair, redis_server, team_key):
+    a, _ = pair
+    a.ok("%%step numbers\nnumbers = bytes(3_000_000)")
+    a.ok("%%step words\nwords = ['w'] * 10")
+    push(a)
+    env = {**os.environ, "RESUMABLE_CELLS_TEAM_KEY": team_key}
+    out = subprocess.run(
+        [sys.executable, "-m", "resumable_cells", "ls", "--remote", redis_server.url],
+        capture_output=True, text=True, env=env, check=True,
+    ).stdout  # fmt: skip
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[2:4]}
+    assert set(rows) == {"numbers", "words"}, out
+    assert rows["numbers"][1] == "1" and rows["numbers"][2:4] == ["2.9", "MiB"], out
+    assert "total 2 entries" in out
+    env["RESUMABLE_CELLS_REMOTE"] = redis_server.url  # the URL from the environment
+    out2 = subprocess.run(
+        [sys.executable, "-m", "resumable_cells", "ls", "--remote"],
+        capture_output=True, text=True, env=env, check=True,
+    ).stdout  # fmt: skip
+    assert out2 == out
+
+
+# -- trust --------------------------------------------------------------------------------
+def _evil_pickle(marker: Path) -> bytes:
+    # Unpickling this calls open(marker, "w"): the file appears if it is ever loaded.
+    return b"cbuiltins\nopen\n(" + pickle.dumps(str(marker), 0)[:-1] + b"S'w'\ntR."
+
+
+def _plant_blob(r, name: str, payload: bytes, key: bytes) -> None:
+    import hashlib
+    import hmac
+
+    mac = hmac.new(key, payload, hashlib.sha256).hexdigest()
+    meta = {
+        "header": {"main": len(payload), "bufs": [], "xx": [], "mac": mac},
+        "upload": "ee" * 8, "size": len(payload), "chunk": CHUNK, "chunks": 1,
+    }  # fmt: skip
+    r.set(f"{PREFIX}chunk:{name}:{'ee' * 8}:0", payload)
+    r.set(f"{PREFIX}blob:{name}", json.dumps(meta))
+
+
+def test_tampered_or_planted_remote_entries_are_misses_and_never_unpickled(
+    pair, redis_server, tmp_path
+):
+    a, b = pair
+    marker = tmp_path / "pwned"
+    evil = _evil_pickle(marker)
+    control = tmp_path / "control"
+    pickle.loads(_evil_pickle(control))  # the payload works when it is loaded
+    assert control.exists()
+
+    cells = {
+        s: f"%%step {s}\n{s}_v = [{i}, {i + 1}]" for i, s in enumerate(["ok", "t1", "t2", "t3"])
+    }
+    for c in cells.values():
+        a.ok(c)
+    assert "pushed 4 entries" in push(a)
+    r = redis_server.client
+    attacker = secrets.token_bytes(32)
+
+    # t1: a field of a genuine entry edited in place; its MAC no longer matches.
+    k1 = f"{PREFIX}entry:{key_of(a, 't1')}"
+    e1 = json.loads(r.get(k1))
+    e1["duration_s"] = 999.0
+    r.set(k1, json.dumps(e1))
+    # t2: a genuine entry whose blob was swapped for a malicious pickle (wrong key).
+    e2 = json.loads(r.get(f"{PREFIX}entry:{key_of(a, 't2')}"))
+    _plant_blob(r, e2["bindings"][0]["blob"], evil, attacker)
+    # t3: a forged entry, signed with another key, naming a malicious blob.
+    k3 = key_of(a, "t3")
+    e3 = json.loads(r.get(f"{PREFIX}entry:{k3}"))
+    e3["bindings"][0]["blob"] = "ff" * 16
+    e3.pop("mac")
+    e3["mac"] = (
+        __import__("hmac")
+        .new(
+            attacker,
+            json.dumps(e3, sort_keys=True, separators=(",", ":")).encode(),
+            "sha256",
+        )
+        .hexdigest()
+    )
+    r.set(f"{PREFIX}entry:{k3}", json.dumps(e3))
+    _plant_blob(r, "ff" * 16, evil, attacker)
+
+    served = b.ok(cells["ok"])
+    assert "served from team cache" in served.status_lines()[0]  # the untouched one is shared
+    for step in ("t1", "t2", "t3"):
+        reply = b.ok(cells[step])
+        assert "ran in" in reply.status_lines()[0], (step, reply.status_lines())
+        assert "fails the team key" in reply.stderr, (step, reply.stderr)
+        assert records(b)[-1] == (step, "live", None)
+    assert not marker.exists()
+    assert b.value("(t1_v, t2_v, t3_v)") == ([1, 2], [2, 3], [3, 4])
+
+
+# -- failure ------------------------------------------------------------------------------
+def test_killing_redis_mid_push_keeps_both_stores_and_200mb_then_goes_through_in_chunks(
+    pair, redis_server
+):
+    a, b = pair
+    small = "%%step small\nnote = 'bob was here'"
+    b.ok(small)
+    assert "pushed 1 entry" in push(b)
+
+    a.ok("import numpy as np")
+    big = "%%step big\nx = np.arange(13_107_200, dtype=np.float64)\ny = x * 2"  # 2 x 100 MiB
+    a.ok(big)  # returns while the push goes on in the background
+    r = redis_server.client
+    wait_until(lambda: next(r.scan_iter(f"{PREFIX}chunk:*", count=1000), None), 60, "a chunk")
+    r.execute_command("CLIENT", "PAUSE", "60000", "WRITE")  # hold the push where it is
+    big_key = key_of(a, "big")
+    assert not r.exists(f"{PREFIX}entry:{big_key}"), "the push finished before the kill"
+    redis_server.kill()
+
+    t0 = time.monotonic()
+    out = push(a)
+    assert time.monotonic() - t0 < 10
+    assert "pushed 0 entries" in out and "1 not pushed" in out and "unreachable" in out, out
+
+    # Both local stores are intact: each serves its own step without the server.
+    again = a.ok(big)
+    assert again.status_lines()[0].startswith("step big: served from cache")
+    sums = a.value("(float(x.sum()), float(y.sum()), x.shape)")
+    assert sums[2] == (13_107_200,)
+    assert b.ok(small).status_lines()[0].startswith("step small: served from cache")
+    assert b.value("note") == "bob was here"
+
+    redis_server.start()  # the same port, empty: the next push sends everything
+    out = push(a)
+    assert "pushed 1 entry (3 blobs" in out and "not pushed" not in out, out
+
+    metas = {k.decode(): json.loads(r.get(k)) for k in r.scan_iter(f"{PREFIX}blob:*")}
+    chunks = [k.decode() for k in r.scan_iter(f"{PREFIX}chunk:*", count=1000)]
+    lengths = [r.strlen(k) for k in chunks]
+    assert sum(m["size"] for m in metas.values()) >= 200 * (1 << 20)
+    assert max(lengths) <= CHUNK and len(chunks) >= 26
+    for name, m in metas.items():
+        mine = [k for k in chunks if k.startswith(name.replace(":blob:", ":chunk:") + ":")]
+        assert len(mine) == m["chunks"] == -(-m["size"] // CHUNK)
+        assert sum(r.strlen(k) for k in mine) == m["size"]
+    assert r.ttl(chunks[0]) == -1  # committed chunks do not expire
+
+    b.ok("import numpy as np")
+    served = b.ok(big)
+    assert records(b)[-1] == ("big", "hit", "remote"), served.status_lines()
+    assert b.value("(float(x.sum()), float(y.sum()), x.shape)") == sums
+
+
+def test_a_remote_that_is_down_or_silent_never_holds_a_cell_and_is_picked_up_when_back(
+    tmp_path, team_key
+):
+    port = free_port()
+    # A silent server: accepts connections (the kernel's backlog) but never answers.
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(16)
+    silent_url = f"redis://127.0.0.1:{silent.getsockname()[1]}/0"
+    k = make_kernel(tmp_path, "carol", silent_url, team_key)
+    try:
+        t0 = time.monotonic()
+        first = k.ok("%%step s1\nv1 = 1")
+        assert time.monotonic() - t0 < 3.5  # one socket timeout (1 s), not more
+        assert "ran in" in first.status_lines()[0]
+        assert first.stderr.count("unreachable") == 1, first.stderr
+
+        k.ok(f"%step config --remote redis://127.0.0.1:{port}/0")  # nothing listens there
+        errs = first.stderr
+        for i in range(2, 6):
+            t0 = time.monotonic()
+            reply = k.ok(f"%%step s{i}\nv{i} = {i}")
+            assert time.monotonic() - t0 < 2.5
+            assert "ran in" in reply.status_lines()[0]
+            errs += reply.stderr
+        assert errs.count("unreachable") == 1, errs  # one warning per kernel
+
+        server = RedisServer(port, tmp_path / "redis.log")
+        server.start()
+        try:
+            out = push(k)
+            assert "pushed 4 entries" in out and "not pushed" not in out, out
+            assert len(list(server.client.scan_iter(f"{PREFIX}entry:*"))) == 4
+        finally:
+            server.stop()
+    finally:
+        k.shutdown()
+        silent.close()
