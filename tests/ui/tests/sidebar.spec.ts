@@ -265,6 +265,14 @@ test.describe.serial('the sidebar with a real kernel', () => {
     });
     expect(r.status()).toBe(200);
     expect((await r.json()).run.id).toBe(runId);
+    // and the kernel goes on with the same run under the new name
+    await stepRow(page, 'summary').click();
+    await page.keyboard.press('Control+Enter');
+    await waitForKernelIdle(page);
+    await expect(stepRow(page, 'summary')).toHaveAttribute('data-status', 'hit');
+    await expect(page.locator('#resumable-cells-sidebar .rc-RunId')).toHaveText(runId ?? '');
+    const lanes = page.locator('#resumable-cells-sidebar .rc-Lane');
+    await expect(lanes.nth(1).locator('.rc-Bar').last()).toHaveAttribute('data-status', 'hit');
   });
 });
 
