@@ -104,6 +104,19 @@ def test_01_a_changed_input_reruns_exactly_its_readers_and_going_back_is_served(
     assert re.search(r"same\s+input X_train", why)
 
 
+def test_01_editing_ridge_at_the_top_reruns_what_depends_on_it_and_nothing_else(ran):
+    d = ran("01_quickstart.ipynb")
+    title, run = d.edits[0]
+    assert "ridge = 10.0" in title
+    assert run.statuses[:8] == [(n, "hit") for n in PIPELINE[:4]] + [
+        (n, "live") for n in PIPELINE[4:]
+    ]
+    # ridge = 100.0 and back to 1.0 further down: both were cached by the first run.
+    assert run.statuses[8:] == [("fit", "hit"), ("evaluate", "hit")] * 2
+    lines = status_lines(run)
+    assert lines[4].endswith("(input ridge changed)") and lines[5].endswith("(input ridge changed)")
+
+
 # -- 02: the agent loop ----------------------------------------------------------------
 def _tokens(text: str) -> list[int]:
     return [int(t) for t in re.findall(r"tokens (\d+) of", text)]
