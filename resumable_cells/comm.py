@@ -43,13 +43,11 @@ class Hub:
         if not self.comms:
             return
         if kind == "execution":
-            execs = self.engine.record()
-            merged = next((e for e in reversed(execs) if e["id"] == payload["id"]), payload)
-            self.send({"type": "execution", "execution": merged})
-            if payload.get("event") == "end" or merged.get("status") != "running":
+            self.send({"type": "execution", "execution": payload})
+            if payload.get("status") != "running":
                 from . import views
 
-                self.send({"type": "steps", "steps": views.step_rows(execs),
+                self.send({"type": "steps", "steps": views.step_rows(self.engine.record()),
                            "budget": self.engine.budget.snapshot()})  # fmt: skip
         elif kind == "snapshot":
             self.send_snapshot()

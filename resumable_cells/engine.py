@@ -26,7 +26,7 @@ from IPython.core.error import UsageError
 from . import analysis, capture, runs, serialize, status, tripwire
 from . import key as keymod
 from .hashing import Hasher, Unhashable
-from .journal import Journal, executions
+from .journal import Journal
 from .stepapi import StepContext
 from .stepapi import step as step_api
 from .store import FORMAT_VERSION, Store, StoreError
@@ -73,7 +73,7 @@ class Engine:
 
     # -- public ---------------------------------------------------------------------------
     def record(self) -> list[dict]:
-        return executions(self.journal.rows(), self.session)
+        return self.journal.executions(self.session)
 
     def staleness(self) -> dict[str, str]:
         from .views import staleness
@@ -525,10 +525,11 @@ class _Execution:
 
     def _append(self, row: dict) -> None:
         try:
-            self.e.journal.append(row)
+            merged = self.e.journal.append(row)
         except Exception as err:  # the record must never fail the cell
             self._warn(f"the record could not be written ({err})")
-        self.e._emit("execution", row)
+            merged = row
+        self.e._emit("execution", dict(merged))
 
     def _guard(self, warning: str | None, fn, *args, **kwargs):
         """Call a store operation; a failure warns (when `warning` is given) and

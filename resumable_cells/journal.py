@@ -29,6 +29,7 @@ class Journal:
         self._cache: diskcache.Cache | None = None
         self._deque: diskcache.Deque | None = None
         self._lock = threading.Lock()
+        self._merged: dict[str, dict] | None = None  # in-memory view, kept as rows append
 
     @property
     def deque(self) -> diskcache.Deque:
@@ -37,9 +38,23 @@ class Journal:
             self._deque = diskcache.Deque.fromcache(self._cache)
         return self._deque
 
-    def append(self, row: dict) -> None:
+    def append(self, row: dict) -> dict:
+        """Write `row`; returns the execution it belongs to, merged so far."""
         with self._lock:
             self.deque.append(json.dumps(row, sort_keys=True, default=str))
+            return _merge(self._view(), row)
+
+    def executions(self, current_session: str | None = None) -> list[dict]:
+        """Like `executions(self.rows())`, without re-reading the store each time."""
+        with self._lock:
+            return _finish(self._view().values(), current_session)
+
+    def _view(self) -> dict[str, dict]:
+        if self._merged is None:
+            self._merged = {}
+            for row in self.rows():
+                _merge(self._merged, row)
+        return self._merged
 
     def rows(self) -> list[dict]:
         if self._deque is None and not self.path.exists():
@@ -61,26 +76,38 @@ class Journal:
         if self._cache is not None:
             self._cache.close()
             self._cache = self._deque = None
+        self._merged = None
 
 
 def executions(rows: list[dict], current_session: str | None = None) -> list[dict]:
     """One dict per execution (start merged with end), in start order."""
     by_id: dict[str, dict] = {}
     for row in rows:
-        eid = row.get("id")
-        if not eid:
-            continue
-        if row.get("event") == "start" or eid not in by_id:
-            base = {f: None for f in EXECUTION_FIELDS}
-            base.update(status="running", saved_s=0.0, inputs=[], outputs=[],
-                        spend={"steps": 0, "tokens": 0, "cost": 0.0})  # fmt: skip
-            by_id.setdefault(eid, base)
-        merged = by_id[eid]
-        merged.update({k: v for k, v in row.items() if k in EXECUTION_FIELDS and v is not None})
-    for e in by_id.values():
+        _merge(by_id, row)
+    return _finish(by_id.values(), current_session)
+
+
+def _merge(by_id: dict[str, dict], row: dict) -> dict:
+    eid = row.get("id")
+    merged = by_id.get(eid)
+    if merged is None:
+        merged = {f: None for f in EXECUTION_FIELDS}
+        merged.update(status="running", saved_s=0.0, inputs=[], outputs=[],
+                      spend={"steps": 0, "tokens": 0, "cost": 0.0})  # fmt: skip
+        if eid:
+            by_id[eid] = merged
+    merged.update({k: v for k, v in row.items() if k in EXECUTION_FIELDS and v is not None})
+    return merged
+
+
+def _finish(merged, current_session: str | None) -> list[dict]:
+    out = []
+    for e in merged:
+        e = dict(e)
         if e["status"] == "running" and e["session"] != current_session:
             e["status"] = "interrupted"
-    return sorted(by_id.values(), key=lambda e: e["start"] or 0)
+        out.append(e)
+    return sorted(out, key=lambda e: e["start"] or 0)
 
 
 def sessions(execs: list[dict]) -> list[str]:
@@ -88,4 +115,8 @@ def sessions(execs: list[dict]) -> list[str]:
 
 
 def load(store: Store, run_id: str, current_session: str | None = None) -> list[dict]:
-    return executions(Journal(store.dir, run_id).rows(), current_session)
+    journal = Journal(store.dir, run_id)
+    try:
+        return executions(journal.rows(), current_session)
+    finally:
+        journal.close()
