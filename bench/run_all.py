@@ -33,6 +33,29 @@ FIGURES += ["resume"]
 TIMEOUT = 900  # seconds for one figure
 
 
+def ensure_bench_deps() -> None:
+    """Install the `bench` extra's missing packages (the anchors) into this interpreter:
+    `make bench` builds its venv with the test extra only."""
+    import importlib.util
+    import re
+
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10: install them by hand (pip install -e '.[bench]')
+        return
+    extra = tomllib.loads((HERE.parent / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]["bench"]
+    missing = []
+    for req in extra:
+        dist = re.split(r"[<>=!~\[; ]", req, maxsplit=1)[0]
+        if importlib.util.find_spec(dist.replace("-", "_")) is None:
+            missing.append(req)
+    if missing:
+        print(f"installing the bench extra's missing anchors: {' '.join(missing)}", file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", *missing], check=False)
+
+
 def run_figure(name: str, quick: bool) -> list[Row]:
     with tempfile.NamedTemporaryFile("r", suffix=".jsonl") as out:
         cmd = [sys.executable, str(HERE / f"{name}.py"), "--json", out.name]
@@ -156,8 +179,11 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     ap.add_argument("--only", nargs="+", choices=FIGURES, help="run only these figures")
+    ap.add_argument("--no-install", action="store_true", help="do not pip install anchors")
     ap.add_argument("--out", help="markdown file (default: bench/results.md; none if --quick)")
     args = ap.parse_args()
+    if not args.no_install:
+        ensure_bench_deps()
     started = dt.datetime.now(dt.timezone.utc)
     load_before = load()
     t0 = time.perf_counter()
