@@ -53,9 +53,12 @@ test-ui-browser: ui-deps labext
 
 test-ui: test-ui-unit labext check-enabled test-ui-browser
 
-lab: ui-py-deps
-	@mkdir -p $(LAB_CONFIG_DIR)
+lab: labext
+	@mkdir -p $(LAB_CONFIG_DIR)/settings/@jupyterlab/apputils-extension
 	@echo 'c.LabApp.news_url = None' > $(LAB_CONFIG_DIR)/jupyter_lab_config.py
 	@echo 'c.LabApp.check_for_updates_class = "jupyterlab.NeverCheckForUpdate"' >> $(LAB_CONFIG_DIR)/jupyter_lab_config.py
+	@echo 'c.LabApp.user_settings_dir = "$(abspath $(LAB_CONFIG_DIR))/settings"' >> $(LAB_CONFIG_DIR)/jupyter_lab_config.py
+	@test -f $(LAB_CONFIG_DIR)/settings/@jupyterlab/apputils-extension/notification.jupyterlab-settings \
+		|| echo '{"fetchNews": "false"}' > $(LAB_CONFIG_DIR)/settings/@jupyterlab/apputils-extension/notification.jupyterlab-settings
 	cd demo_notebooks && JUPYTER_CONFIG_DIR=$(abspath $(LAB_CONFIG_DIR)) \
 		$(VENV_BIN)/jupyter lab $(ROOT_FLAG)
