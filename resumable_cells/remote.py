@@ -56,7 +56,7 @@ CHUNK = 8 << 20  # bytes per Redis value
 CHUNK_TTL = 24 * 3600  # chunks of an upload that never committed expire after this
 CONNECT_TIMEOUT = 0.5
 SOCKET_TIMEOUT = 1.0  # lookups, in the user's cell
-BULK_TIMEOUT = 30.0  # writing one CHUNK, in the background thread
+BULK_TIMEOUT = 10.0  # writing one CHUNK (>= 0.8 MB/s), in the background thread
 BACKOFF_MIN, BACKOFF_MAX = 1.0, 30.0
 _PIPELINE = 4  # chunks in flight per round trip
 _MAX_CHUNK = 64 << 20
