@@ -67,9 +67,17 @@ export class BadgeController {
       host.appendChild(el);
     }
     cell.addClass('rc-mod-hasBadge');
-    el.className = `rc-CellBadge rc-status-${badge.status}`;
-    el.textContent = badge.label;
-    el.title = badge.title;
+    // Write only what changed: a notebook of 500 steps must not relayout every frame.
+    const className = `rc-CellBadge rc-status-${badge.status}`;
+    if (el.className !== className) {
+      el.className = className;
+    }
+    if (el.textContent !== badge.label) {
+      el.textContent = badge.label;
+    }
+    if (el.title !== badge.title) {
+      el.title = badge.title;
+    }
   }
 
   private _record: NotebookRecord;

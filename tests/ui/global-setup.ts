@@ -42,6 +42,62 @@ async function waitForServer(url: string, proc: ReturnType<typeof spawn>, log: s
   throw new Error(`jupyter lab did not answer at ${url}:\n${fs.readFileSync(log, 'utf8')}`);
 }
 
+/** Python that sends a 500-step, 5,000-execution snapshot over the sidebar's comm. */
+const SEND_SNAPSHOT = `import time
+from comm import create_comm
+T0 = time.time() - 100_000
+N = 500
+execs = []
+for k in range(10):
+    for i in range(N):
+        s = T0 + k * 10_000 + i * 2
+        execs.append(dict(id=f"e{k}-{i}", run="r-big", session=f"k-{k}", step=f"s{i}",
+            cell_id=None, key=None, status="live" if k == 0 else "hit", start=s, end=s + 1,
+            duration_s=1.0, saved_s=0.0 if k == 0 else 1.0, reason=None, source=None,
+            inputs=[dict(name="x", type="int", size=28, digest="00")], outputs=[],
+            spend=dict(steps=1, tokens=0, cost=0.0)))
+rows = [dict(step=f"s{i}", cell_id=None, status="hit", duration_s=1.0, saved_s=9.0,
+    stale=i % 50 == 0, stale_cause="input x changed" if i % 50 == 0 else None, reason=None,
+    last_start=T0 + 90_000 + i * 2, executions=10) for i in range(N)]
+big = create_comm(target_name="resumable_cells", data=dict(type="snapshot",
+    notebook="big.ipynb", run=dict(id="r-big", epoch="", seed=0, created=T0), budget=None,
+    sessions=[f"k-{k}" for k in range(10)], executions=execs, steps=rows))`;
+
+/** Python that streams 100 more executions (start and end of each) on that comm. */
+const SEND_EXECUTIONS = `for i in range(100):
+    start = time.time()
+    e = dict(id=f"x{i}", run="r-big", session="k-9", step=f"s{i}", cell_id=None, key=None,
+        status="running", start=start, end=None, duration_s=None, saved_s=0.0, reason=None)
+    big.send(dict(type="execution", execution=e))
+    big.send(dict(type="execution", execution=dict(e, status="live", end=start + 0.01,
+        duration_s=0.01)))
+    time.sleep(0.01)`;
+
+/** A notebook of 500 step cells, led by two cells that feed the sidebar synthetic data. */
+function writeBigNotebook(file: string): void {
+  const cell = (source: string, i: number) => ({
+    cell_type: 'code',
+    execution_count: null,
+    id: `big-${i}`,
+    metadata: {},
+    outputs: [],
+    source
+  });
+  const cells = [cell(SEND_SNAPSHOT, 0), cell(SEND_EXECUTIONS, 1)];
+  for (let i = 0; i < 500; i++) {
+    cells.push(cell(`%%step s${i}\nx${i} = ${i}`, i + 2));
+  }
+  const nb = {
+    cells,
+    metadata: {
+      kernelspec: { display_name: 'Python 3 (ipykernel)', language: 'python', name: 'python3' }
+    },
+    nbformat: 4,
+    nbformat_minor: 5
+  };
+  fs.writeFileSync(file, JSON.stringify(nb));
+}
+
 export default async function globalSetup(): Promise<void> {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rc-ui-'));
   const root = path.join(tmp, 'root');
@@ -50,6 +106,7 @@ export default async function globalSetup(): Promise<void> {
   for (const name of fs.readdirSync(notebooks)) {
     fs.copyFileSync(path.join(notebooks, name), path.join(root, name));
   }
+  writeBigNotebook(path.join(root, 'big.ipynb'));
   // No news pop-up over the screenshots.
   const notification = path.join(tmp, 'settings', '@jupyterlab', 'apputils-extension');
   fs.mkdirSync(notification, { recursive: true });
