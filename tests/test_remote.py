@@ -7,9 +7,11 @@ local stores and per-user keys share one Redis through a team key.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import pickle
+import re
 import secrets
 import shutil
 import signal
@@ -179,6 +181,9 @@ def test_a_step_run_in_one_kernel_is_served_in_the_other_without_running(
 def test_ls_remote_lists_steps_entries_and_sizes(pair, redis_server, team_key):
     a, _ = pair
     a.ok("%%step numbers\nnumbers = bytes(3_000_000)")
+    assert re.search(r"pushed 1 entry \(\d blobs?, 2.9 MiB\)", push(a))
+    a.ok("%%step copy\nsame = bytes(3_000_000)")  # the same value: its blob is not sent again
+    assert "pushed 1 entry (0 blobs, 0 B)" in push(a)
     a.ok("%%step words\nwords = ['w'] * 10")
     push(a)
     env = {**os.environ, "RESUMABLE_CELLS_TEAM_KEY": team_key}
@@ -186,10 +191,11 @@ def test_ls_remote_lists_steps_entries_and_sizes(pair, redis_server, team_key):
         [sys.executable, "-m", "resumable_cells", "ls", "--remote", redis_server.url],
         capture_output=True, text=True, env=env, check=True,
     ).stdout  # fmt: skip
-    rows = {line.split()[0]: line.split() for line in out.splitlines()[2:4]}
-    assert set(rows) == {"numbers", "words"}, out
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[2:5]}
+    assert set(rows) == {"numbers", "copy", "words"}, out
     assert rows["numbers"][1] == "1" and rows["numbers"][2:4] == ["2.9", "MiB"], out
-    assert "total 2 entries" in out
+    assert rows["copy"][2:4] == ["2.9", "MiB"], out
+    assert "total 3 entries" in out
     env["RESUMABLE_CELLS_REMOTE"] = redis_server.url  # the URL from the environment
     out2 = subprocess.run(
         [sys.executable, "-m", "resumable_cells", "ls", "--remote"],
@@ -227,12 +233,12 @@ def test_tampered_or_planted_remote_entries_are_misses_and_never_unpickled(
     pickle.loads(_evil_pickle(control))  # the payload works when it is loaded
     assert control.exists()
 
-    cells = {
-        s: f"%%step {s}\n{s}_v = [{i}, {i + 1}]" for i, s in enumerate(["ok", "t1", "t2", "t3"])
-    }
+    names = ["ok", "t1", "t2", "t3", "t4"]
+    cells = {s: f"%%step {s}\n{s}_v = [{i}, {i + 1}]" for i, s in enumerate(names)}
+    cells["t2"] = "%%step t2\nt2_v = bytes(10_000)"  # big enough for a blob of its own
     for c in cells.values():
         a.ok(c)
-    assert "pushed 4 entries" in push(a)
+    assert "pushed 5 entries" in push(a)
     r = redis_server.client
     attacker = secrets.token_bytes(32)
 
@@ -248,6 +254,7 @@ def test_tampered_or_planted_remote_entries_are_misses_and_never_unpickled(
     k3 = key_of(a, "t3")
     e3 = json.loads(r.get(f"{PREFIX}entry:{k3}"))
     e3["bindings"][0]["blob"] = "ff" * 16
+    e3["bindings"][0].pop("inline", None)
     e3.pop("mac")
     e3["mac"] = (
         __import__("hmac")
@@ -260,16 +267,21 @@ def test_tampered_or_planted_remote_entries_are_misses_and_never_unpickled(
     )
     r.set(f"{PREFIX}entry:{k3}", json.dumps(e3))
     _plant_blob(r, "ff" * 16, evil, attacker)
+    # t4: a genuine entry carrying a malicious pickle inline, in place of its value.
+    k4 = f"{PREFIX}entry:{key_of(a, 't4')}"
+    e4 = json.loads(r.get(k4))
+    e4["bindings"][0]["inline"] = base64.b64encode(evil).decode()
+    r.set(k4, json.dumps(e4))
 
     served = b.ok(cells["ok"])
     assert "served from team cache" in served.status_lines()[0]  # the untouched one is shared
-    for step in ("t1", "t2", "t3"):
+    for step in ("t1", "t2", "t3", "t4"):
         reply = b.ok(cells[step])
         assert "ran in" in reply.status_lines()[0], (step, reply.status_lines())
         assert "fails the team key" in reply.stderr, (step, reply.stderr)
         assert records(b)[-1] == (step, "live", None)
     assert not marker.exists()
-    assert b.value("(t1_v, t2_v, t3_v)") == ([1, 2], [2, 3], [3, 4])
+    assert b.value("(t1_v, len(t2_v), t3_v, t4_v)") == ([1, 2], 10_000, [3, 4], [4, 5])
 
 
 # -- failure ------------------------------------------------------------------------------
@@ -306,7 +318,9 @@ def test_killing_redis_mid_push_keeps_both_stores_and_200mb_then_goes_through_in
 
     redis_server.start()  # the same port, empty: the next push sends everything
     out = push(a)
-    assert "pushed 1 entry (3 blobs" in out and "not pushed" not in out, out
+    sent = re.search(r"pushed 1 entry \((\d+) blobs, ([\d.]+) MiB\)", out)
+    assert sent and int(sent[1]) >= 2 and float(sent[2]) >= 200, out
+    assert "not pushed" not in out, out
 
     metas = {k.decode(): json.loads(r.get(k)) for k in r.scan_iter(f"{PREFIX}blob:*")}
     chunks = [k.decode() for k in r.scan_iter(f"{PREFIX}chunk:*", count=1000)]
