@@ -61,12 +61,13 @@ class RedisServer:
         self.url = f"redis://127.0.0.1:{port}/0"
         self.proc: subprocess.Popen | None = None
         self.client = redis.Redis(port=port, socket_timeout=5)
+        self.start_args: list[str] = []
 
     def start(self) -> None:
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(
                 [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1",
-                 "--save", "", "--appendonly", "no"],
+                 "--save", "", "--appendonly", "no", *self.start_args],
                 stdout=log, stderr=subprocess.STDOUT,
             )  # fmt: skip
         wait_until(self._pong, 20, f"redis-server PONG on port {self.port}")
@@ -372,8 +373,36 @@ def test_a_remote_that_is_down_or_silent_never_holds_a_cell_and_is_picked_up_whe
             out = push(k)
             assert "pushed 4 entries" in out and "not pushed" not in out, out
             assert len(list(server.client.scan_iter(f"{PREFIX}entry:*"))) == 4
+            assert f"team cache redis://127.0.0.1:{port}/0 (up)" in k.ok("%step config").stdout
         finally:
             server.stop()
+        assert "team cache: none" in k.ok("%step config --remote none").stdout
+        bad = k.run("%step config --remote http://example.org/")
+        assert bad.status == "error" and "not a Redis URL" in bad.error["evalue"]
     finally:
         k.shutdown()
         silent.close()
+
+
+def test_a_server_refusing_us_is_a_warning_then_push_all_sends_everything(tmp_path, team_key):
+    port = free_port()
+    server = RedisServer(port, tmp_path / "redis.log")
+    server.client = redis.Redis(port=port, password="sesame", socket_timeout=5)
+    server.start_args = ["--requirepass", "sesame"]
+    server.start()
+    k = make_kernel(tmp_path, "dave", f"redis://127.0.0.1:{port}/0", team_key)  # no password
+    try:
+        first = k.ok("%%step p1\nw1 = 'one'")
+        second = k.ok("%%step p2\nw2 = 'two'")
+        assert "ran in" in first.status_lines()[0] and "ran in" in second.status_lines()[0]
+        warnings = first.stderr + second.stderr
+        assert warnings.count("unreachable") == 1 and "authenticat" in warnings, warnings
+        assert "2 not pushed" in push(k)
+        # Reconfigured with the password, `--all` pushes every local entry it lacks.
+        k.ok(f"%step config --remote redis://:sesame@127.0.0.1:{port}/0")
+        out = k.ok("%step push --all").stdout
+        assert "pushed 2 entries" in out and "not pushed" not in out, out
+        assert len(list(server.client.scan_iter(f"{PREFIX}entry:*"))) == 2
+    finally:
+        k.shutdown()
+        server.stop()
