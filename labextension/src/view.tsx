@@ -313,7 +313,14 @@ const StepRow = React.memo(function StepRow({
       title={row.title}
       data-step={row.name}
       data-status={row.status}
+      tabIndex={0}
       onClick={() => void record.revealCell(row.cellIndex)}
+      onKeyDown={event => {
+        if (event.key === 'Enter' || event.key === ' ') {
+          event.preventDefault();
+          void record.revealCell(row.cellIndex);
+        }
+      }}
     >
       <Icon.react tag="span" className="rc-StepIcon" elementSize="small" />
       <span className="rc-StepLabel">

@@ -397,8 +397,9 @@ export interface IRecordView {
 function executionTitle(e: IExecution, status: ExecutionStatus, now: number): string {
   const lines = [`${e.step} — ${STATUS_LABEL[status]}`];
   const dur =
-    e.duration_s ??
-    (e.end !== null ? e.end - e.start : status === 'running' ? now - e.start : null);
+    status === 'running'
+      ? Math.max(0, now - e.start)
+      : (e.duration_s ?? (e.end !== null && e.end !== undefined ? e.end - e.start : null));
   lines.push(`started ${formatClock(e.start)}, ${formatDuration(dur)}`);
   if (status === 'hit' && e.saved_s) {
     lines.push(`saved ${formatDuration(e.saved_s)}${e.source ? ` (${e.source})` : ''}`);

@@ -188,6 +188,30 @@ describe('state reduction', () => {
     expect(v.totals).toMatchObject({ ran: 1, served: 0 });
   });
 
+  it('a running bar grows with the clock, next to the bars before it', () => {
+    let s = applySnapshot(
+      emptyState(),
+      snapshot({ executions: [exec({ id: 'a', step: 'load', start: T0, end: T0 + 2 })] }),
+      'server'
+    );
+    s = applyMessage(s, {
+      type: 'execution',
+      execution: exec({
+        id: 'b',
+        step: 'clean',
+        status: 'running',
+        start: T0 + 2,
+        end: null,
+        duration_s: null
+      })
+    });
+    const at = (now: number) => buildView(s, cells, now).lanes[0].bars[1];
+    expect(at(T0 + 3).w).toBeCloseTo(1 / 3);
+    expect(at(T0 + 6).w).toBeCloseTo(4 / 6);
+    expect(at(T0 + 6).title).toContain('clean — running');
+    expect(at(T0 + 6).title).toContain('4.00 s');
+  });
+
   it('never lets a lagging server snapshot undo the kernel', () => {
     let s = applySnapshot(emptyState(), snapshot(), 'server');
     s = applyMessage(s, {

@@ -112,6 +112,11 @@ test.describe.serial('the sidebar with a real kernel', () => {
     await expect(stepRow(page, 'summary')).toHaveAttribute('data-status', 'live');
     await expect(page.locator('#resumable-cells-sidebar .rc-Lane')).toHaveCount(1);
     await expect(page.locator('#resumable-cells-sidebar .rc-Bar')).toHaveCount(STEPS.length);
+    // hover details of a bar: step, status, start and duration, the reason it ran
+    const loadBar = page.locator('#resumable-cells-sidebar .rc-Bar').first();
+    await expect(loadBar.locator('title')).toContainText(
+      /^load — ran\nstarted \d\d:\d\d:\d\d, 1\.\d+ s/
+    );
     // a badge in each step cell's prompt area
     await expect(page.locator('.jp-Cell .rc-CellBadge')).toHaveText([
       'ran',
@@ -158,6 +163,10 @@ test.describe.serial('the sidebar with a real kernel', () => {
     await expect(active).toContainText('%%step clean');
     await stepRow(page, 'summary').click();
     await expect(active).toContainText('%%step summary');
+    // and from the keyboard
+    await stepRow(page, 'load').focus();
+    await page.keyboard.press('Enter');
+    await expect(active).toContainText('%%step load');
   });
 
   test('editing a producer marks its consumers stale; Run stale runs them', async () => {
