@@ -231,6 +231,7 @@ class Tier:
             raise
         except _Incomplete as err:
             print(f"resumable-cells: {err}; running the step", file=sys.stderr)
+            self._forget(key, err.blob)
             return None
         except _errors() as err:
             self._down(err)
@@ -251,6 +252,14 @@ class Tier:
             )
         return entry
 
+    def _forget(self, key: str, blob: str | None) -> None:
+        """Drop an entry whose blob lost chunks (and that blob's header), so that the
+        next push of either uploads them again instead of finding them there."""
+        try:
+            self.fast.delete(self.k("entry", key), *([self.k("blob", blob)] if blob else []))
+        except _errors():
+            pass
+
     def _verify_entry(self, raw: bytes, key: str) -> dict:
         try:
             entry = json.loads(raw)
@@ -265,7 +274,7 @@ class Tier:
     def _pull_blob(self, store: Store, name: str) -> int:
         raw = self.fast.get(self.k("blob", name))
         if raw is None:
-            raise _Incomplete(f"blob {name[:12]} is missing from the team cache")
+            raise _Incomplete(f"blob {name[:12]} is missing from the team cache", name)
         meta = _parse_meta(raw, name)
         head = meta["header"]
         parts = [head["main"], *head["bufs"]]
@@ -310,7 +319,7 @@ class Tier:
             for i, value in enumerate(values, start):
                 want = min(chunk, size - i * chunk)
                 if value is None:
-                    raise _Incomplete(f"part of blob {name[:12]} is gone from the team cache")
+                    raise _Incomplete(f"part of blob {name[:12]} is gone from the team cache", name)
                 if len(value) != want:
                     raise TamperedError(f"blob {name[:12]} on the team cache has a damaged chunk")
                 yield value
@@ -526,7 +535,11 @@ class Tier:
 
 
 class _Incomplete(Exception):
-    """A blob that is only partly on the server (evicted, or an upload cut off)."""
+    """A blob that is only partly on the server (evicted by a maxmemory policy)."""
+
+    def __init__(self, message: str, blob: str | None = None):
+        super().__init__(message)
+        self.blob = blob
 
 
 # -- blob bodies --------------------------------------------------------------------------

@@ -205,6 +205,23 @@ def test_ls_remote_lists_steps_entries_and_sizes(pair, redis_server, team_key):
     assert out2 == out
 
 
+def test_an_entry_whose_chunks_were_evicted_is_a_miss_and_is_uploaded_again(pair, redis_server):
+    a, b = pair
+    cell = "%%step numbers\nnumbers = bytes(3_000_000)"
+    a.ok(cell)
+    push(a)
+    r = redis_server.client
+    evicted = r.delete(*r.scan_iter(f"{PREFIX}chunk:*"))  # as a maxmemory policy would
+    assert evicted >= 1
+    reply = b.ok(cell)
+    assert "ran in" in reply.status_lines()[0], reply.status_lines()
+    assert "is gone from the team cache" in reply.stderr, reply.stderr
+    assert re.search(r"pushed 1 entry \(\d blobs?, 2.9 MiB\)", push(b))  # sent again
+    assert b.ok("%step clear --all").stdout
+    served = b.ok(cell)
+    assert "served from team cache" in served.status_lines()[0], served.status_lines()
+
+
 # -- trust --------------------------------------------------------------------------------
 def _evil_pickle(marker: Path) -> bytes:
     # Unpickling this calls open(marker, "w"): the file appears if it is ever loaded.
