@@ -271,3 +271,38 @@ def test_05_a_refactor_with_the_same_values_stops_at_step_12(ran):
     for cell in ("explain-step-16", "explain-step-20"):
         assert user_outputs(run.cell(cell)) == user_outputs(before.cell(cell))
         assert user_outputs(run.cell(cell)) != user_outputs(d.first.cell(cell))
+
+
+def test_05_a_comment_only_edit_runs_nothing(ran):
+    d = ran("05_explain.ipynb")
+    title, run = d.edits[2]
+    assert "comment-only" in title
+    assert "# drop windows" in run.cell("explain-step-12").source
+    assert run.statuses == [(s, "hit") for s in STEPS]
+    assert run.text("explain-plan").splitlines()[-1] == "20 served, 0 run"
+
+
+# -- the runner itself -----------------------------------------------------------------
+def _tiny(path: Path, sources: list[str], meta: dict | None = None) -> Path:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(s) for s in sources]
+    if meta:
+        nb.metadata[demo.META] = meta
+    nbformat.write(nb, path)
+    return path
+
+
+def test_the_runner_exits_non_zero_when_a_notebook_fails_or_does_not_crash_as_announced(
+    tmp_path, capsys
+):
+    nbs = tmp_path / "nbs"
+    nbs.mkdir()
+    _tiny(nbs / "a_fails.ipynb", ["%load_ext resumable_cells", "%%step boom\n1 / 0"])
+    _tiny(nbs / "b_no_crash.ipynb", ["%load_ext resumable_cells"], {"first_run": "crashes"})
+    _tiny(nbs / "c_fine.ipynb", ["%load_ext resumable_cells", "%%step one\nx = 1"])
+    assert demo.main([str(nbs)]) == 1
+    out, err = capsys.readouterr()
+    assert "a_fails.ipynb (first run): cell 1 failed: ZeroDivisionError" in err
+    assert "b_no_crash.ipynb: the first run should crash, and it did not" in err
+    assert re.search(r"c_fine\.ipynb\s+1\s+[\d.]+ s\s+[\d.]+ s\s+1\s+0", out)
+    assert demo.main([str(nbs), "--only", "c_fine"]) == 0
