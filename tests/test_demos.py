@@ -129,6 +129,8 @@ def test_02_crash_then_resume_serves_every_turn_before_the_crash(ran):
     assert d.first.statuses == [(t, "live") for t in turns[:30]]
     loop = [(n, s) for n, s in d.resume.statuses if n.startswith("turn-")]
     assert loop == [(t, "hit") for t in turns[:30]] + [(t, "live") for t in turns[30:]]
+    # The record keeps the turn the crash cut short, in the crashed kernel's session.
+    assert re.search(r"cut short: \[\('turn-31', 'k-\w+'\)\]", d.resume.text())
 
 
 def test_02_the_budget_left_after_the_restart_is_the_budget_left_at_the_crash(ran, workspace):
