@@ -17,7 +17,7 @@ import time
 import types
 import uuid
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -34,14 +34,14 @@ from .store import FORMAT_VERSION, Store, StoreError
 _IPYTHON_NAMES = re.compile(r"^(_+|_i+|_i?\d+|_ii+|In|Out|exit|quit|get_ipython|_oh|_ih|_dh)$")
 
 
-@dataclass
+@dataclass(frozen=True)
 class StepArgs:
     name: str | None = None
     effect: bool = False
     force: bool = False
-    ignore: list[str] = field(default_factory=list)
+    ignore: tuple[str, ...] = ()
     version: str | None = None
-    deps: list[str] = field(default_factory=list)
+    deps: tuple[str, ...] = ()
 
 
 @dataclass
@@ -68,6 +68,7 @@ class Engine:
         self.budget = runs.Budget(self.store, self.run.id)
         self.journal = Journal(self.store.dir, self.run.id)
         self.listeners: list = []  # callables(kind, payload): the comm, tests
+        self._transformed: dict[str, str] = {}
         self.quiet = False
         self.remote = None  # the team cache (remote.Tier) when one is configured
 
@@ -111,7 +112,11 @@ class Engine:
     # -- one step -------------------------------------------------------------------------
     def execute(self, args: StepArgs, line: str, cell: str) -> Any:
         __tracebackhide__ = True  # noqa: F841 (IPython hides this frame in tracebacks)
-        transformed = self.shell.transform_cell(cell)
+        transformed = self._transformed.get(cell)
+        if transformed is None:  # IPython's transform is a pure function of the text
+            transformed = self._transformed[cell] = self.shell.transform_cell(cell)
+            if len(self._transformed) > 512:
+                self._transformed.pop(next(iter(self._transformed)))
         info = _analyse(transformed)
         name = args.name or info.default_name()
         ex = _Execution(self, name, args, info, line, cell, transformed)
@@ -165,7 +170,7 @@ class _Execution:
                 ns=ns,
                 inputs=inputs,
                 cell_modules=list(self.info.imports.values()),
-                deps=self.args.deps,
+                deps=list(self.args.deps),
             )
         except keymod.MissingDeps as err:
             raise UsageError(f"%%step {self.name}: {err}") from None
@@ -278,12 +283,12 @@ class _Execution:
         # Classes and functions first: instances in later blobs refer to them by name.
         ordered = sorted(entry["bindings"], key=lambda b: not b.get("callable", False))
         for b in ordered:
-            values[b["name"]] = store.get_blob(b["blob"])
+            values[b["name"]] = store.get_value(b)
             if b.get("callable"):
                 self.e.ns[b["name"]] = values[b["name"]]
-        values["__outputs__"] = store.get_blob(entry["outputs_blob"])
+        values["__outputs__"] = store.get_value(entry["outputs"])
         if entry.get("result"):
-            values["__result__"] = store.get_blob(entry["result"]["blob"])
+            values["__result__"] = store.get_value(entry["result"])
         return values
 
     def _apply(self, entry: dict, values: dict) -> Any:
@@ -418,10 +423,10 @@ class _Execution:
             h = Hasher(ns)
             h.value(value, name)
             d = h.digest().hex()
-            store.put_blob(d, value, name)
+            ref = store.put_value(d, value, name)
             tname, size = keymod.describe(value)
             bindings.append(
-                {"name": name, "blob": d, "digest": d, "type": tname, "size": size,
+                {**ref, "name": name, "digest": d, "type": tname, "size": size,
                  "callable": callable(value) and isinstance(value, type | types.FunctionType)}
             )  # fmt: skip
         self.outputs_info = [
@@ -429,14 +434,14 @@ class _Execution:
         ]
         out_list = list(outputs)
         out_name = Hasher(ns).value_digest(repr(out_list), "outputs")
-        store.put_blob(out_name, out_list, "outputs")
+        out_ref = store.put_value(out_name, out_list, "outputs")
         entry = {
             "step": self.name,
             "created": time.time(),
             "duration_s": time.perf_counter() - self.t0,
             "bindings": bindings,
             "deleted": deleted,
-            "outputs_blob": out_name,
+            "outputs": out_ref,
             "result": self._result_ref(result),
             "files": [{"path": p, "digest": keymod.file_digest(p)} for p in sorted(reads)],
             "params": ctx.params,
@@ -451,13 +456,11 @@ class _Execution:
         ns, store = self.e.ns, self.e.store
         try:
             d = Hasher(ns).value_digest(result, "result")
-            store.put_blob(d, result, "the cell's result")
-            return {"blob": d}
+            return store.put_value(d, result, "the cell's result")
         except (serialize.Unstorable, Unhashable):
             bundle = self.e.shell.display_formatter.format(result)[0]
             d = Hasher(ns).value_digest(repr(bundle), "result")
-            store.put_blob(d, bundle, "the cell's result")
-            return {"blob": d, "bundle": True}
+            return {**store.put_value(d, bundle, "the cell's result"), "bundle": True}
 
     def _describe(self, names: list[str]) -> list[dict]:
         out = []

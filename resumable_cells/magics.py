@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+from functools import lru_cache
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
@@ -57,18 +58,7 @@ class StepMagics(Magics):
         depends on changed (code, inputs, functions reached, package versions, --deps
         files), run live and stored otherwise. See `%step help` for the subcommands."""
         __tracebackhide__ = True  # noqa: F841
-        try:
-            args = parse_argstring(self.step, line)
-        except ValueError as err:  # shlex: an unclosed quote
-            raise UsageError(f"%%step: cannot parse {line!r} ({err}).") from None
-        step_args = StepArgs(
-            name=args.name,
-            effect=args.effect,
-            force=args.force,
-            ignore=list(args.ignore),
-            version=args.version,
-            deps=list(args.deps),
-        )
+        step_args = _parsed_args(line)
         try:
             return self.engine.execute(step_args, line, cell)
         except StepRefused as err:
@@ -83,6 +73,23 @@ class StepMagics(Magics):
         except ValueError as err:
             raise UsageError(f"%step: {err}") from None
         return commands.dispatch(self.engine, argv)
+
+
+@lru_cache(maxsize=512)
+def _parsed_args(line: str) -> StepArgs:
+    """The flags of a `%%step` line (parsed once per distinct line: it is on every hit)."""
+    try:
+        args = parse_argstring(StepMagics.step, line)
+    except ValueError as err:  # shlex: an unclosed quote
+        raise UsageError(f"%%step: cannot parse {line!r} ({err}).") from None
+    return StepArgs(
+        name=args.name,
+        effect=args.effect,
+        force=args.force,
+        ignore=tuple(args.ignore),
+        version=args.version,
+        deps=tuple(args.deps),
+    )
 
 
 def load(ipython) -> None:

@@ -8,6 +8,7 @@ shared tier plugs in later.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -21,9 +22,10 @@ from typing import Any
 import diskcache
 from diskcache.core import MODE_PICKLE
 
-from . import auth, blobs
+from . import auth, blobs, serialize
 
-FORMAT_VERSION = 1  # bump on any change to keys, entries or blob layout
+FORMAT_VERSION = 2  # bump on any change to keys, entries or blob layout
+INLINE_MAX = 4096  # pickles up to this size live in the entry row, not in a blob file
 DEFAULT_SIZE_LIMIT = 10 << 30
 _HISTORY = 20
 
@@ -65,6 +67,7 @@ class Store:
         self.dir = Path(directory).absolute() if directory else default_dir()
         _make_private_dir(self.dir)
         self.blob_dir = self.dir / "blobs"
+        self._touched: dict[str, float] = {}
         self.recovered: str | None = None  # what was set aside, when the index was damaged
         self.index = self._open_index()
         self.size_limit = size_limit or int(self.index.get("cfg:size_limit", DEFAULT_SIZE_LIMIT))
@@ -149,7 +152,12 @@ class Store:
                 self.index.delete(name)
 
     def touch(self, key: str) -> None:
-        self.index.set("used:" + key, time.time())
+        """Mark an entry used, for LRU eviction. A minute's precision is plenty, and
+        skipping the write keeps it off most hits."""
+        now = time.time()
+        if now - self._touched.get(key, 0.0) > 60:
+            self.index.set("used:" + key, now)
+            self._touched[key] = now
 
     def history(self, step: str) -> list[str]:
         return self.get_json("hist:" + step, [])
@@ -187,10 +195,26 @@ class Store:
     def has_blob(self, name: str) -> bool:
         return blobs.blob_path(self.blob_dir, name).exists()
 
-    def put_blob(self, name: str, value: Any, var: str = "value") -> None:
-        written = blobs.write_blob(self.blob_dir, name, value, var)
+    def put_blob(self, name: str, value: Any, var: str = "value", pickled=None) -> None:
+        written = blobs.write_blob(self.blob_dir, name, value, var, pickled)
         if written:
             self.index.incr("blobbytes", written)
+
+    def put_value(self, name: str, value: Any, var: str = "value") -> dict:
+        """Store a value; returns its reference for an entry. Small values without
+        out-of-band buffers are inlined in the entry (authenticated with it), which
+        saves a file per value on every hit."""
+        main, buffers = serialize.dumps(value, var)
+        if not buffers and len(main) <= INLINE_MAX:
+            return {"blob": name, "inline": base64.b64encode(main).decode()}
+        self.put_blob(name, value, var, pickled=(main, buffers))
+        return {"blob": name}
+
+    def get_value(self, ref: dict) -> Any:
+        """The value behind a reference from an entry that passed authentication."""
+        if "inline" in ref:
+            return serialize.loads(base64.b64decode(ref["inline"]), [])
+        return self.get_blob(ref["blob"])
 
     def get_blob(self, name: str) -> Any:
         try:
@@ -236,12 +260,9 @@ class Store:
 
 
 def entry_blobs(entry: dict) -> list[str]:
-    names = [b["blob"] for b in entry.get("bindings", [])]
-    if entry.get("outputs_blob"):
-        names.append(entry["outputs_blob"])
-    if entry.get("result"):
-        names.append(entry["result"]["blob"])
-    return names
+    """Names of the blob files an entry uses (inlined values have none)."""
+    refs = [*entry.get("bindings", []), entry.get("outputs"), entry.get("result")]
+    return [r["blob"] for r in refs if isinstance(r, dict) and "blob" in r and "inline" not in r]
 
 
 def _holder_alive(holder: dict) -> bool:
