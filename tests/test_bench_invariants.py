@@ -151,3 +151,47 @@ def test_digest_same_in_other_processes_and_hash_seeds():
         assert out.returncode == 0, out.stderr
         outs.add(out.stdout.strip())
     assert len(outs) == 1
+
+
+def _serialize_roundtrip(value):
+    from resumable_cells import serialize
+
+    main, buffers = serialize.dumps(value)
+    return serialize.loads(main, [bytearray(b.raw()) for b in buffers]), len(buffers)
+
+
+def test_string_arrays_travel_as_one_buffer_and_come_back_equal():
+    n = 10_000
+    plain = np.array([f"s{i % 313}" for i in range(n)], dtype=object)
+    back, nbuf = _serialize_roundtrip(plain)
+    assert nbuf == 1 and back.dtype == object and back.tolist() == plain.tolist()
+    assert all(type(x) is str for x in back)
+    back[0] = "changed"  # writable, like the original
+
+    mixed = plain.copy()
+    mixed[[3, 70, 9000]] = [None, float("nan"), 42]
+    mixed[5] = np.str_("numpy string")  # a str subclass keeps its type
+    mixed[6] = "with \udc80 surrogate"
+    back, _ = _serialize_roundtrip(mixed)
+    assert back[3] is None and back[70] != back[70] and back[9000] == 42
+    assert type(back[5]) is np.str_ and back[6] == "with \udc80 surrogate"
+    assert [x for i, x in enumerate(back) if i != 70] == [x for i, x in enumerate(mixed) if i != 70]
+
+    grid = np.array([f"g{i}" for i in range(n)], dtype=object).reshape(100, 100)
+    for arr in (grid, np.asfortranarray(grid), grid[::2, ::3]):
+        back, _ = _serialize_roundtrip(arr)
+        assert back.shape == arr.shape and (back == arr).all()
+
+    nul = plain.copy()
+    nul[7] = "a\x00b"  # the separator inside a value: plain pickling
+    back, nbuf = _serialize_roundtrip(nul)
+    assert nbuf == 0 and back.tolist() == nul.tolist()
+
+
+def test_string_frame_round_trip_keeps_digest(tmp_path):
+    df = bench_frame(20_000)
+    df["o"] = pd.Series([f"o{i}" if i % 7 else None for i in range(20_000)], dtype=object)
+    df["t"] = pd.Series([f"t{i}" if i % 5 else None for i in range(20_000)], dtype="str")
+    restored = roundtrip(tmp_path, df)
+    pd.testing.assert_frame_equal(restored, df)
+    assert digest(restored) == digest(df)
