@@ -376,16 +376,19 @@ class Tier:
             }
 
     def close(self) -> None:
+        """No more lookups or new pushes; the worker finishes what is queued (not what
+        failed: `%step push --all` on the next tier sends those) and exits."""
         with self._cv:
             self._closed = True
+            self._failed.clear()
             self._cv.notify_all()
 
     def _work(self) -> None:
         while True:
             with self._cv:
-                while not self._closed:
+                while True:
                     now = time.monotonic()
-                    if self._failed and now >= self._down_until:
+                    if self._failed and now >= self._down_until and not self._closed:
                         self._todo.update(self._failed)  # the back-off is over: retry
                         self._failed.clear()
                     if self._todo and now < self._down_until:
@@ -393,10 +396,10 @@ class Tier:
                         self._todo.clear()
                     if self._todo:
                         break
+                    if self._closed:
+                        return
                     wait = self._down_until - now if self._failed else None
                     self._cv.wait(wait)
-                if self._closed:
-                    return
                 key = next(iter(self._todo))
                 store = self._todo.pop(key)
                 self._busy = key
@@ -732,4 +735,6 @@ def configure(engine, setting: str) -> None:
         tier = from_setting(setting)
     except RemoteError as err:
         raise UsageError(f"%step config --remote: {err}") from None
+    if engine.remote is not None:
+        engine.remote.close()
     engine.remote = tier
