@@ -12,7 +12,7 @@ from typing import Any
 
 from .hashing import _ELEMENT, Hasher, Unhashable, add_handler
 
-_CHUNK_BYTES = 32 << 20
+_CHUNK_BYTES = 256 << 10  # the piece of a non-contiguous array copied for hashing
 # Object columns are encoded this many elements at a time: each piece's Python objects
 # (list, joined string, its UTF-8 bytes) stay small and in cache, and the boundaries
 # depend only on the length, so the digest does not depend on how the data is chunked
@@ -92,11 +92,19 @@ def _array_data(h: Hasher, arr: Any) -> None:
     if arr.flags.c_contiguous:
         h.raw(arr.reshape(-1).view(np.uint8))
         return
-    # Bounded copies, so hashing a strided view never doubles memory.
+    # A strided or Fortran-ordered array: its C-order bytes, a few rows at a time,
+    # through one small buffer reused for every piece. The buffer stays in the CPU
+    # cache (the copy and the hash of a piece cost about one pass over it), no fresh
+    # memory is touched, and hashing a view never doubles memory.
     h.raw_header(arr.nbytes)
-    rows = max(1, _CHUNK_BYTES // max(1, arr.nbytes // max(1, arr.shape[0])))
-    for i in range(0, arr.shape[0], rows):
-        h.raw_part(np.ascontiguousarray(arr[i : i + rows]).reshape(-1).view(np.uint8))
+    n = arr.shape[0]
+    rows = max(1, _CHUNK_BYTES // max(1, arr.nbytes // max(1, n)))
+    buf = np.empty((min(rows, n),) + arr.shape[1:], dtype=arr.dtype)
+    for i in range(0, n, rows):
+        part = arr[i : i + rows]
+        dst = buf[: len(part)]
+        np.copyto(dst, part)
+        h.raw_part(dst.reshape(-1).view(np.uint8))
 
 
 # -- pandas -----------------------------------------------------------------------------

@@ -56,6 +56,7 @@ def roundtrip(tmp_path, value):
 VALUES = {
     "array": lambda: np.arange(10_000, dtype=np.float64).reshape(100, 100),
     "strided": lambda: np.arange(10_000, dtype=np.int32).reshape(100, 100)[::3, ::2],
+    "fortran": lambda: np.asfortranarray(np.arange(60_000, dtype=np.float64).reshape(6000, 10)),
     "frame": bench_frame,
     "dict": bench_dict,
     "nested": lambda: {"a": [1, (2, 3), {"b": None}], "s": {3, "x"}, "t": (1.5, b"z")},
@@ -75,6 +76,13 @@ def test_digest_stable_across_copy_and_roundtrip(tmp_path, kind):
         np.testing.assert_array_equal(restored, value)
     else:
         assert restored == value
+
+
+def test_array_digest_does_not_depend_on_memory_layout():
+    a = np.random.default_rng(2).random((5000, 9))
+    for view in (np.asfortranarray(a), a[::2], a[:, ::3], a.T.copy().T):
+        assert digest(view) == digest(np.ascontiguousarray(view))
+    assert digest(np.asfortranarray(a)) == digest(a)
 
 
 def test_restored_large_array_is_equal_and_writable(tmp_path):
