@@ -53,11 +53,18 @@ async function runAll(page: Page): Promise<void> {
   await menu(page, 'Run', 'Run All Cells');
 }
 
-/** The execution count shown by the last cell once Run All has reached it. */
-async function waitForRunAllDone(page: Page): Promise<void> {
+/** Wait for Run All to finish: one more bar per step in the timeline, kernel idle. */
+async function waitForRunAllDone(page: Page, barsBefore: number): Promise<void> {
+  await expect(page.locator('#resumable-cells-sidebar .rc-Bar')).toHaveCount(
+    barsBefore + STEPS.length
+  );
   const last = page.locator('.jp-NotebookPanel .jp-Cell').last();
   await expect(last.locator('.jp-InputPrompt')).toHaveText(/\[\d+\]/);
   await waitForKernelIdle(page);
+}
+
+async function barCount(page: Page): Promise<number> {
+  return page.locator('#resumable-cells-sidebar .rc-Bar').count();
 }
 
 function stepRow(page: Page, name: string): Locator {
@@ -100,12 +107,14 @@ test.describe.serial('the sidebar with a real kernel', () => {
   });
 
   test('run all: the panel follows the steps live', async () => {
+    const bars = await barCount(page);
+    expect(bars).toBe(0);
     await runAll(page);
     // `load` sleeps 1.5 s: the panel must show it running, with a growing bar
     await expect(stepRow(page, 'load')).toHaveAttribute('data-status', 'running');
     const bar = page.locator('#resumable-cells-sidebar .rc-Bar[data-status="running"]').first();
     await expect(bar).toBeVisible();
-    await waitForRunAllDone(page);
+    await waitForRunAllDone(page, bars);
     await expect(stepRow(page, 'load')).toHaveAttribute('data-status', 'live');
     await expect(stepRow(page, 'clean')).toHaveAttribute('data-status', 'live');
     await expect(stepRow(page, 'notify')).toHaveAttribute('data-status', 'effect');
@@ -133,8 +142,10 @@ test.describe.serial('the sidebar with a real kernel', () => {
     await waitForKernelIdle(page);
     // the record survives the restart: the panel is still filled from the server
     await expect(stepRow(page, 'load')).toHaveAttribute('data-status', 'live');
+    const bars = await barCount(page);
+    expect(bars).toBe(STEPS.length);
     await runAll(page);
-    await waitForRunAllDone(page);
+    await waitForRunAllDone(page, bars);
     await expect(stepRow(page, 'load')).toHaveAttribute('data-status', 'hit');
     await expect(stepRow(page, 'clean')).toHaveAttribute('data-status', 'hit');
     await expect(stepRow(page, 'notify')).toHaveAttribute('data-status', 'effect');
@@ -248,6 +259,11 @@ test.describe.serial('the sidebar with a real kernel', () => {
     await expect(rows).toHaveText(STEPS);
     await page.locator('.lm-TabBar-tab', { hasText: 'other.ipynb' }).click();
     await expect(rows).toHaveText(['only']);
+    // save first, so closing asks nothing
+    await menu(page, 'File', 'Save Notebook');
+    await expect(
+      page.locator('.lm-TabBar-tab.jp-mod-dirty', { hasText: 'other.ipynb' })
+    ).toHaveCount(0);
     await menu(page, 'File', 'Close Tab');
     await expect(rows).toHaveText(STEPS);
   });
@@ -282,6 +298,26 @@ test.describe.serial('the sidebar with a real kernel', () => {
     await expect(page.locator('#resumable-cells-sidebar .rc-RunId')).toHaveText(runId ?? '');
     const lanes = page.locator('#resumable-cells-sidebar .rc-Lane');
     await expect(lanes.nth(1).locator('.rc-Bar').last()).toHaveAttribute('data-status', 'hit');
+  });
+
+  test('a new run asks first, starts empty, and is served from the kept cache', async () => {
+    const runId = page.locator('#resumable-cells-sidebar .rc-RunId');
+    const before = await runId.textContent();
+    await page.locator('#resumable-cells-sidebar .rc-NewRun').click();
+    await expect(page.locator('.jp-Dialog')).toContainText('new run');
+    await page.locator('.jp-Dialog .jp-mod-accept').click();
+    await expect(runId).not.toHaveText(before ?? '');
+    await expect(runId).toHaveText(/\S+/);
+    await expect(page.locator('#resumable-cells-sidebar .rc-Lane')).toHaveCount(0);
+    for (const name of STEPS) {
+      await expect(stepRow(page, name)).toHaveAttribute('data-status', 'none');
+    }
+    await waitForKernelIdle(page);
+    await runAll(page);
+    await waitForRunAllDone(page, 0);
+    await expect(stepRow(page, 'load')).toHaveAttribute('data-status', 'hit');
+    await expect(stepRow(page, 'notify')).toHaveAttribute('data-status', 'effect');
+    await expect(page.locator('#resumable-cells-sidebar .rc-Lane')).toHaveCount(1);
   });
 });
 
