@@ -180,7 +180,6 @@ def execute(
     env: dict[str, str],
     *,
     name: str,
-    expect_crash: bool = False,
 ) -> Execution:
     """Execute `nb` top to bottom in a new kernel process started in `workdir` with `env`.
 
@@ -189,7 +188,7 @@ def execute(
     expected. The kernel's own log goes to `workdir/kernel.log`.
     """
     from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError, DeadKernelError
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
     nb = nbformat.from_dict(nb)  # a copy: outputs land here, not in the caller's object
     for cell in nb.cells:
@@ -212,14 +211,13 @@ def execute(
                     try:
                         client.execute_cell(cell, index)
                     except CellExecutionError as err:
-                        result.error = _first_line(err)
+                        result.error, result.error_cell = _first_line(err), index
+                        break
+                    except CellTimeoutError:
+                        result.error = f"no reply within {CELL_TIMEOUT} s"
                         result.error_cell = index
                         break
         except DeadKernelError:
-            result.crashed = True
-        except RuntimeError as err:  # nbclient reports a kernel that died at start-up so
-            if "Kernel died" not in str(err) or not expect_crash:
-                raise
             result.crashed = True
     if t0 is not None:
         result.wall_s = time.perf_counter() - t0
@@ -249,7 +247,7 @@ def run_notebook(path: Path, ws: Workspace, *, with_edits: bool = True) -> Noteb
     work = ws.prepare(path)
     env = ws.env(path)
 
-    first = execute(nb, work, env, name=path.name, expect_crash=expect_crash)
+    first = execute(nb, work, env, name=path.name)
     if expect_crash and not first.crashed:
         raise DemoFailed(f"{path.name}: the first run should crash, and it did not")
     _check(first, path.name, "first run", allow_crash=expect_crash)
@@ -376,6 +374,9 @@ def main(argv: list[str] | None = None) -> int:
             except DemoFailed as err:
                 failures.append(str(err))
                 print(f"  FAILED: {err}", file=sys.stderr, flush=True)
+            except Exception as err:  # a kernel that would not start, say: still a failure
+                failures.append(f"{path.name}: {type(err).__name__}: {err}")
+                print(f"  FAILED: {failures[-1]}", file=sys.stderr, flush=True)
         if args.keep:
             print(f"work directories kept in {ws.root}", file=sys.stderr)
     print()
