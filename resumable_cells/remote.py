@@ -58,6 +58,7 @@ CONNECT_TIMEOUT = 0.5
 SOCKET_TIMEOUT = 1.0  # lookups, in the user's cell
 BULK_TIMEOUT = 10.0  # writing one CHUNK (>= 0.8 MB/s), in the background thread
 BACKOFF_MIN, BACKOFF_MAX = 1.0, 30.0
+MIN_FETCH_S = 5.0  # a hit may take this long, or twice the step's own duration
 _PIPELINE = 4  # chunks in flight per round trip
 _MAX_CHUNK = 64 << 20
 _HEX = re.compile(r"^[0-9a-f]+$")
@@ -223,15 +224,26 @@ class Tier:
                 self._up()
                 return None
             entry = self._verify_entry(raw, key)
+            # Give up when copying would take longer than running the step did.
+            duration = entry.get("duration_s")
+            budget = max(MIN_FETCH_S, 2 * duration if isinstance(duration, float) else 0.0)
+            deadline = time.monotonic() + budget
             for name in dict.fromkeys(entry_blobs(entry)):
                 if not store.has_blob(name):
-                    self._pull_blob(store, name)
+                    self._pull_blob(store, name, deadline)
             self._up()
         except TamperedError:
             raise
         except _Incomplete as err:
             print(f"resumable-cells: {err}; running the step", file=sys.stderr)
             self._forget(key, err.blob)
+            return None
+        except _TooSlow:
+            print(
+                f"resumable-cells: the team cache is too slow to beat running the step "
+                f"(over {budget:.1f} s); running it",
+                file=sys.stderr,
+            )
             return None
         except _errors() as err:
             self._down(err)
@@ -271,7 +283,7 @@ class Tier:
             raise TamperedError(f"the team cache entry {key[:12]} fails the team key; ignoring it")
         return entry
 
-    def _pull_blob(self, store: Store, name: str) -> int:
+    def _pull_blob(self, store: Store, name: str, deadline: float = math.inf) -> int:
         raw = self.fast.get(self.k("blob", name))
         if raw is None:
             raise _Incomplete(f"blob {name[:12]} is missing from the team cache", name)
@@ -288,7 +300,7 @@ class Tier:
         try:
             with open(tmp, "wb", buffering=0) as f:
                 blobs._write_all(f, blobs.MAGIC + _u32(len(placeholder)) + placeholder)
-                for part, piece in _split(self._chunks(name, meta), parts):
+                for part, piece in _split(self._chunks(name, meta, deadline), parts):
                     if piece is None:
                         blobs._pad(f)
                         continue
@@ -310,10 +322,12 @@ class Tier:
         store.index.incr("blobbytes", size)
         return size
 
-    def _chunks(self, name: str, meta: dict) -> Iterator[bytes]:
+    def _chunks(self, name: str, meta: dict, deadline: float = math.inf) -> Iterator[bytes]:
         keys = [self.k("chunk", name, meta["upload"], str(i)) for i in range(meta["chunks"])]
         size, chunk = meta["size"], meta["chunk"]
         for start in range(0, len(keys), _PIPELINE):
+            if time.monotonic() > deadline:
+                raise _TooSlow()
             batch = keys[start : start + _PIPELINE]
             values = self.fast.mget(batch)
             for i, value in enumerate(values, start):
@@ -535,6 +549,10 @@ class Tier:
             "chunks": sum(m["chunks"] for m in blob_meta.values()),
             "unverified": unverified,
         }
+
+
+class _TooSlow(Exception):
+    """Copying an entry from the server takes longer than running the step did."""
 
 
 class _Incomplete(Exception):
