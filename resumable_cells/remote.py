@@ -58,7 +58,7 @@ CONNECT_TIMEOUT = 0.5
 SOCKET_TIMEOUT = 1.0  # lookups, in the user's cell
 BULK_TIMEOUT = 10.0  # writing one CHUNK (>= 0.8 MB/s), in the background thread
 BACKOFF_MIN, BACKOFF_MAX = 1.0, 30.0
-MIN_FETCH_S = 5.0  # a hit may take this long, or twice the step's own duration
+MIN_FETCH_S = 10.0  # a hit may take this long, or twice the step's own duration
 _PIPELINE = 4  # chunks in flight per round trip
 _MAX_CHUNK = 64 << 20
 _HEX = re.compile(r"^[0-9a-f]+$")
