@@ -162,8 +162,8 @@ def _str_array_reduce(arr):
     strings = items
     if len(kinds) > 1:
         others = {i: x for i, x in enumerate(items) if type(x) is not str}
-        if len(others) * 2 > len(items):
-            return None  # mostly other objects: plain pickling suits it better
+        if len(others) * 2 > len(items) or any(x is arr for x in others.values()):
+            return None  # mostly other objects (or itself): plain pickling suits it better
         strings = [x for x in items if type(x) is str]
     joined = "\x00".join(strings)
     if joined.count("\x00") != len(strings) - 1:
