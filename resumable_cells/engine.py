@@ -69,6 +69,7 @@ class Engine:
         self.journal = Journal(self.store.dir, self.run.id)
         self.listeners: list = []  # callables(kind, payload): the comm, tests
         self._transformed: dict[str, str] = {}
+        self._current_spend = {"tokens": 0, "cost": 0.0}  # of the step running now
         self.quiet = False
         self.remote = None  # the team cache (remote.Tier) when one is configured
 
@@ -128,8 +129,6 @@ class Engine:
                 listener(kind, payload)
             except Exception:
                 pass  # a frontend that went away must never fail a cell
-
-    _current_spend: dict = {"tokens": 0, "cost": 0.0}
 
 
 @lru_cache(maxsize=512)
