@@ -37,6 +37,7 @@ import nbformat
 
 META = "resumable_cells_demo"
 CELL_TIMEOUT = 300  # seconds for one cell
+KERNEL = "resumable-cells-demo"  # a kernelspec of this interpreter, in the workspace
 
 __all__ = [
     "Execution",
@@ -138,6 +139,13 @@ class Workspace:
         self.root = Path(root or tempfile.mkdtemp(prefix="rc-demo-")).resolve()
         self.keep = keep
         (self.root / "tmp").mkdir(parents=True, exist_ok=True)
+        self.kernels = self.root / "kernels"
+        if not (self.kernels / KERNEL / "kernel.json").exists():
+            from ipykernel.kernelspec import write_kernel_spec
+
+            # This interpreter (the one with the package), not whatever `python3`
+            # kernelspec the user's Jupyter paths would find first.
+            write_kernel_spec(self.kernels / KERNEL)
 
     def prepare(self, notebook: Path) -> Path:
         """A fresh work directory holding a copy of the notebook and its `data/`."""
@@ -180,8 +188,10 @@ def execute(
     env: dict[str, str],
     *,
     name: str,
+    kernels: Path | None = None,
 ) -> Execution:
-    """Execute `nb` top to bottom in a new kernel process started in `workdir` with `env`.
+    """Execute `nb` top to bottom in a new kernel process started in `workdir` with `env`
+    (the kernelspec `KERNEL` from the directory `kernels`, else the default `python3`).
 
     The execution stops at the first cell that raises (recorded in `error`) or when the
     kernel dies (`crashed`); it never raises for either, so callers decide what was
@@ -194,10 +204,18 @@ def execute(
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
+    km = None
+    if kernels is not None:
+        from jupyter_client.kernelspec import KernelSpecManager
+        from jupyter_client.manager import AsyncKernelManager
+
+        specs = KernelSpecManager(kernel_dirs=[str(kernels)], ensure_native_kernel=False)
+        km = AsyncKernelManager(kernel_name=KERNEL, kernel_spec_manager=specs)
     client = NotebookClient(
         nb,
+        km=km,
         timeout=CELL_TIMEOUT,
-        kernel_name="python3",
+        kernel_name=KERNEL if km is not None else "python3",
         resources={"metadata": {"path": str(workdir)}},
         allow_errors=False,
     )
@@ -247,12 +265,12 @@ def run_notebook(path: Path, ws: Workspace, *, with_edits: bool = True) -> Noteb
     work = ws.prepare(path)
     env = ws.env(path)
 
-    first = execute(nb, work, env, name=path.name)
+    first = execute(nb, work, env, name=path.name, kernels=ws.kernels)
     if expect_crash and not first.crashed:
         raise DemoFailed(f"{path.name}: the first run should crash, and it did not")
     _check(first, path.name, "first run", allow_crash=expect_crash)
 
-    resume = execute(nb, work, env, name=path.name)
+    resume = execute(nb, work, env, name=path.name, kernels=ws.kernels)
     _check(resume, path.name, "resume")
 
     demo = NotebookDemo(path.name, work, first, resume, note=meta.get("resume_note", ""))
@@ -263,7 +281,7 @@ def run_notebook(path: Path, ws: Workspace, *, with_edits: bool = True) -> Noteb
             nbformat.write(
                 current, work / path.name
             )  # saved, as an editor would: `%step plan` reads it
-            run = execute(current, work, env, name=path.name)
+            run = execute(current, work, env, name=path.name, kernels=ws.kernels)
             _check(run, path.name, f"after edit {edit['title']!r}")
             demo.edits.append((edit["title"], run))
     return demo

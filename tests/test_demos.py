@@ -308,3 +308,13 @@ def test_the_runner_exits_non_zero_when_a_notebook_fails_or_does_not_crash_as_an
     assert "b_no_crash.ipynb: the first run should crash, and it did not" in err
     assert re.search(r"c_fine\.ipynb\s+1\s+[\d.]+ s\s+[\d.]+ s\s+1\s+0", out)
     assert demo.main([str(nbs), "--only", "c_fine"]) == 0
+
+
+def test_the_readme_section_links_every_notebook_and_shows_the_table_make_demo_prints():
+    text = (NOTEBOOKS.parent / "docs" / "demos.md").read_text()
+    linked = re.findall(r"\]\(\.\./demo_notebooks/([\w.]+\.ipynb)\)", text)
+    assert linked == ALL
+    head = ["notebook", "steps", "first run", "resume", "served", "ran"]
+    shown = next(ln for ln in text.splitlines() if ln.startswith("notebook"))
+    assert re.split(r"\s{2,}", shown.strip()) == head
+    assert re.split(r"\s{2,}", demo.table([]).splitlines()[0].strip()) == head
