@@ -19,8 +19,9 @@ ALL = sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
 
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory):
-    ws = demo.Workspace(tmp_path_factory.mktemp("demos"), keep=True)
+    ws = demo.Workspace(tmp_path_factory.mktemp("demos"))
     yield ws
+    ws.close()  # the stores hold hundreds of MB (01's frames): not kept for later runs
 
 
 @pytest.fixture(scope="module")
