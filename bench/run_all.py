@@ -99,7 +99,7 @@ def fmt_ratio(x: float | None) -> str:
 
 
 def met_text(r: Row) -> str:
-    if not r.ours:
+    if not r.ours or not r.target:
         return ""
     if r.met is None:
         return "n/a"
@@ -233,7 +233,7 @@ def write_markdown(path, rows, started, took, load_before, quick) -> None:
     )  # fmt: skip
     versions.setdefault("resumable-cells", getattr(resumable_cells, "__version__", "?"))
     mach = machine()
-    met = [r for r in rows if r.ours]
+    met = [r for r in rows if r.ours and r.target]
     lines = [
         "# Benchmark results",
         "",
@@ -248,7 +248,7 @@ def write_markdown(path, rows, started, took, load_before, quick) -> None:
         "",
         "**Versions:** " + ", ".join(f"{k} {v}" for k, v in versions.items()) + ".",
         "",
-        f"Targets met: {sum(1 for r in met if r.met)} of {len(met)} rows of this project. "
+        f"Targets met: {sum(1 for r in met if r.met)} of {len(met)}. "
         "`anchor / ours`: how many times this project's median the anchor took.",
         "",
         "## Summary",

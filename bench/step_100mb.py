@@ -9,9 +9,11 @@ Target: <= 25 ms for the hit.
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
+from statistics import median
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -28,6 +30,23 @@ from common import (  # noqa: E402
 )
 
 STEP = "%%step big\nb = a * 2"
+IN_KERNEL = r"""
+import json as _json, time as _time
+
+def _bench_in_kernel(n, with_marimo):
+    _ip = get_ipython()
+    methods = {"hit": lambda: _ip.run_cell_magic("step", "big", "b = a * 2"),
+               "recompute": lambda: _ip.run_cell("b = a * 2", store_history=False)}
+    if with_marimo:
+        methods["marimo"] = lambda: _ip.run_cell("b2 = work(a)", store_history=False)
+    out = {k: [] for k in methods}
+    for _ in range(n):
+        for k, fn in methods.items():
+            t0 = _time.perf_counter()
+            fn()
+            out[k].append(_time.perf_counter() - t0)
+    print(_json.dumps(out))
+"""
 PLAIN = "b = a * 2"
 MARIMO = "b2 = work(a)"
 
@@ -53,6 +72,13 @@ def run(args) -> list[Row]:
             methods["marimo persistent_cache hit"] = lambda: k.run(MARIMO)
         methods["same cell without the magic (recompute)"] = lambda: k.run(PLAIN)
         times = interleaved(methods, 5 if args.quick else 15, warmup=2)
+        k.check(IN_KERNEL)
+        text = "".join(
+            o.get("text", "")
+            for o in k.check(f"_bench_in_kernel({5 if args.quick else 15}, {has_marimo})")
+            if o["type"] == "stream" and o.get("name") == "stdout"
+        )
+        inside = json.loads(text.strip().splitlines()[-1])
         # Read the engine's own timing of one more hit (its status line).
         _, outputs, _ = k.run(STEP)
         inner = re.search(r"served from cache in ([0-9.]+) s", status_text(outputs))
@@ -64,18 +90,38 @@ def run(args) -> list[Row]:
     for name, ts in times.items():
         row = Row("hit on a 100 MB step", size, name, ts)
         if name.startswith("%%step"):
-            med = sorted(ts)[len(ts) // 2]
             row.ours = True
-            row.target = "<= 25 ms"
-            row.met = med <= 0.025 and served and same
             row.note = (
-                f"in the kernel {float(inner.group(1)) * 1e3:.0f} ms; " if inner else ""
+                f"engine's own timing {float(inner.group(1)) * 1e3:.0f} ms; " if inner else ""
             ) + f"first (live) run {live_s * 1e3:.0f} ms"
             if not served:
                 row.note += "; NOT SERVED FROM CACHE"
         elif name.startswith("marimo"):
             row.note = f"{marimo_hits} cache hits counted by marimo"
         rows.append(row)
+    hit = inside["hit"]
+    rows.append(
+        Row("hit on a 100 MB step", size, "%%step hit, inside the kernel", hit, ours=True,
+            target="<= 25 ms", met=median(hit) <= 0.025 and served and same,
+            note="run_cell_magic, timed in the kernel")
+    )  # fmt: skip
+    if "marimo" in inside:
+        rows.append(
+            Row(
+                "hit on a 100 MB step",
+                size,
+                "marimo persistent_cache hit, inside the kernel",
+                inside["marimo"],
+            )
+        )
+    rows.append(
+        Row(
+            "hit on a 100 MB step",
+            size,
+            "same cell without the magic, inside the kernel",
+            inside["recompute"],
+        )
+    )
     return rows
 
 
