@@ -85,6 +85,22 @@ async function setTheme(page: Page, theme: 'JupyterLab Light' | 'JupyterLab Dark
   await expect(page.locator('#jupyterlab-splash')).toHaveCount(0);
 }
 
+/** Hide the file browser and give the sidebar more room, for the README pictures. */
+async function layoutForScreenshots(page: Page): Promise<void> {
+  // clicking the current tab of the left side bar collapses it
+  await page.locator('.jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current').click();
+  await expect(page.locator('#jp-left-stack')).toBeHidden();
+  const sidebar = page.locator('#resumable-cells-sidebar');
+  const before = (await sidebar.boundingBox())!.width;
+  const handle = page.locator('#jp-main-split-panel > .lm-SplitPanel-handle:visible').last();
+  const box = (await handle.boundingBox())!;
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(box.x - 110, box.y + box.height / 2, { steps: 5 });
+  await page.mouse.up();
+  await expect.poll(async () => (await sidebar.boundingBox())!.width).toBeGreaterThan(before + 50);
+}
+
 test.describe.serial('the sidebar with a real kernel', () => {
   let page: Page;
 
@@ -201,11 +217,14 @@ test.describe.serial('the sidebar with a real kernel', () => {
 
     fs.mkdirSync(SCREENSHOTS, { recursive: true });
     await page.locator('.jp-NotebookPanel .jp-Cell').first().locator('.jp-InputPrompt').click();
+    await layoutForScreenshots(page);
     await setTheme(page, 'JupyterLab Light');
     await page.screenshot({ path: path.join(SCREENSHOTS, 'sidebar-light.png') });
     await setTheme(page, 'JupyterLab Dark');
     await page.screenshot({ path: path.join(SCREENSHOTS, 'sidebar-dark.png') });
     await setTheme(page, 'JupyterLab Light');
+    await page.locator('.jp-SideBar.jp-mod-left .lm-TabBar-tab[data-id="filebrowser"]').click();
+    await expect(page.locator('#jp-left-stack')).toBeVisible();
 
     // Run stale until nothing is stale: like make, each pass runs what is out of date
     const markers = page.locator('#resumable-cells-sidebar .rc-StaleMarker');
