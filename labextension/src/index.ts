@@ -8,8 +8,8 @@ import { ICommandPalette } from '@jupyterlab/apputils';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 
 import { BadgeController } from './badges';
-import { NotebookRecord } from './model';
-import { RecordSidebar, SidebarModel } from './view';
+import { NotebookRecord, SidebarModel } from './model';
+import { RecordSidebar } from './view';
 
 namespace CommandIDs {
   export const show = 'resumable-cells:show';

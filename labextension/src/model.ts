@@ -328,3 +328,108 @@ export class NotebookRecord {
   private _settings: ServerConnection.ISettings | undefined;
   private _changed = new Signal<this, void>(this);
 }
+
+/** How often a running step's bar grows, in ms. */
+const TICK_MS = 500;
+
+/**
+ * Follows the record of the notebook in focus and emits `changed` at most once per
+ * animation frame, and every TICK_MS while a step runs so its bar grows.
+ */
+export class SidebarModel {
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+
+  get record(): NotebookRecord | null {
+    return this._record;
+  }
+
+  set record(record: NotebookRecord | null) {
+    if (record === this._record) {
+      return;
+    }
+    this._record?.changed.disconnect(this._schedule, this);
+    this._record = record;
+    record?.changed.connect(this._schedule, this);
+    this._schedule();
+  }
+
+  /** Whether the sidebar is shown: a hidden sidebar computes nothing until shown. */
+  get visible(): boolean {
+    return this._visible;
+  }
+
+  set visible(value: boolean) {
+    if (value !== this._visible) {
+      this._visible = value;
+      if (value) {
+        this._schedule();
+      }
+    }
+  }
+
+  /** The view of the current record, computed at the last flush. */
+  get view(): IRecordView | null {
+    return this._viewOf === this._record ? this._view : null;
+  }
+
+  dispose(): void {
+    this.record = null;
+    this._cancel();
+    Signal.clearData(this);
+  }
+
+  private _schedule(): void {
+    if (this._frame !== null || !this._visible) {
+      return;
+    }
+    const run = () => {
+      this._frame = null;
+      this._flush();
+    };
+    this._frame =
+      typeof requestAnimationFrame === 'function'
+        ? { raf: requestAnimationFrame(run) }
+        : { timer: setTimeout(run, 16) };
+  }
+
+  private _cancel(): void {
+    if (this._frame?.raf !== undefined) {
+      cancelAnimationFrame(this._frame.raf);
+    }
+    if (this._frame?.timer !== undefined) {
+      clearTimeout(this._frame.timer);
+    }
+    this._frame = null;
+    if (this._tick !== null) {
+      clearTimeout(this._tick);
+      this._tick = null;
+    }
+  }
+
+  private _flush(): void {
+    const record = this._record;
+    this._view = record && !record.isDisposed ? record.view() : null;
+    this._viewOf = record;
+    this._changed.emit();
+    if (this._tick !== null) {
+      clearTimeout(this._tick);
+      this._tick = null;
+    }
+    if (this._view?.running) {
+      this._tick = setTimeout(() => {
+        this._tick = null;
+        this._schedule();
+      }, TICK_MS);
+    }
+  }
+
+  private _record: NotebookRecord | null = null;
+  private _visible = false;
+  private _view: IRecordView | null = null;
+  private _viewOf: NotebookRecord | null = null;
+  private _frame: { raf?: number; timer?: ReturnType<typeof setTimeout> } | null = null;
+  private _tick: ReturnType<typeof setTimeout> | null = null;
+  private _changed = new Signal<this, void>(this);
+}

@@ -11,100 +11,12 @@ import {
   runIcon,
   ToolbarButtonComponent
 } from '@jupyterlab/ui-components';
-import { ISignal, Signal } from '@lumino/signaling';
+import { Message } from '@lumino/messaging';
 import * as React from 'react';
 
 import { resumableIcon, STATUS_ICON } from './icons';
-import { NotebookRecord } from './model';
+import { NotebookRecord, SidebarModel } from './model';
 import { formatDuration, IGauge, ILane, IRecordView, IStepView, STATUS_LABEL } from './viewmodel';
-
-/** How often a running step's bar grows, in ms. */
-const TICK_MS = 500;
-
-/**
- * Follows the record of the notebook in focus and emits `changed` at most once per
- * animation frame, and every TICK_MS while a step runs so its bar grows.
- */
-export class SidebarModel {
-  get changed(): ISignal<this, void> {
-    return this._changed;
-  }
-
-  get record(): NotebookRecord | null {
-    return this._record;
-  }
-
-  set record(record: NotebookRecord | null) {
-    if (record === this._record) {
-      return;
-    }
-    this._record?.changed.disconnect(this._schedule, this);
-    this._record = record;
-    record?.changed.connect(this._schedule, this);
-    this._schedule();
-  }
-
-  /** The view of the current record, computed at the last flush. */
-  get view(): IRecordView | null {
-    return this._view;
-  }
-
-  dispose(): void {
-    this.record = null;
-    this._cancel();
-    Signal.clearData(this);
-  }
-
-  private _schedule(): void {
-    if (this._frame !== null) {
-      return;
-    }
-    const run = () => {
-      this._frame = null;
-      this._flush();
-    };
-    this._frame =
-      typeof requestAnimationFrame === 'function'
-        ? { raf: requestAnimationFrame(run) }
-        : { timer: setTimeout(run, 16) };
-  }
-
-  private _cancel(): void {
-    if (this._frame?.raf !== undefined) {
-      cancelAnimationFrame(this._frame.raf);
-    }
-    if (this._frame?.timer !== undefined) {
-      clearTimeout(this._frame.timer);
-    }
-    this._frame = null;
-    if (this._tick !== null) {
-      clearTimeout(this._tick);
-      this._tick = null;
-    }
-  }
-
-  private _flush(): void {
-    const record = this._record;
-    this._view = record && !record.isDisposed ? record.view() : null;
-    this._changed.emit();
-    if (this._tick !== null) {
-      clearTimeout(this._tick);
-      this._tick = null;
-    }
-    if (this._view?.running) {
-      this._tick = setTimeout(() => {
-        this._tick = null;
-        this._schedule();
-      }, TICK_MS);
-    }
-  }
-
-  private _record: NotebookRecord | null = null;
-  private _view: IRecordView | null = null;
-  private _frame: { raf?: number; timer?: ReturnType<typeof setTimeout> } | null = null;
-  private _tick: ReturnType<typeof setTimeout> | null = null;
-  private _changed = new Signal<this, void>(this);
-}
 
 export class RecordSidebar extends ReactWidget {
   constructor(model: SidebarModel) {
@@ -117,6 +29,26 @@ export class RecordSidebar extends ReactWidget {
   }
 
   readonly model: SidebarModel;
+
+  protected onAfterAttach(msg: Message): void {
+    super.onAfterAttach(msg);
+    this.model.visible = this.isVisible;
+  }
+
+  protected onBeforeDetach(msg: Message): void {
+    this.model.visible = false;
+    super.onBeforeDetach(msg);
+  }
+
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    this.model.visible = true;
+  }
+
+  protected onAfterHide(msg: Message): void {
+    super.onAfterHide(msg);
+    this.model.visible = false;
+  }
 
   render(): JSX.Element {
     return (
