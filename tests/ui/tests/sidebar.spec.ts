@@ -270,14 +270,30 @@ test.describe.serial('the sidebar with a real kernel', () => {
     await waitForKernelIdle(page);
   });
 
-  test('the panel follows the notebook in focus', async () => {
+  test('the panel follows the notebook in focus; errors and the budget', async () => {
     await page.locator('.jp-DirListing-item[title*="other.ipynb"]').dblclick();
     const rows = page.locator('#resumable-cells-sidebar .rc-StepName');
-    await expect(rows).toHaveText(['only']);
+    await expect(rows).toHaveText(['only', 'boom']);
     await page.locator('.lm-TabBar-tab', { hasText: NOTEBOOK }).click();
     await expect(rows).toHaveText(STEPS);
     await page.locator('.lm-TabBar-tab', { hasText: 'other.ipynb' }).click();
-    await expect(rows).toHaveText(['only']);
+    await expect(rows).toHaveText(['only', 'boom']);
+
+    await waitForKernelIdle(page);
+    await runAll(page);
+    await expect(stepRow(page, 'boom')).toHaveAttribute('data-status', 'error');
+    await expect(stepRow(page, 'only')).toHaveAttribute('data-status', 'live');
+    await expect(page.locator('.jp-NotebookPanel:visible .rc-CellBadge')).toHaveText([
+      'ran',
+      'error'
+    ]);
+    const sidebar = page.locator('#resumable-cells-sidebar');
+    await expect(sidebar.locator('.rc-Total.rc-status-error .rc-TotalValue')).toHaveText('1');
+    await expect(sidebar.locator('.rc-Gauge').first()).toContainText(/steps\s*\d of 5/);
+    await expect(sidebar.locator('.rc-Gauge').nth(1)).toContainText('0 of 1000');
+    await expect(sidebar.locator('.rc-Bar[data-status="error"]')).toHaveCount(1);
+    await waitForKernelIdle(page);
+
     // save first, so closing asks nothing
     await menu(page, 'File', 'Save Notebook');
     await expect(
