@@ -34,4 +34,4 @@ bench: $(STAMP)
 include mk/ui.mk mk/redis.mk
 
 clean:
-	rm -rf $(VENV) .resumable_cells demo_notebooks/.resumable_cells
+	rm -rf $(VENV) .resumable_cells demo_notebooks/.resumable_cells demo_notebooks/output

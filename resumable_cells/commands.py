@@ -122,6 +122,7 @@ def _clear(engine: Engine, argv):
             raise UsageError(f"%step clear: no cached entry of a step named {args.name!r}.")
         for k in keys:
             engine.store.delete_entry(k)
+        engine.store.set_json("nocache:" + args.name, "cleared by %step clear")
         print(f"cleared {len(keys)} entr{'y' if len(keys) == 1 else 'ies'} of {args.name}")
     engine.notify_snapshot()
     return None

@@ -348,6 +348,8 @@ class _Execution:
             note = self._store_entry(bound, deleted, outputs, result, ctx, findings)
         else:
             self.outputs_info = self._describe(bound)
+        if not effect:  # so the next miss can say why there was nothing to serve
+            self._guard(None, status.remember_uncached, self.e.store, self.name, note)
         self._finish(outcome, reason=reason, note=note)
         return result
 

@@ -48,7 +48,8 @@ def current(store: Store, notebook: str) -> Run:
 
 def new(store: Store, notebook: str) -> Run:
     now = time.time()
-    stamp = dt.datetime.fromtimestamp(int(now), dt.timezone.utc)
+    # Microseconds kept: two runs started within a second still get distinct epochs.
+    stamp = dt.datetime.fromtimestamp(now, dt.timezone.utc)
     run = Run(
         id=f"r-{stamp:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}",
         notebook=notebook,

@@ -76,8 +76,17 @@ def miss_reason(store: Store, step: str, preimage: dict) -> str:
     """A few words on why this key has no entry: what differs from the nearest one."""
     old = nearest_entry(store, step)
     if old is None:
-        return "new step"
+        return store.get_json("nocache:" + step) or "new step"
     return miss_reason_between(old.get("preimage", {}), preimage) or "entry evicted"
+
+
+def remember_uncached(store: Store, step: str, note: str | None) -> None:
+    """Keep (or forget) why a step's last live run left no entry: a miss then says
+    `not cached: it wrote out.txt last time` rather than `new step`."""
+    if note:
+        store.set_json("nocache:" + step, note.split(". ")[0] + " last time")
+    elif store.index.get("nocache:" + step) is not None:
+        store.index.delete("nocache:" + step)
 
 
 def miss_reason_between(old: dict, new: dict) -> str | None:

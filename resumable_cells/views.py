@@ -12,22 +12,34 @@ _FINAL = ("hit", "live", "effect")
 
 
 def staleness(execs: list[dict]) -> dict[str, str]:
-    """Steps whose inputs were rebound, with another digest, by a later execution of
-    another step: step -> cause (`input df changed by clean`)."""
-    latest: dict[str, tuple[str | None, str, int]] = {}  # name -> (digest, producer, seq)
-    last_inputs: dict[str, tuple[dict[str, str | None], int]] = {}
+    """Steps whose producer rebound an input they used with another digest since:
+    step -> cause (`input df changed by clean`).
+
+    The producer of an input is the step whose output was the value read (same name,
+    same digest). A later step that merely rebinds the same name (`state = state + 1`
+    in a chain) does not make earlier readers stale.
+    """
+    latest: dict[str, tuple[str | None, str]] = {}  # name -> (digest, producing step)
+    bound_by: dict[tuple[str, str], tuple[str | None, int]] = {}  # (step, name) -> (digest, seq)
+    used: dict[str, tuple[int, list[tuple[str, str | None, str]]]] = {}
     for seq, e in enumerate(execs):
         if e.get("status") not in _FINAL:
             continue
-        last_inputs[e["step"]] = ({i["name"]: i.get("digest") for i in e.get("inputs") or []}, seq)
+        reads = []
+        for i in e.get("inputs") or []:
+            cur = latest.get(i["name"])
+            if cur and cur[0] == i.get("digest") and cur[1] != e["step"]:
+                reads.append((i["name"], i.get("digest"), cur[1]))
+        used[e["step"]] = (seq, reads)
         for o in e.get("outputs") or []:
-            latest[o["name"]] = (o.get("digest"), e["step"], seq)
+            latest[o["name"]] = (o.get("digest"), e["step"])
+            bound_by[(e["step"], o["name"])] = (o.get("digest"), seq)
     causes: dict[str, str] = {}
-    for step, (inputs, seq) in last_inputs.items():
-        for name, used in inputs.items():
-            cur = latest.get(name)
-            if cur and cur[2] > seq and cur[1] != step and cur[0] != used:
-                causes[step] = f"input {name} changed by {cur[1]}"
+    for step, (seq, reads) in used.items():
+        for name, digest, producer in reads:
+            now = bound_by.get((producer, name))
+            if now and now[1] > seq and now[0] != digest:
+                causes[step] = f"input {name} changed by {producer}"
                 break
     return causes
 

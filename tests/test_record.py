@@ -37,6 +37,35 @@ def test_miss_reasons_name_what_changed(kernel, tmp_path):
     assert "data.csv changed" in line_of(kernel.ok(dep))
 
 
+def test_a_miss_says_why_there_was_nothing_to_serve(kernel):
+    writer = "%%step w\nwith open('out.txt', 'w') as f:\n    f.write('x')"
+    kernel.ok(writer)
+    assert "not cached: it wrote out.txt last time" in line_of(kernel.ok(writer))
+    kernel.ok("%%step c\nq = 1")
+    kernel.ok("%step clear c")
+    assert "cleared by %step clear" in line_of(kernel.ok("%%step c\nq = 1"))
+
+
+def test_staleness_follows_the_producer_not_the_name(kernel):
+    kernel.ok("state = 0")
+    kernel.ok("%%step t1\nstate = state + 1")
+    kernel.ok("%%step t2\nstate = state + 1")  # rebinds state, but is not t1's producer
+    kernel.ok("%%step src\nbase = 1")
+    kernel.ok("%%step use\ndoubled = base * 2")
+    kernel.ok("%%step src\nbase = 5")  # the producer of use's input changed it
+    stale = kernel.value("__import__('resumable_cells').magics.current_engine().staleness()")
+    assert stale == {"use": "input base changed by src"}
+    assert "yes: input base changed by src" in kernel.ok("%step status").result()
+
+
+def test_a_new_run_always_gets_a_new_epoch(kernel):
+    epochs = set()
+    for _ in range(3):
+        kernel.ok("%step run --new")
+        epochs.add(kernel.value("__import__('resumable_cells').magics.current_engine().run.epoch"))
+    assert len(epochs) == 3
+
+
 def test_a_package_version_change_is_named(kernel):
     kernel.ok("import numpy as np\narr = np.arange(3)")
     kernel.ok("%%step v\ntotal = int(arr.sum())")
