@@ -319,3 +319,5 @@ def test_the_readme_section_links_every_notebook_and_shows_the_table_make_demo_p
     shown = next(ln for ln in text.splitlines() if ln.startswith("notebook"))
     assert re.split(r"\s{2,}", shown.strip()) == head
     assert re.split(r"\s{2,}", demo.table([]).splitlines()[0].strip()) == head
+    readme = (NOTEBOOKS.parent / "README.md").read_text()
+    assert re.findall(r"\]\(demo_notebooks/([\w.]+\.ipynb)\)", readme) == ALL
