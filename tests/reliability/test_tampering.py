@@ -96,7 +96,9 @@ def test_a_pickled_index_row_is_refused_not_loaded(tmp_path):
 
 
 def test_a_tampered_blob_is_a_miss_with_a_warning_in_a_kernel(kernel, tmp_path):
-    cell = "%%step t\nimport numpy as np\nvalue = np.arange(100_000)"  # large enough for a blob file
+    cell = (
+        "%%step t\nimport numpy as np\nvalue = np.arange(100_000)"  # large enough for a blob file
+    )
     kernel.ok(cell)
     for path in (tmp_path / ".resumable_cells" / "blobs").glob("*/*"):
         data = bytearray(path.read_bytes())
