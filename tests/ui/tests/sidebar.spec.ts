@@ -204,6 +204,8 @@ test.describe.serial('the sidebar with a real kernel', () => {
     await page.keyboard.type('rows = rows[:5000]');
     await page.keyboard.press('Shift+Enter');
     await expect(stepRow(page, 'load')).toHaveAttribute('data-status', 'live');
+    // the miss reason is in the row's hover text
+    await expect(stepRow(page, 'load')).toHaveAttribute('title', /\nwhy: \S+/);
     // clean read the old rows: stale (summary follows once clean has run again)
     await expect(stepRow(page, 'clean').locator('.rc-StaleMarker')).toBeVisible();
     await expect(stepRow(page, 'load').locator('.rc-StaleMarker')).toHaveCount(0);
