@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+import xxhash
 from IPython.core.error import UsageError
 
 from . import analysis, capture, runs, serialize, status, tripwire
@@ -118,10 +119,28 @@ class Engine:
             transformed = self._transformed[cell] = self.shell.transform_cell(cell)
             if len(self._transformed) > 512:
                 self._transformed.pop(next(iter(self._transformed)))
-        info = _analyse(transformed)
+        try:
+            info = _analyse(transformed)
+        except SyntaxError as err:
+            raise self._syntax_error(err, args, line, cell) from None
         name = args.name or info.default_name()
         ex = _Execution(self, name, args, info, line, cell, transformed)
         return ex.go()
+
+    def _syntax_error(self, err: SyntaxError, args: StepArgs, line: str, cell: str):
+        """The error as Python would give it for the cell itself (its own file name and
+        line numbers, the %%step line counted), recorded as an `error` execution."""
+        source = f"%%step {line}\n{cell}"
+        filename = _register_source(self.shell, source)
+        lineno = (err.lineno or 0) + 1
+        text = source.splitlines()[lineno - 1] if lineno - 1 < len(source.splitlines()) else None
+        fixed = type(err)(err.msg, (filename, lineno, err.offset, text))
+        name = args.name or "cell-" + xxhash.xxh3_64_hexdigest(cell.encode())[:8]
+        info = analysis.CellInfo("", (), (), (), ())
+        ex = _Execution(self, name, args, info, line, cell, cell)
+        ex._record_start()
+        ex._finish("error", reason=f"SyntaxError: {err.msg}")
+        return fixed
 
     def _emit(self, kind: str, payload: Any) -> None:
         for listener in list(self.listeners):

@@ -41,6 +41,14 @@ def staleness(execs: list[dict]) -> dict[str, str]:
             if now and now[1] > seq and now[0] != digest:
                 causes[step] = f"input {name} changed by {producer}"
                 break
+    # Downstream of a stale step is stale too: Run All would rebuild it after its producer.
+    for step, (_, reads) in sorted(used.items(), key=lambda kv: kv[1][0]):
+        if step in causes:
+            continue
+        for name, _, producer in reads:
+            if producer in causes:
+                causes[step] = f"input {name} comes from {producer}, which is stale"
+                break
     return causes
 
 

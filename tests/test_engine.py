@@ -163,3 +163,11 @@ def test_usage_errors_are_one_line(kernel):
     assert r.status == "error" and r.error["ename"] == "UsageError"
     r = kernel.run("%step frobnicate")
     assert r.status == "error" and "unknown subcommand" in r.error["evalue"]
+
+
+def test_a_syntax_error_points_at_the_cell_line_and_is_recorded(kernel):
+    r = kernel.run("%%step bad\nx = 1\ny = (2 +\nz = 3")
+    assert r.status == "error" and r.error["ename"] == "SyntaxError"
+    assert "line 3" in r.error["evalue"]
+    rec = kernel.value("[(e['step'], e['status']) for e in __import__('resumable_cells').record()]")
+    assert rec == [("bad", "error")]

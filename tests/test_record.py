@@ -218,3 +218,15 @@ def test_cli_errors_are_one_line_with_status_2(filled_store, args, message):
     assert message in out.stderr
     assert "Traceback" not in out.stderr
     assert all(cli(*a, "--help").returncode == 0 for a in (["ls"], ["show"], ["gc"]))
+
+
+def test_staleness_reaches_downstream_steps(kernel):
+    kernel.ok("%%step load\nrows = list(range(10))")
+    kernel.ok("%%step clean\nkept = [r for r in rows if r % 2]")
+    kernel.ok("%%step summary\ntotal = sum(kept)")
+    kernel.ok("%%step load\nrows = list(range(20))")
+    stale = kernel.value("__import__('resumable_cells').magics.current_engine().staleness()")
+    assert stale == {
+        "clean": "input rows changed by load",
+        "summary": "input kept comes from clean, which is stale",
+    }
