@@ -5,10 +5,23 @@ from __future__ import annotations
 import os
 import queue
 import signal
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from jupyter_client.manager import KernelManager
+
+
+def wait_until(cond, timeout: float = 60.0, what: str = "condition"):
+    """Poll `cond` until it returns something truthy; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = cond()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.01)  # a poll interval, not a wait for something to happen
 
 
 @dataclass

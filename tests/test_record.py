@@ -7,11 +7,10 @@ import json
 import re
 import subprocess
 import sys
-import time
 
 import nbformat
 import pytest
-from kernels import Kernel
+from kernels import Kernel, wait_until
 
 from resumable_cells.timeline import Timeline
 
@@ -96,10 +95,7 @@ def test_interrupted_after_sigkill_mid_step(tmp_path):
         k.kc.execute(
             "%%step slow\nimport time\nopen('go.flag', 'w').close()\ntime.sleep(60)\nx = 1"
         )
-        deadline = time.monotonic() + 60
-        while not (tmp_path / "go.flag").exists():
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        wait_until((tmp_path / "go.flag").exists, what="the step to start")
         k.kill()
         k.ok(LOAD)
         rec = k.value("[(r['step'], r['status']) for r in __import__('resumable_cells').record()]")

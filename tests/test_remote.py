@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 import redis  # the test extra has it: a missing client is an error, not a skip
+from kernels import wait_until
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 pytestmark = pytest.mark.skipif(
@@ -31,18 +32,6 @@ pytestmark = pytest.mark.skipif(
 )
 PREFIX = "rc:1:"
 CHUNK = 8 << 20
-
-
-def wait_until(cond, timeout: float = 30.0, what: str = "condition"):
-    """Poll `cond` until it returns something truthy; fail after `timeout`."""
-    deadline = time.monotonic() + timeout
-    while True:
-        got = cond()
-        if got:
-            return got
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.01)  # a poll interval, not a wait for something to happen
 
 
 def free_port() -> int:

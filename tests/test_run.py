@@ -3,9 +3,7 @@ the tripwire, step.once and the idempotency key (real kernels)."""
 
 from __future__ import annotations
 
-import time
-
-from kernels import Kernel
+from kernels import Kernel, wait_until
 
 LOAD = "%load_ext resumable_cells"
 
@@ -45,10 +43,7 @@ def test_a_killed_effect_is_reported_and_earlier_steps_are_served(tmp_path):
             "%%step send --effect\nimport time\nopen('started.flag', 'w').close()\ntime.sleep(60)"
         )
         flag = tmp_path / "started.flag"
-        deadline = time.monotonic() + 60
-        while not flag.exists():  # wait for the effect to be running, then crash
-            assert time.monotonic() < deadline, "the effect never started"
-            time.sleep(0.05)
+        wait_until(flag.exists, what="the effect to start")
         k.kill()
         k.ok(LOAD)
         assert "served" in k.ok("%%step before\nv = 41").status_lines()[0]

@@ -1,23 +1,11 @@
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
-from kernels import Kernel
+from kernels import Kernel, wait_until  # noqa: F401 (re-exported for the tests here)
 
 LOAD = "%load_ext resumable_cells"
-
-
-def wait_for(predicate, timeout: float = 60, what: str = "condition"):
-    """Poll `predicate` until it is truthy; fail the test after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.01)
 
 
 def fresh_kernel(cwd: Path, **env) -> Kernel:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 import time
 
-from conftest import LOAD, flag_code, flag_path, fresh_kernel, wait_for
+from conftest import LOAD, flag_code, flag_path, fresh_kernel, wait_until
 
 BIG_ROWS = 25_000_000  # 200 MB of float64
 KILL_POINTS = 20
@@ -22,7 +22,7 @@ def test_kill_mid_step_then_resume(tmp_path):
     try:
         k.ok("%%step first\nvalue = 41")
         k.kc.execute(f"%%step slow\nimport time\n{flag_code('slow')}\ntime.sleep(60)\nother = 1")
-        wait_for(flag_path(tmp_path, "slow").exists, what="the step to start")
+        wait_until(flag_path(tmp_path, "slow").exists, what="the step to start")
         k.kill()
         k.ok(LOAD)
         assert statuses(k) == [("first", "live"), ("slow", "interrupted")]
@@ -42,7 +42,7 @@ def test_kill_while_a_large_value_is_stored_at_random_moments(tmp_path):
         for i in range(KILL_POINTS):
             cell = f"%%step big{i}\nbig = np.full({BIG_ROWS}, {i}.0)\n{flag_code(f'big{i}')}"
             k.kc.execute(cell)
-            wait_for(flag_path(tmp_path, f"big{i}").exists, what="the value to be computed")
+            wait_until(flag_path(tmp_path, f"big{i}").exists, what="the value to be computed")
             # The body is done: from here the value is hashed and written. Kill at a
             # random moment inside that window (about 0.1-0.6 s here).
             time.sleep(rng.uniform(0.0, 0.6))
@@ -76,7 +76,7 @@ def test_kill_while_the_record_is_appended(tmp_path):
                 f"    get_ipython().run_cell(f'%%step s{attempt}_{{i}}\\nx = {{i}}')"
             )
             k.kc.execute(loop)
-            wait_for(flag_path(tmp_path, f"loop{attempt}").exists, what="the loop to start")
+            wait_until(flag_path(tmp_path, f"loop{attempt}").exists, what="the loop to start")
             time.sleep(rng.uniform(0.2, 1.0))
             k.kill()
             k.ok(LOAD)
