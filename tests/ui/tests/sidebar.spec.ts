@@ -83,6 +83,19 @@ async function setTheme(page: Page, theme: 'JupyterLab Light' | 'JupyterLab Dark
   await expect(page.locator('body')).toHaveAttribute('data-jp-theme-name', theme);
   // the theme switch shows a splash until the new theme is loaded
   await expect(page.locator('#jupyterlab-splash')).toHaveCount(0);
+  // and the shell is only repainted once the new theme's stylesheet applies: wait until
+  // the menu bar and our panel are painted light or dark, so the screenshot is one theme
+  await page.waitForFunction(wantLight => {
+    const isLight = (el: Element | null) => {
+      if (!el) {
+        return false;
+      }
+      const rgb = (getComputedStyle(el).backgroundColor.match(/\d+/g) || []).map(Number);
+      return rgb.length >= 3 && (rgb[0] + rgb[1] + rgb[2]) / 3 > 128;
+    };
+    const shell = [document.querySelector('.lm-MenuBar'), document.querySelector('#resumable-cells-sidebar')];
+    return shell.every(el => isLight(el) === wantLight);
+  }, light);
 }
 
 /** Hide the file browser and give the sidebar more room, for the README pictures. */
