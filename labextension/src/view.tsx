@@ -268,7 +268,7 @@ const StepRow = React.memo(function StepRow({
         {formatDuration(row.durationS)}
       </span>
       <span className="rc-StepSaved" title="time saved by cache hits">
-        {row.savedS ? `−${formatDuration(row.savedS)}` : ''}
+        {row.savedS ? `${formatDuration(row.savedS)} saved` : ''}
       </span>
       <button
         className="rc-StepClear jp-Button jp-mod-minimal"
