@@ -9,10 +9,12 @@ ratios hold. Each script prints its rows; `--json PATH` appends them to PATH for
 from __future__ import annotations
 
 import argparse
+import atexit
 import gc
 import json
 import os
 import queue
+import shutil
 import statistics
 import sys
 import tempfile
@@ -116,8 +118,13 @@ def private_env(tmp: Path) -> dict[str, str]:
 
 
 def scratch_dir(prefix: str) -> Path:
+    """A fresh directory (under BENCH_TMP if set), removed when the process exits unless
+    BENCH_KEEP is set: a figure can leave a gigabyte of blobs behind."""
     base = os.environ.get("BENCH_TMP") or None
-    return Path(tempfile.mkdtemp(prefix=f"rc-bench-{prefix}-", dir=base))
+    path = Path(tempfile.mkdtemp(prefix=f"rc-bench-{prefix}-", dir=base))
+    if not os.environ.get("BENCH_KEEP"):
+        atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
 
 
 # -- memory -------------------------------------------------------------------------------
