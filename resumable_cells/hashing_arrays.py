@@ -1,8 +1,9 @@
 """Digest fast paths for numpy arrays and pandas objects.
 
 Arrays are hashed as dtype, shape and their data in C order, in place when contiguous
-and in bounded chunks otherwise. Frames are hashed column by column (never by block),
-so a frame, its deep copy and its store/restore round trip give one digest.
+and through one small reused buffer otherwise. Frames are hashed column by column
+(never by block), so a frame, its deep copy and its store/restore round trip give one
+digest; object (string) columns a fixed number of values at a time.
 """
 
 from __future__ import annotations

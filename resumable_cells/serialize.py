@@ -3,7 +3,9 @@
 Plain pickle stores notebook functions by reference (`__main__.f`), which a new kernel
 cannot resolve, and refuses lambdas and modules. Here notebook functions are stored by
 code (marshal; the Python version is part of every key) and rebuilt against the
-notebook namespace; modules are stored by name and imported again on restore.
+notebook namespace; modules are stored by name and imported again on restore. Object
+arrays of strings (pandas string and object columns) travel as one joined UTF-8 buffer
+out of band instead of one pickled string at a time.
 """
 
 from __future__ import annotations
