@@ -11,7 +11,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from .hashing import _ELEMENT, Hasher, Unhashable, add_handler
+from .hashing import _ELEMENT, Hasher, Unhashable, _all_atomic, add_handler
 
 _CHUNK_BYTES = 256 << 10  # the piece of a non-contiguous array copied for hashing
 # Object columns are encoded this many elements at a time: each piece's Python objects
@@ -193,7 +193,8 @@ def _object_column(h: Hasher, values: Any, path: str) -> None:
     """An object column, `_OBJ_CHUNK` elements at a time. A piece of strings only is
     hashed as one NUL-joined string (unambiguous when no string holds a NUL); a piece
     of strings and missing values as its missing-value mask, the missing values, and
-    the joined strings; anything else element by element."""
+    the joined strings; a piece of other plain values (numbers, None) as one pickle
+    stream; anything else element by element."""
     import numpy as np
     import pandas as pd
 
@@ -213,6 +214,10 @@ def _object_column(h: Hasher, values: Any, path: str) -> None:
                 _elements(h, piece[mask].tolist(), None, path)
                 _joined(h, present, b"J")
                 continue
+        if _all_atomic(items):  # numbers, None, bools, bytes: one C-level pickle
+            h.tag(b"F")
+            h._flat(items)
+            continue
         h.tag(b"E")
         _elements(h, items, lo, path)
 

@@ -203,3 +203,17 @@ def test_string_frame_round_trip_keeps_digest(tmp_path):
     restored = roundtrip(tmp_path, df)
     pd.testing.assert_frame_equal(restored, df)
     assert digest(restored) == digest(df)
+
+
+def test_object_columns_of_plain_values(tmp_path):
+    n = hashing_arrays._OBJ_CHUNK + 100
+    s = pd.Series([i if i % 3 else (None if i % 2 else float(i)) for i in range(n)], dtype=object)
+    d = digest(s)
+    assert digest(copy.deepcopy(s)) == d == digest(roundtrip(tmp_path, s))
+    changed = s.copy()
+    changed.iloc[-1] = -1
+    assert digest(changed) != d
+    ones = pd.Series([1] * 10, dtype=object)
+    trues = pd.Series([True] * 10, dtype=object)
+    floats = pd.Series([1.0] * 10, dtype=object)
+    assert len({digest(ones), digest(trues), digest(floats)}) == 3
