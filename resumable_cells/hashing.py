@@ -162,7 +162,7 @@ class Hasher:
     def _sequence(self, v, t, path):
         self.tag(b"l" if t is list else b"t")
         self.integer(len(v))
-        if _all_atomic(v):
+        if _flat_items(v):
             self._flat(v)
             return
         value = self.value
@@ -176,7 +176,7 @@ class Hasher:
     def _dict(self, v, path):
         self.tag(b"d")
         self.integer(len(v))
-        if _all_atomic(v) and _flat_values(v.values()):
+        if _all_atomic(v) and _flat_items(v.values()):
             self._flat(v)
             return
         value = self.value
@@ -189,10 +189,9 @@ class Hasher:
             raise e.rebased(f"{path}[{k!r}]") from None
 
     def _flat(self, v) -> None:
-        """Lists, tuples and dicts of atomic values (one level of plain lists and tuples
-        inside a dict too): one C-level pickle stream, memo off so that the bytes do not
-        depend on whether equal strings are one object or two. A pickle stream is
-        self-delimiting (it ends at STOP), so it needs no length prefix."""
+        """Plain data (`_flat_items`): one C-level pickle stream, memo off so that the
+        bytes do not depend on whether equal strings are one object or two. A pickle
+        stream is self-delimiting (it ends at STOP), so it needs no length prefix."""
         self.tag(b"P")
         p = self._flat_pickler
         if p is None:
@@ -335,6 +334,29 @@ def _flat_values(values) -> bool:
     atomic = _ATOMIC_SET
     for x in values:
         if type(x) in _FLAT_CONTAINERS and not set(map(type, x)) <= atomic:
+            return False
+    return True
+
+
+_RECORD_KINDS = _ATOMIC_SET | {list, tuple, dict}
+
+
+def _flat_items(items) -> bool:
+    """Items of a list, tuple or dict that are plain data: atomic values, lists and
+    tuples of atomic values, and records (dicts with atomic keys whose values are atomic
+    or lists/tuples of atomic values). Deeper nesting takes the general route."""
+    kinds = set(map(type, items))
+    if kinds <= _ATOMIC_SET:
+        return True
+    if not kinds <= _RECORD_KINDS:
+        return False
+    atomic = _ATOMIC_SET
+    for x in items:
+        t = type(x)
+        if t is dict:
+            if not (set(map(type, x)) <= atomic and _flat_values(x.values())):
+                return False
+        elif (t is list or t is tuple) and not set(map(type, x)) <= atomic:
             return False
     return True
 

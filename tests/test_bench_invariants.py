@@ -60,6 +60,10 @@ VALUES = {
     "frame": bench_frame,
     "dict": bench_dict,
     "nested": lambda: {"a": [1, (2, 3), {"b": None}], "s": {3, "x"}, "t": (1.5, b"z")},
+    "records": lambda: [
+        {"id": i, "name": f"u{i}", "tags": ["a", str(i)], "ok": i % 2 == 0} for i in range(500)
+    ],
+    "record_map": lambda: {f"k{i}": {"a": i, "b": (1.5, None)} for i in range(500)},
 }
 
 
@@ -129,6 +133,21 @@ def test_object_columns_across_chunk_boundaries():
     assert digest(changed) != digest(mixed)
 
 
+def test_records_see_every_change():
+    recs = VALUES["records"]()
+    d = digest(recs)
+    for change in (
+        lambda r: r[-1]["tags"].append("x"),
+        lambda r: r[3].update(ok=1),  # True -> 1 (a bool and an int differ)
+        lambda r: r[0].pop("name"),
+        lambda r: r.append({}),
+        lambda r: r[1].update(tags={"a"}),  # a set: the general route
+    ):
+        other = copy.deepcopy(recs)
+        change(other)
+        assert digest(other) != d
+
+
 def test_unhashable_path_names_the_element():
     import threading
 
@@ -147,7 +166,8 @@ def test_digest_same_in_other_processes_and_hash_seeds():
         "from test_bench_invariants import bench_frame, bench_dict;"
         "from resumable_cells.hashing import digest;"
         "print(digest(bench_frame()).hex(), digest(bench_dict()).hex(),"
-        " digest({'a', 'b', 'c', frozenset({'x', 'y'})}).hex())"
+        " digest({'a', 'b', 'c', frozenset({'x', 'y'})}).hex(),"
+        " digest([{'id': i, 'tags': ['a', str(i)]} for i in range(100)]).hex())"
     )
     outs = set()
     for seed in ("0", "1", "12345"):
