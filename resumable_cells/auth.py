@@ -44,6 +44,12 @@ def _load(path: str) -> bytes:
 
 
 def user_key() -> bytes:
+    return _load_for(os.environ.get("RESUMABLE_CELLS_KEY_FILE"), os.environ.get("XDG_CONFIG_HOME"))
+
+
+@lru_cache(maxsize=8)
+def _load_for(key_file: str | None, config_home: str | None) -> bytes:
+    # Keyed by the variables that choose the file, so a hit does not build paths.
     return _load(str(key_path()))
 
 

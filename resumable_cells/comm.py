@@ -13,17 +13,31 @@ TARGET = "resumable_cells"
 
 
 class Hub:
+    """Comms to sidebars. A comm the kernel opened is only `pending` until the frontend
+    answers on it (a frontend without our target never does), so a kernel with no
+    sidebar computes and sends nothing."""
+
     def __init__(self, engine: Any):
         self.engine = engine
-        self.comms: list = []
+        self.comms: list = []  # answered: events go here
+        self.pending: list = []
 
-    def add(self, comm) -> None:
-        self.comms.append(comm)
-        comm.on_msg(self._on_msg)
-        comm.on_close(lambda msg, c=comm: self.comms.remove(c) if c in self.comms else None)
-        self.send_snapshot()
+    def add(self, comm, *, answered: bool) -> None:
+        (self.comms if answered else self.pending).append(comm)
+        comm.on_msg(lambda msg, c=comm: self._on_msg(c, msg))
+        comm.on_close(lambda msg, c=comm: self._drop(c))
+        if answered:
+            self.send_snapshot()
 
-    def _on_msg(self, msg) -> None:
+    def _drop(self, comm) -> None:
+        for group in (self.comms, self.pending):
+            if comm in group:
+                group.remove(comm)
+
+    def _on_msg(self, comm, msg) -> None:
+        if comm in self.pending:
+            self.pending.remove(comm)
+            self.comms.append(comm)
         data = msg.get("content", {}).get("data", {}) or {}
         if data.get("action") == "snapshot":
             self.send_snapshot()
@@ -33,7 +47,7 @@ class Hub:
             try:
                 c.send(data)
             except Exception:
-                self.comms.remove(c)
+                self._drop(c)
 
     def send_snapshot(self) -> None:
         if self.comms:
@@ -61,12 +75,12 @@ def attach(engine: Any) -> Hub | None:
     hub = Hub(engine)
     engine.listeners.append(hub.listener)
     try:
-        get_comm_manager().register_target(TARGET, lambda comm, msg: hub.add(comm))
+        get_comm_manager().register_target(TARGET, lambda comm, msg: hub.add(comm, answered=True))
     except Exception:
         return None
     if getattr(engine.shell, "kernel", None) is not None:
         try:
-            hub.add(create_comm(target_name=TARGET, data={"type": "hello"}))
+            hub.add(create_comm(target_name=TARGET, data={"type": "hello"}), answered=False)
         except Exception:
             pass
     return hub

@@ -172,6 +172,7 @@ class _Execution:
         self.key: keymod.Key | None = None
         self.inputs_info: dict = {}
         self.cell_id = _cell_id(engine.shell)
+        self.wrote_streams = False  # stdout/stderr written: the status line must follow it
 
     # -- flow -----------------------------------------------------------------------------
     def go(self) -> Any:
@@ -316,6 +317,9 @@ class _Execution:
         for n in entry.get("deleted", []):
             ns.pop(n, None)
         capture.replay(self.e.shell, values["__outputs__"])
+        self.wrote_streams = self.wrote_streams or any(
+            o[0] == "stream" for o in values["__outputs__"]
+        )
         self.outputs_info = [
             {k: b[k] for k in ("name", "type", "size", "digest")} for b in entry["bindings"]
         ]
@@ -346,6 +350,7 @@ class _Execution:
         previous_ctx, step_api._ctx = step_api._ctx, ctx
         watch = nullcontext(None) if effect else tripwire.watching(self.e.store.dir)
         try:
+            self.wrote_streams = True  # live code may write anywhere: always flush after
             with capture.capturing(self.e.shell) as outputs, watch as findings:
                 result = self._exec_body()
         except KeyboardInterrupt:
@@ -535,7 +540,9 @@ class _Execution:
         if note:
             self._warn(note)
         if not self.e.quiet and status_ not in ("error", "interrupted", "refused"):
-            status.show_line(self.name, status_, duration, saved, reason, source)
+            status.show_line(
+                self.name, status_, duration, saved, reason, source, flush=self.wrote_streams
+            )
 
     def _row(self, *, status: str, reason: str | None) -> dict:
         return {
@@ -567,6 +574,7 @@ class _Execution:
             return None
 
     def _warn(self, message: str) -> None:
+        self.wrote_streams = True
         import sys
 
         print(f"step {self.name}: {message}", file=sys.stderr)

@@ -47,9 +47,17 @@ def describe(value: Any) -> tuple[str, int]:
     tname = t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
     size = getattr(value, "nbytes", None)
     if not isinstance(size, int):
+        usage = getattr(value, "memory_usage", None)  # pandas: shallow, never per string
         try:
-            size = sys.getsizeof(value)
-        except TypeError:
+            if callable(usage) and t.__module__.startswith("pandas"):
+                size = (
+                    int(usage(deep=False).sum())
+                    if hasattr(value, "columns")
+                    else int(usage(deep=False))
+                )
+            else:
+                size = sys.getsizeof(value)
+        except (TypeError, ValueError):
             size = 0
     return tname, int(size)
 

@@ -303,6 +303,9 @@ export class NotebookRecord {
   private _onCommOpen = (comm: Kernel.IComm, msg: KernelMessage.ICommOpenMsg): void => {
     this._attach(comm);
     this.handleMessage(msg.content.data);
+    // Say we are here: the kernel sends events only to comms a frontend answered, so a
+    // kernel without a sidebar (nbclient, a terminal) does no work for one.
+    comm.send({ action: 'snapshot' });
   };
 
   private _attach(comm: Kernel.IComm): void {

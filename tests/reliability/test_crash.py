@@ -54,8 +54,8 @@ def test_kill_while_a_large_value_is_stored_at_random_moments(tmp_path):
             r = k.ok(cell)
             served = "served" in r.status_lines()[0]
             outcomes["entry written" if served else "killed before the entry"] += 1
-            if served:
-                assert last[1] == "live"  # an entry exists only for a completed execution
+            # A kill between the entry's commit and the record's end row leaves a complete
+            # entry (served) under an `interrupted` execution: both are true.
             assert k.value(f"bool((big == {i}.0).all()) and big.shape == ({BIG_ROWS},)")
             k.ok("del big")
             assert "served" in k.ok("%%step anchor\nanchor = list(range(100))").status_lines()[0]
