@@ -13,9 +13,10 @@ TARGET = "resumable_cells"
 
 
 class Hub:
-    """Comms to sidebars. A comm the kernel opened is only `pending` until the frontend
-    answers on it (a frontend without our target never does), so a kernel with no
-    sidebar computes and sends nothing."""
+    """Comms to sidebars. A comm the kernel opened is `pending` until the frontend
+    answers on it (a frontend without our target never does). Pending comms get the
+    cheap execution events, so a Run All queued before the answer still shows live;
+    only answered ones get step tables, whose cost grows with the run."""
 
     def __init__(self, engine: Any):
         self.engine = engine
@@ -42,8 +43,8 @@ class Hub:
         if data.get("action") == "snapshot":
             self.send_snapshot()
 
-    def send(self, data: dict) -> None:
-        for c in list(self.comms):
+    def send(self, data: dict, *, pending: bool = False) -> None:
+        for c in self.comms + (self.pending if pending else []):
             try:
                 c.send(data)
             except Exception:
@@ -54,11 +55,9 @@ class Hub:
             self.send({"type": "snapshot", **self.engine.snapshot()})
 
     def listener(self, kind: str, payload: Any) -> None:
-        if not self.comms:
-            return
-        if kind == "execution":
-            self.send({"type": "execution", "execution": payload})
-            if payload.get("status") != "running":
+        if kind == "execution" and (self.comms or self.pending):
+            self.send({"type": "execution", "execution": payload}, pending=True)
+            if self.comms and payload.get("status") != "running":
                 from . import views
 
                 self.send({"type": "steps", "steps": views.step_rows(self.engine.record()),
