@@ -29,6 +29,7 @@ lint: $(STAMP)
 test: lint redis-deps test-py test-ui
 
 bench: $(STAMP)
+	$(PIP) install -q -e '.[test,bench]'
 	$(PY) bench/run_all.py
 
 include mk/ui.mk mk/redis.mk
