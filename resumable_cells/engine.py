@@ -173,6 +173,7 @@ class _Execution:
         self.inputs_info: dict = {}
         self.cell_id = _cell_id(engine.shell)
         self.wrote_streams = False  # stdout/stderr written: the status line must follow it
+        self._digests: dict[str, str] = {}  # of values after the live run
 
     # -- flow -----------------------------------------------------------------------------
     def go(self) -> Any:
@@ -408,7 +409,7 @@ class _Execution:
             for name, old in self.key.digests.items():
                 if name in ns and name not in bound:
                     try:
-                        new = Hasher(ns).value_digest(ns[name], name)
+                        new = self._digest(name)
                     except Unhashable:
                         continue
                     if new != old:
@@ -445,9 +446,7 @@ class _Execution:
         bindings = []
         for name in bound:
             value = ns[name]
-            h = Hasher(ns)
-            h.value(value, name)
-            d = h.digest().hex()
+            d = self._digest(name)
             ref = store.put_value(d, value, name)
             tname, size = keymod.describe(value)
             bindings.append(
@@ -487,12 +486,19 @@ class _Execution:
             d = Hasher(ns).value_digest(repr(bundle), "result")
             return {**store.put_value(d, bundle, "the cell's result"), "bundle": True}
 
+    def _digest(self, name: str) -> str:
+        """The digest of a name's value after the run, computed once: the mutation
+        check, the entry and the record all need it, and a frame is worth hashing once."""
+        if name not in self._digests:
+            self._digests[name] = Hasher(self.e.ns).value_digest(self.e.ns[name], name)
+        return self._digests[name]
+
     def _describe(self, names: list[str]) -> list[dict]:
         out = []
         for n in names:
             tname, size = keymod.describe(self.e.ns[n])
             try:
-                d = Hasher(self.e.ns).value_digest(self.e.ns[n], n)
+                d = self._digest(n)
             except Unhashable:
                 d = None
             out.append({"name": n, "type": tname, "size": size, "digest": d})

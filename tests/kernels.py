@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import queue
 import signal
+import socket
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,13 @@ def wait_until(cond, timeout: float = 60.0, what: str = "condition"):
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {what}")
         time.sleep(0.01)  # a poll interval, not a wait for something to happen
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 @dataclass

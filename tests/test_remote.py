@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 import redis  # the test extra has it: a missing client is an error, not a skip
-from kernels import wait_until
+from kernels import free_port, wait_until
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 pytestmark = pytest.mark.skipif(
@@ -32,12 +32,6 @@ pytestmark = pytest.mark.skipif(
 )
 PREFIX = "rc:1:"
 CHUNK = 8 << 20
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class RedisServer:

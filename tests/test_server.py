@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import socket
 import subprocess
 import sys
 import time
@@ -21,15 +20,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from kernels import Kernel
+from kernels import Kernel, free_port
 
 NOTEBOOK = "nb.ipynb"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Server:
@@ -38,7 +31,7 @@ class Server:
     def __init__(self, root: Path, tmp: Path):
         self.root = root
         self.token = secrets.token_hex(16)
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = (tmp / "server.log").open("w+")
         env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp / "config")}
