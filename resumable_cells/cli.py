@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from . import __version__, journal, runs, sizes, status
+from . import __version__, formatting, journal, runs, sizes, status
 from .store import Store, entry_blobs
 
 EXIT_USAGE = 2
@@ -176,13 +176,13 @@ def cmd_show(store: Store, args) -> None:
             sessions.index(e["session"]) + 1 if e["session"] in sessions else "-",
             e["step"],
             {"hit": "served", "live": "ran"}.get(e["status"], e["status"]),
-            "-" if e["duration_s"] is None else f"{e['duration_s']:.3f}",
-            f"{e['saved_s']:.3f}" if e.get("saved_s") else "",
+            formatting.duration(e["duration_s"]),
+            formatting.duration(e["saved_s"]) if e.get("saved_s") else "",
             e.get("reason") or "",
         )
         for e in execs
     ]
-    _table(rows, ("start", "session", "step", "status", "duration_s", "saved_s", "reason"))
+    _table(rows, ("start", "session", "step", "status", "duration", "saved", "reason"))
 
 
 def cmd_why(store: Store, args) -> None:

@@ -1,15 +1,20 @@
 """The kernel end of the sidebar's comm (target `resumable_cells`, docs/PROTOCOL.md).
 
-The kernel opens a comm when the extension loads and also accepts comms the frontend
-opens; every event goes to every open comm. Without a frontend (nbclient, a terminal)
-nothing is sent and nothing fails.
+The kernel accepts comms the frontend opens, and opens one itself when the extension is
+loaded from a cell that a JupyterLab-family frontend sent (JupyterLab and Notebook 7
+send the cell's id with each execute request; nbclient, nbconvert and papermill do not),
+so a headless run sends nothing and prints no "No handler found for comm target"
+warning. Every event goes to every open comm.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 TARGET = "resumable_cells"
+
+log = logging.getLogger("resumable_cells")
 
 
 class Hub:
@@ -47,23 +52,48 @@ class Hub:
         for c in self.comms + (self.pending if pending else []):
             try:
                 c.send(data)
-            except Exception:
+            except Exception as err:  # the frontend went away: forget its comm
+                log.info("resumable_cells: a sidebar comm failed (%s); dropped", err)
                 self._drop(c)
 
+    def rows(self, deep: bool = False) -> list[dict]:
+        """The kernel's rows: staleness from every input (freshness), when attached."""
+        watcher = self.engine.freshness
+        if watcher is not None:
+            return watcher.rows(deep)
+        from . import staleness
+
+        return staleness.step_rows(self.engine.record())
+
     def send_snapshot(self) -> None:
+        """A sidebar opened or asked to refresh: a deep look at what changed in place."""
         if self.comms:
-            self.send({"type": "snapshot", **self.engine.snapshot()})
+            self.send({"type": "snapshot", **self.engine.snapshot(), "steps": self.rows(True)})
+
+    def send_rows(self) -> None:
+        if self.comms:
+            self.send({"type": "steps", "steps": self.rows(),
+                       "budget": self.engine.budget.snapshot()})  # fmt: skip
 
     def listener(self, kind: str, payload: Any) -> None:
         if kind == "execution" and (self.comms or self.pending):
             self.send({"type": "execution", "execution": payload}, pending=True)
-            if self.comms and payload.get("status") != "running":
-                from . import views
-
-                self.send({"type": "steps", "steps": views.step_rows(self.engine.record()),
-                           "budget": self.engine.budget.snapshot()})  # fmt: skip
+            if payload.get("status") != "running":
+                self.send_rows()
         elif kind == "snapshot":
             self.send_snapshot()
+
+
+def frontend_sent_cell_ids(shell: Any) -> bool:
+    """Whether the request being executed came from a frontend that sends cell ids
+    (JupyterLab, Notebook 7): one that may have the sidebar, unlike nbclient."""
+    kernel = getattr(shell, "kernel", None)
+    try:
+        parent = kernel.get_parent() if kernel is not None else None
+    except Exception as err:  # an old ipykernel without get_parent: assume a frontend
+        log.info("resumable_cells: cannot see the request's metadata (%s)", err)
+        return kernel is not None
+    return bool(((parent or {}).get("metadata") or {}).get("cellId"))
 
 
 def attach(engine: Any) -> Hub | None:
@@ -73,13 +103,16 @@ def attach(engine: Any) -> Hub | None:
         return None
     hub = Hub(engine)
     engine.listeners.append(hub.listener)
+    if engine.freshness is not None:
+        engine.freshness.on_change.append(hub.send_rows)
     try:
         get_comm_manager().register_target(TARGET, lambda comm, msg: hub.add(comm, answered=True))
-    except Exception:
+    except Exception as err:  # no comm manager (a plain IPython): no sidebar either
+        log.info("resumable_cells: no comm target (%s)", err)
         return None
-    if getattr(engine.shell, "kernel", None) is not None:
+    if frontend_sent_cell_ids(engine.shell):
         try:
             hub.add(create_comm(target_name=TARGET, data={"type": "hello"}), answered=False)
-        except Exception:
-            pass
+        except Exception as err:
+            log.warning("resumable_cells: could not open the sidebar's comm (%s)", err)
     return hub

@@ -7,7 +7,7 @@ import os
 
 from IPython.core.error import UsageError
 
-from . import remote, runs, sizes, status, views
+from . import remote, runs, sizes, staleness, status, views
 from .engine import Engine
 from .store import Store
 
@@ -69,11 +69,15 @@ def _help(engine: Engine, argv):
 
 def _status(engine: Engine, argv):
     _parser("status", "Steps of the current run.").parse_args(argv)
-    rows = views.step_rows(engine.record(), engine.staleness())
+    execs = engine.record()
+    rows = staleness.step_rows(execs, engine.staleness())
+    if engine.freshness is not None:
+        engine.freshness.notify()  # the sidebar shows what this table says
     if not rows:
         print(f"run {engine.run.id}: no steps yet")
         return None
-    return views.StatusTable(engine.run.id, rows, engine.budget.snapshot())
+    totals = views.totals(execs, engine.session)
+    return views.StatusTable(engine.run.id, rows, engine.budget.snapshot(), totals)
 
 
 def _why(engine: Engine, argv):

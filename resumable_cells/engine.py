@@ -24,7 +24,7 @@ from typing import Any
 import xxhash
 from IPython.core.error import UsageError
 
-from . import analysis, capture, runs, serialize, status, tripwire
+from . import analysis, capture, cellnames, runs, serialize, status, tripwire
 from . import key as keymod
 from .hashing import Hasher, Unhashable
 from .journal import Journal
@@ -73,15 +73,20 @@ class Engine:
         self._current_spend = {"tokens": 0, "cost": 0.0}  # of the step running now
         self.quiet = False
         self.remote = None  # the team cache (remote.Tier) when one is configured
+        self.freshness = None  # freshness.Watcher: staleness from every input, when attached
+        self.names = cellnames.Names()  # warns when two cells share a name, not their code
 
     # -- public ---------------------------------------------------------------------------
     def record(self) -> list[dict]:
         return self.journal.executions(self.session)
 
-    def staleness(self) -> dict[str, str]:
-        from .views import staleness
+    def staleness(self) -> dict[tuple[str, str | None], str]:
+        """Stale rows (step, cell id) -> why; see `freshness` and `staleness`."""
+        if self.freshness is not None:
+            return self.freshness.causes(deep=True)
+        from .staleness import causes
 
-        return staleness(self.record())
+        return causes(self.record())
 
     def snapshot(self) -> dict:
         from .snapshot import build
@@ -124,6 +129,11 @@ class Engine:
         except SyntaxError as err:
             raise self._syntax_error(err, args, line, cell) from None
         name = args.name or info.default_name()
+        clash = self.names.check(
+            name, info.normalised, _cell_id(self.shell), self.shell.execution_count
+        )
+        if clash:
+            print(f"step {name}: {clash}", file=sys.stderr)
         ex = _Execution(self, name, args, info, line, cell, transformed)
         return ex.go()
 
@@ -532,9 +542,10 @@ class _Execution:
     ) -> None:
         end = time.time()
         duration = time.perf_counter() - self.t0
+        saved = max(0.0, saved - duration)  # one figure: the record's, the line's, the panel's
         row = self._row(status=status_, reason=reason)
         row.update(
-            event="end", end=end, duration_s=duration, saved_s=max(0.0, saved - duration),
+            event="end", end=end, duration_s=duration, saved_s=saved,
             outputs=getattr(self, "outputs_info", []),
             spend={"steps": 0 if status_ in ("hit", "refused") else 1,
                    **self.e._current_spend},
@@ -554,6 +565,7 @@ class _Execution:
         return {
             "id": self.id, "run": self.e.run.id, "session": self.e.session,
             "step": self.name, "cell_id": self.cell_id,
+            "execution_count": getattr(self.e.shell, "execution_count", None),
             "key": self.key.key if self.key else None, "status": status,
             "start": self.start, "reason": reason,
             "inputs": [{"name": n, **i} for n, i in self.inputs_info.items()],

@@ -18,7 +18,7 @@ import diskcache
 from .store import Store, open_cache
 
 EXECUTION_FIELDS = (
-    "id", "run", "session", "step", "cell_id", "key", "status", "start", "end",
+    "id", "run", "session", "step", "cell_id", "execution_count", "key", "status", "start", "end",
     "duration_s", "saved_s", "reason", "source", "inputs", "outputs", "spend",
 )  # fmt: skip
 

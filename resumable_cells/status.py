@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import html
 
+from . import formatting
 from .store import Store, StoreError
 
 
@@ -26,11 +27,13 @@ def show_line(
 
     if status == "hit":
         where = "team cache" if source == "remote" else "cache"
-        text = f"step {name}: served from {where} in {_secs(duration)} (saved {_secs(saved)})"
+        text = f"step {name}: served from {where} in {formatting.duration(duration)} (saved {formatting.duration(saved)})"
     elif status == "effect":
-        text = f"step {name}: effect ran in {_secs(duration)}"
+        text = f"step {name}: effect ran in {formatting.duration(duration)}"
     else:
-        text = f"step {name}: ran in {_secs(duration)}" + (f" ({reason})" if reason else "")
+        text = f"step {name}: ran in {formatting.duration(duration)}" + (
+            f" ({reason})" if reason else ""
+        )
     style = "font-size: 11px; color: var(--jp-ui-font-color2, #777); font-family: monospace"
     bundle = {
         "text/plain": text,
@@ -50,14 +53,6 @@ def show_line(
 
 def _nothing() -> None:
     pass
-
-
-def _secs(s: float) -> str:
-    if s < 0.1:
-        return f"{s:.3f} s"
-    if s < 10:
-        return f"{s:.2f} s"
-    return f"{s:.1f} s"
 
 
 def nearest_entry(store: Store, step: str, exclude: str | None = None) -> dict | None:
