@@ -97,12 +97,11 @@ class Opener {
     this._sidebar = sidebar;
     this._notebook7 = app.name !== 'JupyterLab';
     if (registry) {
-      void registry
-        .load(PLUGIN_ID)
-        .then(s => {
+      void Promise.all([registry.load(PLUGIN_ID), app.restored])
+        .then(([s]) => {
           this._settings = s;
           if (this._notebook7 && s.get('openInNotebook').composite === true) {
-            app.shell.activateById(sidebar.id);
+            app.shell.activateById(sidebar.id); // after the shell laid itself out
           }
           sidebar.model.visibleChanged.connect(this._remember, this);
         })

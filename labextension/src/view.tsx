@@ -149,20 +149,18 @@ function Header({ view }: { view: IRecordView }): JSX.Element {
       <table className="rc-Totals">
         <thead>
           <tr>
-            <th scope="col" title="executions of steps">
-              executions
-            </th>
-            <th scope="col" className="rc-status-hit">
+            <th scope="col" title="executions of steps, counted by outcome" />
+            <th scope="col" className="rc-status-hit" title="served from the cache">
               served
             </th>
-            <th scope="col" className="rc-status-live">
+            <th scope="col" className="rc-status-live" title="ran live">
               ran
             </th>
-            <th scope="col" className="rc-status-effect">
-              effects
+            <th scope="col" className="rc-status-effect" title="effects (they always run)">
+              effect
             </th>
-            <th scope="col" className="rc-status-error">
-              errors
+            <th scope="col" className="rc-status-error" title="failed">
+              error
             </th>
             <th scope="col" title="time the cache hits saved">
               saved
@@ -171,14 +169,14 @@ function Header({ view }: { view: IRecordView }): JSX.Element {
         </thead>
         <tbody>
           <Totals
-            label="this session"
-            title="this kernel session (since the last restart)"
+            label="session"
+            title="executions in this kernel session (since the last restart)"
             counts={t.session}
             className="rc-Totals-session"
           />
           <Totals
-            label="whole run"
-            title="every kernel session of this run"
+            label="run"
+            title="executions in every kernel session of this run"
             counts={t.run}
             className="rc-Totals-run"
           />
@@ -342,6 +340,7 @@ const StepRow = React.memo(function StepRow({
         {row.durationS === null ? '' : formatDuration(row.durationS)}
       </span>
       <span className="rc-StepSaved">{row.savedS ? formatDuration(row.savedS) : ''}</span>
+      {row.stale && <span className="rc-StaleCause">{row.staleCause ?? 'an input changed'}</span>}
       <button
         className="rc-StepClear jp-Button jp-mod-minimal"
         title={`Clear the cache of ${row.name}`}
@@ -429,7 +428,12 @@ function sameLane(
   a: { lane: ILane; record: NotebookRecord; width: number },
   b: { lane: ILane; record: NotebookRecord; width: number }
 ): boolean {
-  if (a.record !== b.record || a.width !== b.width || a.lane.label !== b.lane.label) {
+  if (
+    a.record !== b.record ||
+    a.width !== b.width ||
+    a.lane.label !== b.lane.label ||
+    a.lane.detail !== b.lane.detail
+  ) {
     return false;
   }
   const x = a.lane.bars;
@@ -471,8 +475,9 @@ const Lane = React.memo(function Lane({
   };
   return (
     <div className="rc-Lane" data-session={lane.session}>
-      <div className="rc-LaneLabel" title={lane.session}>
-        {lane.label}
+      <div className="rc-LaneLabel" title={lane.title}>
+        <span>{lane.label}</span>
+        <span className="rc-LaneBusy">{lane.detail}</span>
       </div>
       <svg className="rc-LaneTrack" width="100%" height="16" role="img">
         {lane.bars.map(bar => {

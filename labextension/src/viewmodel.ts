@@ -283,7 +283,10 @@ export interface IBar {
 
 export interface ILane {
   session: string;
+  /** `session 2`, and `13 executions · 0.70 s busy`; `title` says when it started. */
   label: string;
+  detail: string;
+  title: string;
   /** Seconds some execution of the lane was running (idle time not counted). */
   busyS: number;
   bars: IBar[];
@@ -640,11 +643,14 @@ function lanes(
     });
     const busyS = busySeconds(spans[i]);
     const n = list.length;
+    const detail = `${n} execution${n === 1 ? '' : 's'} · ${formatDuration(busyS)} busy`;
     return {
       session,
-      label:
-        `session ${i + 1} · ${formatClock(list[0].start)} · ` +
-        `${n} execution${n === 1 ? '' : 's'} · ${formatDuration(busyS)} busy`,
+      label: `session ${i + 1}`,
+      detail,
+      title:
+        `kernel session ${i + 1} (${session}), from ${formatClock(list[0].start)}: ${detail}` +
+        ' (idle time not counted)',
       busyS,
       bars
     };
