@@ -54,9 +54,9 @@ def _parser(name: str, description: str) -> ArgParser:
 def _help(engine: Engine, argv):
     print(
         "%%step [NAME] [--effect] [--force] [--ignore VAR ...] [--version TAG] [--deps GLOB ...]\n"
-        "%step status               steps of this run: last status, duration, saved, stale\n"
+        "%step status               the run's steps, a row per cell: status, last run, saved, stale and why\n"
         "%step why NAME             which key component changed since NAME's nearest entry\n"
-        "%step plan                 what Run All would serve and what it would run\n"
+        "%step plan [--notebook P]  what Run All would serve and what it would run (and what is stale)\n"
         "%step timeline             the run's executions across kernel sessions (SVG)\n"
         "%step clear NAME | --all   forget cached entries\n"
         "%step run [--new]          show the run, or start a new one (new epoch, seed, budget)\n"

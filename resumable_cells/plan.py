@@ -108,7 +108,7 @@ def _plan_step(engine, name, args, info, known, producer):
         if n in known:
             if known[n] is None:
                 return PlanRow(
-                    name, "run", f"input {n} comes from {producer[n]}, which runs"
+                    name, "run", f"input {n} comes from step {producer[n]}, which runs"
                 ), unknown_bound
             inputs[n] = known[n]
         elif n in engine.ns and not getattr(type(engine.ns[n]), "_resumable_cells_own", False):

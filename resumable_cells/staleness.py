@@ -56,8 +56,8 @@ def where(e: dict) -> str:
 
 
 def causes(execs: Iterable[dict], changes: Iterable[Change] = ()) -> dict[RowKey, str]:
-    """Stale rows -> why (`ridge changed (In [23])`, `coef changed by fit (In [24])`,
-    `coef comes from fit, which is stale`)."""
+    """Stale rows -> why (`ridge changed (In [23])`, `coef changed by step fit (In [24])`,
+    `coef comes from step fit, which is stale`)."""
     binders, last = _timeline(execs, changes)
     by_name: dict[str, list[tuple[int, str | None]]] = {}
     for pos, b in enumerate(binders):
@@ -87,7 +87,7 @@ def _timeline(execs, changes) -> tuple[list[_Binder], dict[RowKey, int]]:
             continue
         key = row_key(ev)
         at = where(ev)
-        label = f"by {ev['step']}" + (f" ({at})" if at else "")
+        label = f"by step {ev['step']}" + (f" ({at})" if at else "")
         reads = {i["name"]: i.get("digest") for i in ev.get("inputs") or []}
         binds = {o["name"]: o.get("digest") for o in ev.get("outputs") or []}
         last[key] = len(binders)
@@ -139,7 +139,7 @@ def _propagate(binders, by_name, last: dict[RowKey, int], stale: dict[RowKey, st
                 continue
             for name, source in producers.get(key, ()):
                 if source in stale:
-                    stale[key] = f"{name} comes from {source[0]}, which is stale"
+                    stale[key] = f"{name} comes from step {source[0]}, which is stale"
                     changed = True
                     break
 

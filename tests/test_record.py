@@ -54,8 +54,8 @@ def test_staleness_follows_the_producer_not_the_name(kernel):
     kernel.ok("%%step src\nbase = 5")  # the producer of use's input changed it
     stale = kernel.value("__import__('resumable_cells').magics.current_engine().staleness()")
     assert list(stale) == [("use", None)]
-    assert re.fullmatch(r"base changed by src \(In \[\d+\]\)", stale["use", None])
-    assert "yes: base changed by src (In [" in kernel.ok("%step status").result()
+    assert re.fullmatch(r"base changed by step src \(In \[\d+\]\)", stale["use", None])
+    assert "yes: base changed by step src (In [" in kernel.ok("%step status").result()
 
 
 def test_a_new_run_always_gets_a_new_epoch(kernel):
@@ -224,5 +224,5 @@ def test_staleness_reaches_downstream_steps(kernel):
     kernel.ok("%%step load\nrows = list(range(20))")
     stale = kernel.value("__import__('resumable_cells').magics.current_engine().staleness()")
     assert set(stale) == {("clean", None), ("summary", None)}
-    assert stale["clean", None].startswith("rows changed by load (In [")
-    assert stale["summary", None] == "kept comes from clean, which is stale"
+    assert stale["clean", None].startswith("rows changed by step load (In [")
+    assert stale["summary", None] == "kept comes from step clean, which is stale"

@@ -5,199 +5,17 @@
  * unit-tested directly (test/viewmodel.test.ts).
  */
 
-import type {
-  ExecutionStatus,
-  IBudget,
-  IExecution,
-  IRunInfo,
-  ISnapshot,
-  IStepRow,
-  KernelMessage
-} from './protocol';
 import { formatBytes, formatClock, formatCost, formatCount, formatDuration } from './format';
 import { STATUS_WORD } from './palette';
+import type { ExecutionStatus, IBudget, IExecution, IRunInfo, IStepRow } from './protocol';
+import { IRecordState, rowKey } from './state';
 import { parseStepCell } from './stepline';
 import { busySeconds, laneAxes } from './timeaxis';
 
 export { formatDuration, middleEllipsis } from './format';
+export { applyMessage, applySnapshot, emptyState, rowKey } from './state';
+export type { IRecordState, SnapshotSource } from './state';
 export { parseStepCell, quoteArg, splitArgs } from './stepline';
-
-// ---------------------------------------------------------------------------
-// State
-
-/** Everything known about one notebook's run, merged from the route and the comm. */
-export interface IRecordState {
-  readonly notebook: string | null;
-  readonly run: IRunInfo | null;
-  readonly budget: IBudget | null;
-  readonly sessions: readonly string[];
-  /** Executions by id, in arrival order. */
-  readonly executions: ReadonlyMap<string, IExecution>;
-  /** Rows (a step in a cell) by `rowKey`, in first-seen order. */
-  readonly steps: ReadonlyMap<string, IStepRow>;
-  /** The session of the kernel that is connected now, once it has said so. */
-  readonly kernelSession: string | null;
-  /** True once the kernel has spoken since the last reset: its word beats the disk's. */
-  readonly live: boolean;
-}
-
-export function emptyState(): IRecordState {
-  return {
-    notebook: null,
-    run: null,
-    budget: null,
-    sessions: [],
-    executions: new Map(),
-    steps: new Map(),
-    kernelSession: null,
-    live: false
-  };
-}
-
-/** The key of a row: one step in one cell. */
-export function rowKey(step: string, cellId: string | null | undefined): string {
-  return `${step}\u0000${cellId ?? ''}`;
-}
-
-function rowMap(rows: readonly IStepRow[] | undefined): Map<string, IStepRow> {
-  const out = new Map<string, IStepRow>();
-  for (const row of rows ?? []) {
-    out.set(rowKey(row.step, row.cell_id), row);
-  }
-  return out;
-}
-
-/** Where a snapshot came from: the server route (disk) or the kernel's comm. */
-export type SnapshotSource = 'server' | 'kernel';
-
-function isFinal(e: IExecution): boolean {
-  return e.status !== 'running';
-}
-
-function mergeExecution(map: Map<string, IExecution>, incoming: IExecution): void {
-  const known = map.get(incoming.id);
-  // A final state never goes back to running (a stale snapshot can lag the comm).
-  if (known && isFinal(known) && !isFinal(incoming)) {
-    return;
-  }
-  map.set(incoming.id, incoming);
-}
-
-function addSession(sessions: readonly string[], session: string): string[] {
-  return sessions.includes(session) ? [...sessions] : [...sessions, session];
-}
-
-/**
- * Apply a snapshot. The kernel's snapshot replaces the state (it follows a clear or a
- * new run). The server's is merged: executions by id, and its step rows and budget are
- * taken only while the kernel has not spoken since the last reset.
- */
-export function applySnapshot(
-  state: IRecordState,
-  snap: ISnapshot,
-  source: SnapshotSource
-): IRecordState {
-  if (source === 'server' && !snap.run && state.run) {
-    // The disk has no run where we know one: a rename whose record is still being
-    // carried over, or a store that went away. What we know stays until the kernel says.
-    return state;
-  }
-  const steps = rowMap(snap.steps);
-  const sameRun = (state.run?.id ?? null) === (snap.run?.id ?? null);
-  if (source === 'kernel' || !sameRun || !state.live) {
-    const executions = new Map<string, IExecution>();
-    if (source === 'server' && sameRun) {
-      for (const e of state.executions.values()) {
-        executions.set(e.id, e);
-      }
-    }
-    for (const e of snap.executions ?? []) {
-      mergeExecution(executions, e);
-    }
-    return {
-      notebook: snap.notebook ?? state.notebook,
-      run: snap.run ?? null,
-      budget: snap.budget ?? null,
-      sessions: mergeSessions(snap.sessions ?? [], executions),
-      executions,
-      steps,
-      kernelSession: source === 'kernel' ? (snap.session ?? null) : state.kernelSession,
-      live: source === 'kernel' || (sameRun && state.live)
-    };
-  }
-  // Server snapshot of the same run while the kernel is live: only add what we lack.
-  const executions = new Map(state.executions);
-  for (const e of snap.executions ?? []) {
-    if (!executions.has(e.id)) {
-      executions.set(e.id, e);
-    }
-  }
-  return {
-    ...state,
-    notebook: snap.notebook ?? state.notebook,
-    sessions: mergeSessions([...state.sessions, ...(snap.sessions ?? [])], executions),
-    executions
-  };
-}
-
-function mergeSessions(
-  sessions: readonly string[],
-  executions: ReadonlyMap<string, IExecution>
-): string[] {
-  const out: string[] = [];
-  for (const s of sessions) {
-    if (!out.includes(s)) {
-      out.push(s);
-    }
-  }
-  for (const e of executions.values()) {
-    if (e.session && !out.includes(e.session)) {
-      out.push(e.session);
-    }
-  }
-  return out;
-}
-
-/** Apply one message from the kernel's comm. Unknown messages leave the state as is. */
-export function applyMessage(state: IRecordState, msg: KernelMessage): IRecordState {
-  switch (msg?.type) {
-    case 'snapshot':
-      return applySnapshot(state, msg, 'kernel');
-    case 'execution': {
-      const e = msg.execution;
-      if (!e || !e.id) {
-        return state;
-      }
-      if (state.run && e.run && e.run !== state.run.id) {
-        // An execution of another run: the kernel started a new run.
-        return {
-          ...emptyState(),
-          notebook: state.notebook,
-          run: { id: e.run, epoch: '', seed: 0, created: e.start },
-          sessions: [e.session],
-          executions: new Map([[e.id, e]]),
-          kernelSession: e.session,
-          live: true
-        };
-      }
-      const executions = new Map(state.executions);
-      mergeExecution(executions, e);
-      return {
-        ...state,
-        run: state.run ?? (e.run ? { id: e.run, epoch: '', seed: 0, created: e.start } : null),
-        sessions: addSession(state.sessions, e.session),
-        executions,
-        kernelSession: e.session,
-        live: true
-      };
-    }
-    case 'steps': {
-      return { ...state, steps: rowMap(msg.steps), budget: msg.budget ?? state.budget, live: true };
-    }
-    default:
-      return state;
-  }
-}
 
 // ---------------------------------------------------------------------------
 // The view
@@ -431,6 +249,112 @@ function makeRow(
   };
 }
 
+/** What the executions say, by row: the latest of each, how many, the totals. */
+interface IIndex {
+  latest: Map<string, IExecution>;
+  counts: Map<string, number>;
+  keysByCell: Map<string, string[]>; // cell id -> row keys, first seen
+  names: Map<string, string>; // row key -> step name
+  session: ICounts;
+  run: ICounts;
+}
+
+function indexRecord(
+  state: IRecordState,
+  execs: IExecution[],
+  effective: (e: IExecution) => ExecutionStatus,
+  currentSession: string | null
+): IIndex {
+  const ix: IIndex = {
+    latest: new Map(),
+    counts: new Map(),
+    keysByCell: new Map(),
+    names: new Map(),
+    session: emptyCounts(),
+    run: emptyCounts()
+  };
+  const note = (key: string, name: string, cellId: string | null) => {
+    if (!ix.names.has(key)) {
+      ix.names.set(key, name);
+      if (cellId) {
+        ix.keysByCell.set(cellId, [...(ix.keysByCell.get(cellId) ?? []), key]);
+      }
+    }
+  };
+  for (const e of execs) {
+    const key = rowKey(e.step, e.cell_id);
+    ix.latest.set(key, e);
+    ix.counts.set(key, (ix.counts.get(key) ?? 0) + 1);
+    note(key, e.step, e.cell_id);
+    const st = effective(e);
+    count(ix.run, st, e);
+    if (e.session === currentSession) {
+      count(ix.session, st, e);
+    }
+  }
+  for (const [key, row] of state.steps) {
+    note(key, row.step, row.cell_id);
+  }
+  return ix;
+}
+
+/** The rows in notebook order: a row per %%step cell, a row per step of a plain cell
+ * that ran steps (a loop calling run_cell_magic), then steps whose cell is not here. */
+function notebookRows(
+  state: IRecordState,
+  ix: IIndex,
+  cells: readonly ICellInfo[],
+  effective: (e: IExecution) => ExecutionStatus
+): IStepView[] {
+  const source = (key: string, name: string, cellId: string | null): IRowSource => ({
+    name,
+    cellId,
+    row: state.steps.get(key),
+    last: ix.latest.get(key),
+    count: ix.counts.get(key) ?? 0
+  });
+  const rows: IStepView[] = [];
+  const used = new Set<string>();
+  const cellNames = new Set<string>(); // rows recorded without cell ids fold into these
+  cells.forEach((cell, index) => {
+    const info = parseStepCell(cell.source);
+    const own = ix.keysByCell.get(cell.id) ?? [];
+    if (!info) {
+      for (const key of own) {
+        used.add(key);
+        rows.push(makeRow(source(key, ix.names.get(key)!, cell.id), index, false, effective));
+      }
+      return;
+    }
+    const name = info.name ?? (own.length ? ix.names.get(own[own.length - 1])! : null);
+    if (name === null) {
+      rows.push({
+        ...makeRow(source('', `cell ${index + 1}`, cell.id), index, info.effect, effective),
+        title: info.error
+          ? `the %%step line is refused by the magic: ${info.error}`
+          : 'unnamed step: the kernel names it when it runs'
+      });
+      return;
+    }
+    cellNames.add(name);
+    let key = rowKey(name, cell.id);
+    if (!ix.names.has(key) && ix.names.has(rowKey(name, null))) {
+      key = rowKey(name, null); // recorded without cell ids (nbconvert, papermill)
+    }
+    used.add(key);
+    rows.push(makeRow(source(key, name, cell.id), index, info.effect, effective));
+  });
+  const inNotebook = new Set(cells.map(c => c.id));
+  for (const [key, name] of ix.names) {
+    const cellId = state.steps.get(key)?.cell_id ?? ix.latest.get(key)?.cell_id ?? null;
+    const known = cellId === null ? cellNames.has(name) : inNotebook.has(cellId);
+    if (!used.has(key) && !known) {
+      rows.push(makeRow(source(key, name, cellId), -1, false, effective));
+    }
+  }
+  return rows;
+}
+
 /** Build everything the panel and the badges draw. `now` is Unix seconds. */
 export function buildView(
   state: IRecordState,
@@ -439,108 +363,28 @@ export function buildView(
 ): IRecordView {
   const execs = [...state.executions.values()];
   execs.sort((a, b) => a.start - b.start);
-
   // Only the current session's executions may still be running.
   const currentSession =
     state.kernelSession ?? (execs.length ? execs[execs.length - 1].session : null);
   const effective = (e: IExecution): ExecutionStatus =>
     e.status === 'running' && e.session !== currentSession ? 'interrupted' : e.status;
-
-  const latest = new Map<string, IExecution>();
-  const counts = new Map<string, number>();
-  const keysByCell = new Map<string, string[]>(); // cell id -> row keys, first seen
-  const names = new Map<string, string>(); // row key -> step name
-  const session = emptyCounts();
-  const run = emptyCounts();
-  const note = (key: string, name: string, cellId: string | null) => {
-    if (!names.has(key)) {
-      names.set(key, name);
-      if (cellId) {
-        keysByCell.set(cellId, [...(keysByCell.get(cellId) ?? []), key]);
-      }
-    }
-  };
-  for (const e of execs) {
-    const key = rowKey(e.step, e.cell_id);
-    latest.set(key, e);
-    counts.set(key, (counts.get(key) ?? 0) + 1);
-    note(key, e.step, e.cell_id);
-    const st = effective(e);
-    count(run, st, e);
-    if (e.session === currentSession) {
-      count(session, st, e);
-    }
-  }
-  for (const [key, row] of state.steps) {
-    note(key, row.step, row.cell_id);
-  }
-  const source = (key: string, name: string, cellId: string | null): IRowSource => ({
-    name,
-    cellId,
-    row: state.steps.get(key),
-    last: latest.get(key),
-    count: counts.get(key) ?? 0
-  });
-
-  const rows: IStepView[] = [];
-  const used = new Set<string>();
-  const inNotebook = new Set(cells.map(c => c.id));
-  const cellNames = new Set<string>(); // rows recorded without cell ids fold into these
-  cells.forEach((cell, index) => {
-    const info = parseStepCell(cell.source);
-    const own = keysByCell.get(cell.id) ?? [];
-    if (info) {
-      // A %%step cell is one row: its name, or the one the kernel gave it.
-      const name = info.name ?? (own.length ? names.get(own[own.length - 1])! : null);
-      if (name === null) {
-        rows.push({
-          ...makeRow(source('', `cell ${index + 1}`, cell.id), index, info.effect, effective),
-          title: info.error
-            ? `the %%step line is refused by the magic: ${info.error}`
-            : 'unnamed step: the kernel names it when it runs'
-        });
-        return;
-      }
-      cellNames.add(name);
-      let key = rowKey(name, cell.id);
-      if (!names.has(key) && names.has(rowKey(name, null))) {
-        key = rowKey(name, null); // recorded without cell ids (nbconvert, papermill)
-      }
-      used.add(key);
-      rows.push(makeRow(source(key, name, cell.id), index, info.effect, effective));
-      return;
-    }
-    // A plain cell that ran steps (a loop calling run_cell_magic): a row per step.
-    for (const key of own) {
-      used.add(key);
-      rows.push(makeRow(source(key, names.get(key)!, cell.id), index, false, effective));
-    }
-  });
-  for (const [key, name] of names) {
-    const row = state.steps.get(key);
-    const cellId = row?.cell_id ?? latest.get(key)?.cell_id ?? null;
-    const known = cellId === null ? cellNames.has(name) : inNotebook.has(cellId);
-    if (used.has(key) || known) {
-      continue; // shown at its cell (or, recorded without a cell id, at a cell of its name)
-    }
-    rows.push(makeRow(source(key, name, cellId), -1, false, effective));
-  }
-
+  const ix = indexRecord(state, execs, effective, currentSession);
+  const rows = notebookRows(state, ix, cells, effective);
   const { badges, staleCells } = cellBadges(rows);
   return {
     run: state.run,
     totals: {
       steps: rows.filter(r => r.cellIndex >= 0).length,
       stale: rows.filter(r => r.stale).length,
-      session,
-      run
+      session: ix.session,
+      run: ix.run
     },
     gauges: gauges(state.budget),
     rows,
     lanes: lanes(state, execs, effective, now),
     staleCells,
     badges,
-    running: run.running > 0
+    running: ix.run.running > 0
   };
 }
 
