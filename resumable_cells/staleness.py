@@ -57,7 +57,7 @@ def where(e: dict) -> str:
 
 def causes(execs: Iterable[dict], changes: Iterable[Change] = ()) -> dict[RowKey, str]:
     """Stale rows -> why (`ridge changed (In [23])`, `coef changed by step fit (In [24])`,
-    `coef comes from step fit, which is stale`)."""
+    `coef comes from stale step fit`)."""
     binders, last = _timeline(execs, changes)
     by_name: dict[str, list[tuple[int, str | None]]] = {}
     for pos, b in enumerate(binders):
@@ -139,7 +139,7 @@ def _propagate(binders, by_name, last: dict[RowKey, int], stale: dict[RowKey, st
                 continue
             for name, source in producers.get(key, ()):
                 if source in stale:
-                    stale[key] = f"{name} comes from step {source[0]}, which is stale"
+                    stale[key] = f"{name} comes from stale step {source[0]}"
                     changed = True
                     break
 

@@ -40,8 +40,8 @@ def test_a_plain_cell_changing_an_input_makes_readers_stale_with_the_reason(kern
     got = stale(kernel)
     assert re.fullmatch(r"ridge changed \(In \[\d+\]\)", got[("fit", "fit1")])
     assert got[("bootstrap", "boot")] == got[("fit", "fit1")]
-    assert got[("evaluate", "ev1")] == "coef comes from step fit, which is stale"
-    assert got[("report", "rep")] == "scores comes from step evaluate, which is stale"
+    assert got[("evaluate", "ev1")] == "coef comes from stale step fit"
+    assert got[("report", "rep")] == "scores comes from stale step evaluate"
     rows = {(r["step"], r["cell_id"]): r for r in sidebar_rows(kernel)}
     assert {k for k, r in rows.items() if r["stale"]} == set(got)
     table = kernel.ok("%step status").result()

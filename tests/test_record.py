@@ -225,4 +225,4 @@ def test_staleness_reaches_downstream_steps(kernel):
     stale = kernel.value("__import__('resumable_cells').magics.current_engine().staleness()")
     assert set(stale) == {("clean", None), ("summary", None)}
     assert stale["clean", None].startswith("rows changed by step load (In [")
-    assert stale["summary", None] == "kept comes from step clean, which is stale"
+    assert stale["summary", None] == "kept comes from stale step clean"

@@ -35,8 +35,8 @@ def test_a_parameter_cell_makes_every_reader_stale_and_what_follows():
     assert quickstart(changes=[ridge]) == {
         ("fit", "f1"): "ridge changed (In [7])",
         ("bootstrap", "b"): "ridge changed (In [7])",
-        ("evaluate", "e1"): "coef comes from step fit, which is stale",
-        ("report", "r"): "scores comes from step evaluate, which is stale",
+        ("evaluate", "e1"): "coef comes from stale step fit",
+        ("report", "r"): "scores comes from stale step evaluate",
     }
 
 
@@ -46,7 +46,7 @@ def test_rerunning_one_reader_leaves_the_other_stale():
     stale = quickstart(refit, changes=[ridge])
     assert stale[("bootstrap", "b")] == "ridge changed (In [7])"
     assert stale[("evaluate", "e1")] == "coef changed by step fit (In [8])"
-    assert stale[("report", "r")] == "scores comes from step evaluate, which is stale"
+    assert stale[("report", "r")] == "scores comes from stale step evaluate"
     assert ("fit", "f1") not in stale
 
 
@@ -96,7 +96,7 @@ def test_a_producer_that_binds_another_value_makes_its_readers_stale():
     ]
     assert causes(execs) == {
         (("clean", None)): "rows changed by step load (In [5])",
-        (("summary", None)): "kept comes from step clean, which is stale",
+        (("summary", None)): "kept comes from stale step clean",
     }
     # the producer ran again and bound the same value: nothing is stale (early cutoff)
     execs.append(ex("load", T + 5, n=6, binds=[("rows", "a")]))

@@ -165,6 +165,16 @@ const BADGE_PRIORITY: Array<ExecutionStatus | 'stale'> = [
   'hit'
 ];
 
+/** Append to the list under `key` (in place: views of 5,000 executions are built often). */
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) {
+    list.push(value);
+  } else {
+    map.set(key, [value]);
+  }
+}
+
 function emptyCounts(): ICounts {
   return { served: 0, ran: 0, effects: 0, errors: 0, running: 0, savedS: 0 };
 }
@@ -277,7 +287,7 @@ function indexRecord(
     if (!ix.names.has(key)) {
       ix.names.set(key, name);
       if (cellId) {
-        ix.keysByCell.set(cellId, [...(ix.keysByCell.get(cellId) ?? []), key]);
+        push(ix.keysByCell, cellId, key);
       }
     }
   };
@@ -396,7 +406,7 @@ function cellBadges(rows: IStepView[]): { badges: Map<string, IBadge>; staleCell
     if (row.cellIndex < 0 || !row.cellId) {
       continue;
     }
-    byCell.set(row.cellId, [...(byCell.get(row.cellId) ?? []), row]);
+    push(byCell, row.cellId, row);
     if (row.stale && !staleCells.includes(row.cellIndex)) {
       staleCells.push(row.cellIndex);
     }
@@ -456,7 +466,7 @@ function lanes(
     bySession.set(s, []);
   }
   for (const e of execs) {
-    bySession.set(e.session, [...(bySession.get(e.session) ?? []), e]);
+    push(bySession, e.session, e);
   }
   const endOf = (e: IExecution): number => {
     if (e.end !== null && e.end !== undefined) {

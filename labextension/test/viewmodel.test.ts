@@ -425,7 +425,7 @@ describe('rows and badges per cell', () => {
       steps: [
         stale('fit', 'f1', 'ridge changed (In [7])'),
         stale('bootstrap', 'b', 'ridge changed (In [7])'),
-        stale('evaluate', 'e1', 'coef comes from step fit, which is stale'),
+        stale('evaluate', 'e1', 'coef comes from stale step fit'),
         row({ step: 'fit', cell_id: 'f2', status: 'hit' })
       ],
       budget: null

@@ -68,11 +68,11 @@ test('badges per cell; a plain cell makes its readers stale; Run stale runs exac
   await expect(rowAt(page, 2).locator('.rc-StaleMarker')).toHaveCount(0);
   await expect(rowAt(page, 3)).toHaveAttribute('title', /stale: ridge changed \(In \[\d+\]\)/);
   await expect(rowAt(page, 4)).toHaveAttribute('title', /stale: ridge changed \(In \[\d+\]\)/);
-  await expect(rowAt(page, 5)).toHaveAttribute('title', /stale: coef comes from step fit/);
+  await expect(rowAt(page, 5)).toHaveAttribute('title', /stale: coef comes from stale step fit/);
   // the reason is on the row itself, not only on hover
   await expect(rowAt(page, 3).locator('.rc-StaleCause')).toHaveText(/^ridge changed \(In \[\d+\]\)$/);
   await expect(rowAt(page, 6).locator('.rc-StaleCause')).toHaveText(
-    'score comes from step evaluate, which is stale'
+    'score comes from stale step evaluate'
   );
   await expect(badges).toHaveText(['ran', 'stale', 'stale', 'stale', 'stale', 'stale']);
   const runStale = page.locator(`${SIDEBAR} .rc-RunStale`);

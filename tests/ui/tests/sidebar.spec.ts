@@ -169,7 +169,7 @@ test.describe.serial('the sidebar with a real kernel', () => {
     await expect(stepRow(page, 'load').locator('.rc-StaleMarker')).toHaveCount(0);
     await expect(stepRow(page, 'notify').locator('.rc-StaleMarker')).toBeVisible();
     await expect(stepRow(page, 'summary').locator('.rc-StaleMarker')).toBeVisible();
-    await expect(stepRow(page, 'summary')).toHaveAttribute('title', /which is stale/);
+    await expect(stepRow(page, 'summary')).toHaveAttribute('title', /comes from stale step/);
     const badges = page.locator('.jp-Cell .rc-CellBadge');
     await expect(badges.nth(0)).toHaveText('ran');
     await expect(badges.nth(1)).toHaveText('stale');
