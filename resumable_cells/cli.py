@@ -13,8 +13,12 @@ import json
 import sys
 from pathlib import Path
 
-from . import __version__, journal, runs, sizes, status
-from .store import Store, entry_blobs
+from . import __version__
+from .engine import runs
+from .ipython import statusline as status
+from .records import journal
+from .storage import sizes
+from .storage.store import Store, entry_blobs
 
 EXIT_USAGE = 2
 
@@ -157,7 +161,7 @@ def cmd_ls(store: Store, args) -> None:
 
 
 def _ls_remote(url: str) -> None:
-    from . import remote
+    from .storage.redis import tier as remote
 
     try:
         remote.print_listing(url)

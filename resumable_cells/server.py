@@ -80,7 +80,7 @@ def read_snapshot(notebook: Path) -> dict[str, Any]:
     store_dir = store_dir_for(notebook)
     if not store_dir.is_dir():
         return empty_snapshot(notebook.name)
-    from .snapshot import load_snapshot  # the kernel side's reader, imported lazily
+    from .records.snapshot import load_snapshot  # the kernel side's reader, imported lazily
 
     return load_snapshot(store_dir, notebook.name)
 
@@ -126,7 +126,7 @@ def rename_record(root_dir: str | os.PathLike[str], old_path: str, new_path: str
     if old_store != new_store or not new_store.is_dir():
         return False
     try:
-        from . import snapshot as snapshot_module
+        from .records import snapshot as snapshot_module
     except ImportError:
         return False
     rename = getattr(snapshot_module, "rename_notebook", None)

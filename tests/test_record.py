@@ -12,7 +12,7 @@ import nbformat
 import pytest
 from kernels import Kernel, wait_until
 
-from resumable_cells.timeline import Timeline
+from resumable_cells.records.timeline import Timeline
 
 LOAD = "%load_ext resumable_cells"
 
@@ -52,7 +52,9 @@ def test_staleness_follows_the_producer_not_the_name(kernel):
     kernel.ok("%%step src\nbase = 1")
     kernel.ok("%%step use\ndoubled = base * 2")
     kernel.ok("%%step src\nbase = 5")  # the producer of use's input changed it
-    stale = kernel.value("__import__('resumable_cells').magics.current_engine().staleness()")
+    stale = kernel.value(
+        "__import__('resumable_cells').ipython.magics.current_engine().staleness()"
+    )
     assert stale == {"use": "input base changed by src"}
     assert "yes: input base changed by src" in kernel.ok("%step status").result()
 
@@ -61,7 +63,9 @@ def test_a_new_run_always_gets_a_new_epoch(kernel):
     epochs = set()
     for _ in range(3):
         kernel.ok("%step run --new")
-        epochs.add(kernel.value("__import__('resumable_cells').magics.current_engine().run.epoch"))
+        epochs.add(
+            kernel.value("__import__('resumable_cells').ipython.magics.current_engine().run.epoch")
+        )
     assert len(epochs) == 3
 
 
@@ -69,9 +73,9 @@ def test_a_package_version_change_is_named(kernel):
     kernel.ok("import numpy as np\narr = np.arange(3)")
     kernel.ok("%%step v\ntotal = int(arr.sum())")
     kernel.ok(
-        "import resumable_cells.versions as V\n_orig = V.module_version\n"
+        "import resumable_cells.hashing.versions as V\n_orig = V.module_version\n"
         "V.module_version = lambda m: '0.0.1' if m == 'numpy' else _orig(m)\n"
-        "import resumable_cells.key as K\nK.versions = V"
+        "import resumable_cells.hashing.key as K\nK.versions = V"
     )
     line = line_of(kernel.ok("%%step v\ntotal = int(arr.sum())"))
     assert re.search(r"numpy \S+ -> 0\.0\.1", line), line
@@ -221,7 +225,9 @@ def test_staleness_reaches_downstream_steps(kernel):
     kernel.ok("%%step clean\nkept = [r for r in rows if r % 2]")
     kernel.ok("%%step summary\ntotal = sum(kept)")
     kernel.ok("%%step load\nrows = list(range(20))")
-    stale = kernel.value("__import__('resumable_cells').magics.current_engine().staleness()")
+    stale = kernel.value(
+        "__import__('resumable_cells').ipython.magics.current_engine().staleness()"
+    )
     assert stale == {
         "clean": "input rows changed by load",
         "summary": "input kept comes from clean, which is stale",

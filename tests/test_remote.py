@@ -410,8 +410,8 @@ def test_a_server_refusing_us_is_a_warning_then_push_all_sends_everything(tmp_pa
 def test_a_hit_slower_than_running_the_step_is_abandoned_without_a_partial_file(
     redis_server, team_key, tmp_path, monkeypatch
 ):
-    from resumable_cells import remote
-    from resumable_cells.store import Store
+    from resumable_cells.storage.redis import tier as remote
+    from resumable_cells.storage.store import Store
 
     monkeypatch.setenv("RESUMABLE_CELLS_TEAM_KEY", team_key)
     theirs, mine = Store(tmp_path / "theirs"), Store(tmp_path / "mine")

@@ -13,11 +13,13 @@ def test_budget_spent_before_a_restart_stays_spent_and_refuses_at_the_right_step
     agent = "%%step call{i}\nstep.spend(tokens=100)\nanswer{i} = {i}"
     kernel.ok(agent.format(i=1))
     kernel.ok(agent.format(i=2))
-    spent = kernel.value("__import__('resumable_cells').magics.current_engine().budget.spent()")
+    spent = kernel.value(
+        "__import__('resumable_cells').ipython.magics.current_engine().budget.spent()"
+    )
     kernel.restart()
     kernel.ok(LOAD)
     assert (
-        kernel.value("__import__('resumable_cells').magics.current_engine().budget.spent()")
+        kernel.value("__import__('resumable_cells').ipython.magics.current_engine().budget.spent()")
         == spent
     )
     assert spent["tokens"] == 200

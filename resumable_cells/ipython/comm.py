@@ -58,7 +58,7 @@ class Hub:
         if kind == "execution" and (self.comms or self.pending):
             self.send({"type": "execution", "execution": payload}, pending=True)
             if self.comms and payload.get("status") != "running":
-                from . import views
+                from ..records import views
 
                 self.send({"type": "steps", "steps": views.step_rows(self.engine.record()),
                            "budget": self.engine.budget.snapshot()})  # fmt: skip

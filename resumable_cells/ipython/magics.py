@@ -10,10 +10,10 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from traitlets import Bool, Int, Unicode
 
+from ..engine.engine import Engine, StepArgs, StepRefused
+from ..engine.stepapi import step as step_api
+from ..storage.store import Store
 from . import commands
-from .engine import Engine, StepArgs, StepRefused
-from .stepapi import step as step_api
-from .store import Store
 
 _ENGINE: Engine | None = None
 
@@ -41,7 +41,7 @@ class StepMagics(Magics):
         super().__init__(shell)
         self.engine = engine
         engine.quiet = self.quiet
-        from . import remote
+        from ..storage.redis import tier as remote
 
         remote.attach(engine, self.remote)
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import asdict
 from pathlib import Path
 
-from . import journal, runs, views
-from .store import Store
+from ..engine import runs
+from ..storage.store import Store
+from . import journal, views
 
 
 def build(store: Store, run: runs.Run | None, current_session: str | None = None) -> dict:

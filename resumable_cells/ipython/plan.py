@@ -16,10 +16,12 @@ from dataclasses import dataclass
 
 from IPython.core.error import UsageError
 
-from . import analysis, status, versions
-from . import key as keymod
-from .hashing import Hasher, Unhashable
-from .store import StoreError
+from ..engine import analysis
+from ..hashing import key as keymod
+from ..hashing import versions
+from ..hashing.values import Hasher, Unhashable
+from ..storage.store import StoreError
+from . import statusline as status
 
 
 @dataclass

@@ -11,7 +11,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from .hashing import _ELEMENT, Hasher, Unhashable, _all_atomic, add_handler
+from .values import _ELEMENT, Hasher, Unhashable, _all_atomic, add_handler
 
 _CHUNK_BYTES = 256 << 10  # the piece of a non-contiguous array copied for hashing
 # Object columns are encoded this many elements at a time: each piece's Python objects

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import html
 
-from .store import Store, StoreError
+from ..storage.store import Store, StoreError
 
 
 def show_line(

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import xxhash
 
 if TYPE_CHECKING:
-    from .hashing import Hasher
+    from .values import Hasher
 
 _SKIP_CLASS_ATTRS = frozenset({"__dict__", "__weakref__", "__module__", "__qualname__"})
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import diskcache
 
-from .store import Store, open_cache
+from ..storage.store import Store, open_cache
 
 EXECUTION_FIELDS = (
     "id", "run", "session", "step", "cell_id", "key", "status", "start", "end",

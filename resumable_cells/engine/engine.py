@@ -24,13 +24,16 @@ from typing import Any
 import xxhash
 from IPython.core.error import UsageError
 
-from . import analysis, capture, runs, serialize, status, tripwire
-from . import key as keymod
-from .hashing import Hasher, Unhashable
-from .journal import Journal
+from ..hashing import key as keymod
+from ..hashing.values import Hasher, Unhashable
+from ..ipython import capture
+from ..ipython import statusline as status
+from ..records.journal import Journal
+from ..storage import serialize
+from ..storage.store import FORMAT_VERSION, Store, StoreError
+from . import analysis, runs, tripwire
 from .stepapi import StepContext
 from .stepapi import step as step_api
-from .store import FORMAT_VERSION, Store, StoreError
 
 _IPYTHON_NAMES = re.compile(r"^(_+|_i+|_i?\d+|_ii+|In|Out|exit|quit|get_ipython|_oh|_ih|_dh)$")
 
@@ -79,12 +82,12 @@ class Engine:
         return self.journal.executions(self.session)
 
     def staleness(self) -> dict[str, str]:
-        from .views import staleness
+        from ..records.views import staleness
 
         return staleness(self.record())
 
     def snapshot(self) -> dict:
-        from .snapshot import build
+        from ..records.snapshot import build
 
         return build(self.store, self.run, self.session)
 

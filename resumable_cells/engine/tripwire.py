@@ -42,7 +42,7 @@ def _ignored_roots(store_dir: Path) -> tuple[str, ...]:
         "/usr", "/etc", "/proc", "/sys", "/dev", "/lib", "/var/cache", "/run",
         os.path.join(home, ".cache"), os.path.join(home, ".config"), os.path.join(home, ".ipython"),
         os.path.join(home, ".local"), os.path.join(home, ".matplotlib"), os.path.join(home, ".pyenv"),
-        os.path.join(home, ".jupyter"), os.path.dirname(os.path.dirname(__file__)),
+        os.path.join(home, ".jupyter"), os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
     }  # fmt: skip
     return tuple(os.path.realpath(r) + os.sep for r in roots if r)
 

@@ -48,8 +48,8 @@ from typing import Any
 
 import xxhash
 
-from . import auth, blobs, sizes
-from .store import Store, StoreError, entry_blobs
+from .. import auth, blobs, sizes
+from ..store import Store, StoreError, entry_blobs
 
 REMOTE_VERSION = 1  # bump on any change to the layout above
 CHUNK = 8 << 20  # bytes per Redis value
@@ -706,7 +706,7 @@ def push_report(tier: Tier, store: Store, everything: bool = False) -> str:
 
 def print_listing(url: str | None) -> None:
     """`resumable-cells ls --remote [URL]`: steps, entries and sizes on the server."""
-    from .cli import _table, _when
+    from ...cli import _table, _when
 
     url = url or os.environ.get("RESUMABLE_CELLS_REMOTE")
     if not url:

@@ -1,6 +1,6 @@
 """`make demo`: execute each demo notebook headless, restart its kernel, execute it again.
 
-    python -m resumable_cells.demo demo_notebooks [--only NAME ...] [--keep]
+    python scripts/run_demos.py demo_notebooks [--only NAME ...] [--keep]
 
 For each notebook: copy it (and `data/`) into a fresh work directory, so it starts with
 a clean store; execute it top to bottom in a real kernel (nbclient, cwd = the work
@@ -291,8 +291,8 @@ def budget(workdir: Path, notebook: str) -> dict | None:
     """The budget of the notebook's current run in the store of `workdir`, as
     `{"limits": {...}, "spent": {...}}`, or None when the notebook has no run yet.
     Read while no kernel of it runs (after a crash, say)."""
-    from .runs import Budget
-    from .store import Store
+    from resumable_cells.engine.runs import Budget
+    from resumable_cells.storage.store import Store
 
     store = Store(Path(workdir) / ".resumable_cells")
     try:
@@ -369,7 +369,7 @@ def _ranges(names: list[str]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m resumable_cells.demo",
+        prog="python scripts/run_demos.py",
         description="Execute each demo notebook, restart its kernel, execute it again.",
     )
     p.add_argument("directory", type=Path, help="directory of the demo notebooks")

@@ -13,7 +13,7 @@ import secrets
 import time
 from dataclasses import asdict, dataclass
 
-from .store import Store
+from ..storage.store import Store
 
 _LIMITS = ("steps", "tokens", "cost")
 

@@ -7,9 +7,13 @@ import os
 
 from IPython.core.error import UsageError
 
-from . import remote, runs, sizes, status, views
-from .engine import Engine
-from .store import Store
+from ..engine import runs
+from ..engine.engine import Engine
+from ..records import views
+from ..storage import sizes
+from ..storage.redis import tier as remote
+from ..storage.store import Store
+from . import statusline as status
 
 SUBCOMMANDS = (
     "status", "why", "plan", "timeline", "clear", "run", "budget", "config", "push", "help",
@@ -100,7 +104,7 @@ def _plan(engine: Engine, argv):
 
 
 def _timeline(engine: Engine, argv):
-    from . import timeline
+    from ..records import timeline
 
     _parser("timeline", "The run's executions across kernel sessions.").parse_args(argv)
     return timeline.Timeline(engine.record())

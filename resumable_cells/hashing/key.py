@@ -18,7 +18,7 @@ from typing import Any
 import xxhash
 
 from . import versions
-from .hashing import Hasher, Unhashable
+from .values import Hasher, Unhashable
 
 PYTHON = ".".join(map(str, sys.version_info[:3]))
 

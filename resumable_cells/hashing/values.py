@@ -225,7 +225,7 @@ class Hasher:
         self.value(stand_in, path)
 
     def _object(self, v, t, path):
-        from . import code_digest  # late: code hashing calls back into this module
+        from . import code as code_digest  # late: code hashing calls back into this module
 
         if isinstance(v, (types.FunctionType, type)) or t in _CALLABLE_TYPES:
             self.tag(b"F")
@@ -457,6 +457,6 @@ def _load_library_handlers(t: type) -> None:
     # hashing never imports them on its own.
     top = (getattr(t, "__module__", "") or "").partition(".")[0]
     if top in ("numpy", "pandas") and top in sys.modules:
-        from . import hashing_arrays
+        from . import arrays as hashing_arrays
 
         hashing_arrays.register(top)

@@ -1,0 +1,1 @@
+"""The team cache: a Redis tier behind the local store."""
