@@ -15,16 +15,13 @@ from pathlib import Path
 
 from . import __version__
 from .engine import runs
+from .errors import CLIError
 from .ipython import statusline as status
 from .records import journal
 from .storage import sizes
 from .storage.store import Store, entry_blobs
 
 EXIT_USAGE = 2
-
-
-class CLIError(Exception):
-    pass
 
 
 def main(argv: list[str] | None = None) -> int:

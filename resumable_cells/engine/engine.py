@@ -24,6 +24,7 @@ from typing import Any
 import xxhash
 from IPython.core.error import UsageError
 
+from ..errors import KeyComponentError, MissingDeps, StepRefused
 from ..hashing import key as keymod
 from ..hashing.values import Hasher, Unhashable
 from ..ipython import capture
@@ -195,9 +196,9 @@ class _Execution:
                 cell_modules=list(self.info.imports.values()),
                 deps=list(self.args.deps),
             )
-        except keymod.MissingDeps as err:
+        except MissingDeps as err:
             raise UsageError(f"%%step {self.name}: {err}") from None
-        except keymod.KeyError_ as err:
+        except KeyComponentError as err:
             key_problem = err
         if not self.args.effect:
             self._warn_nondeterminism()
@@ -426,7 +427,7 @@ class _Execution:
             return f"not cached: it {findings.effects[0]}. Mark it `%%step {self.name} --effect`"
         try:
             entry = self._build_entry(bound, deleted, outputs, result, ctx, findings.reads)
-        except (serialize.Unstorable, keymod.KeyError_, Unhashable) as err:
+        except (serialize.Unstorable, KeyComponentError, Unhashable) as err:
             self.outputs_info = self._describe(bound)
             var = getattr(err, "name", None) or getattr(err, "path", "a value")
             return (
@@ -594,10 +595,6 @@ class _Execution:
                 f"calls {call}() directly: its result changes between runs, so a cached "
                 f"replay would diverge. Use {replacement} instead."
             )
-
-
-class StepRefused(Exception):
-    """A step that would start past a budget limit."""
 
 
 class _Replayed:

@@ -13,6 +13,7 @@ import secrets
 import time
 from dataclasses import asdict, dataclass
 
+from ..errors import BudgetExceeded
 from ..storage.store import Store
 
 _LIMITS = ("steps", "tokens", "cost")
@@ -70,10 +71,6 @@ def rename(store: Store, old: str, new_name: str) -> None:
 
 
 # -- budget ---------------------------------------------------------------------------
-class BudgetExceeded(Exception):
-    pass
-
-
 class Budget:
     """Limits and spend of one run, persisted as they change (cost in micro-units, so
     every update is an atomic integer increment shared by concurrent kernels)."""

@@ -11,7 +11,10 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from .values import _ELEMENT, Hasher, Unhashable, _all_atomic, add_handler
+from ..errors import Unhashable
+from .plain import all_atomic
+from .registry import add_handler
+from .values import ELEMENT, Hasher
 
 _CHUNK_BYTES = 256 << 10  # the piece of a non-contiguous array copied for hashing
 # Object columns are encoded this many elements at a time: each piece's Python objects
@@ -23,6 +26,7 @@ _registered: set[str] = set()
 
 
 def register(top: str) -> None:
+    """Add the handlers for `top`'s types (numpy's too for pandas); once each."""
     if top in _registered:
         return
     _registered.add(top)
@@ -65,11 +69,11 @@ def _h_ndarray(h: Hasher, arr: Any, path: str) -> None:
         # below (tag, dtype, shape, length-prefixed data), without its per-call costs.
         ds = dtype.str.encode()
         sh = repr(arr.shape).encode()
-        h._h.update(
+        h.raw_part(
             b"A%s%s%s%s%s" % (_PACK_Q(len(ds)), ds, _PACK_Q(len(sh)), sh, _PACK_Q(arr.nbytes))
         )
         if arr.nbytes:
-            h._h.update(arr.reshape(-1).view(np.uint8))
+            h.raw_part(arr.reshape(-1).view(np.uint8))
         return
     h.tag(b"A")
     if t is not np.ndarray:
@@ -214,9 +218,9 @@ def _object_column(h: Hasher, values: Any, path: str) -> None:
                 _elements(h, piece[mask].tolist(), None, path)
                 _joined(h, present, b"J")
                 continue
-        if _all_atomic(items):  # numbers, None, bools, bytes: one C-level pickle
+        if all_atomic(items):  # numbers, None, bools, bytes: one C-level pickle
             h.tag(b"F")
-            h._flat(items)
+            h.flat(items)
             continue
         h.tag(b"E")
         _elements(h, items, lo, path)
@@ -248,7 +252,7 @@ def _elements(h: Hasher, items: list, start: int | None, path: str) -> None:
     i = 0
     try:
         for i, x in enumerate(items):  # noqa: B007
-            value(x, _ELEMENT)
+            value(x, ELEMENT)
     except Unhashable as e:
         where = f"[{start + i}]" if start is not None else "[<missing value>]"
         raise e.rebased(path + where) from None

@@ -9,12 +9,11 @@ by module, qualified name and the module's version (the version goes into the ke
 from __future__ import annotations
 
 import types
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import xxhash
 
-if TYPE_CHECKING:
-    from .values import Hasher
+from .values import Hasher
 
 _SKIP_CLASS_ATTRS = frozenset({"__dict__", "__weakref__", "__module__", "__qualname__"})
 
@@ -27,7 +26,7 @@ def is_notebook_defined(obj: Any, main_ns: dict | None) -> bool:
 
 def callable_digest(obj: Any, hasher: Hasher) -> bytes:
     """16-byte digest of a function, method, class or builtin."""
-    visiting = hasher._visiting
+    visiting = hasher.visiting
     oid = id(obj)
     if oid in visiting:  # recursion (f calls g calls f): refer to it by name
         return visiting[oid]

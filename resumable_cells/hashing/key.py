@@ -17,8 +17,9 @@ from typing import Any
 
 import xxhash
 
+from ..errors import KeyComponentError, MissingDeps, Unhashable
 from . import versions
-from .values import Hasher, Unhashable
+from .values import Hasher
 
 PYTHON = ".".join(map(str, sys.version_info[:3]))
 
@@ -28,18 +29,6 @@ class Key:
     key: str
     preimage: dict
     digests: dict[str, str] = field(default_factory=dict)  # input name -> digest
-
-
-class KeyError_(Exception):
-    """A component of the key could not be computed (fail closed: run live, uncached)."""
-
-    def __init__(self, message: str, path: str = ""):
-        super().__init__(message)
-        self.path = path
-
-
-class MissingDeps(Exception):
-    """A --deps pattern that matches nothing: a mistake to report, not a key to fail."""
 
 
 def describe(value: Any) -> tuple[str, int]:
@@ -72,9 +61,13 @@ def input_digests(ns: dict, names: list[str]) -> tuple[dict[str, str], set[str],
         try:
             h.value(ns[name], name)
         except Unhashable as e:
-            raise KeyError_(f"input {e.path} cannot be hashed ({e.why})", path=e.path) from None
+            raise KeyComponentError(
+                f"input {e.path} cannot be hashed ({e.why})", path=e.path
+            ) from None
         except RecursionError:
-            raise KeyError_(f"input {name} is nested too deeply to hash", path=name) from None
+            raise KeyComponentError(
+                f"input {name} is nested too deeply to hash", path=name
+            ) from None
         out[name] = h.digest().hex()
         modules |= h.modules
         tname, size = describe(ns[name])

@@ -4,8 +4,10 @@ A digest depends only on the value: not on the process, PYTHONHASHSEED, object
 identity, or whether the value was deep-copied or restored from the store. Large buffers
 are hashed in place through memoryviews, never copied whole.
 
-Owns: `digest`, `register_hasher`, `Hasher` (the streaming encoder), `Unhashable`.
-Notebook functions and classes are hashed by code (see `code_digest`).
+Owns: `digest`, `register_hasher`, `Hasher` (the streaming encoder), and the tables
+that route a type to its encoding. Functions and classes are hashed by code (`code`),
+numpy and pandas objects by their data (`arrays`): the package plugs both in
+(`hashing/__init__.py`), so that they import this module and this module imports neither.
 """
 
 from __future__ import annotations
@@ -14,46 +16,23 @@ import io
 import math
 import pickle
 import struct
-import sys
 import types
 from collections.abc import Callable
 from typing import Any
 
 import xxhash
 
+from ..errors import Unhashable
+from .plain import all_atomic, flat_items
+from .registry import CUSTOM, callable_digest, handler_for, register_hasher
+
 __all__ = ["Hasher", "Unhashable", "digest", "register_hasher", "hex_digest"]
 
-_CUSTOM: dict[type, Callable[[Any], Any]] = {}
 _PACK_Q = struct.Struct("<Q").pack
-_CHUNK = 64 << 20  # rows of non-contiguous arrays are copied at most this many bytes at a time
 
 
-class Unhashable(Exception):
-    """A value (at `path` inside an input) that cannot be digested."""
-
-    def __init__(self, path: str, why: str):
-        super().__init__(f"{path}: {why}")
-        self.path = path
-        self.why = why
-
-    def rebased(self, prefix: str) -> Unhashable:
-        """The same error with the lazy element marker replaced by its real path."""
-        if self.path.startswith(_ELEMENT):
-            return Unhashable(prefix + self.path[len(_ELEMENT) :], self.why)
-        return self
-
-
-# Elements of containers are hashed under this stand-in path; the real path (`cfg['x']`)
-# is only spelled out when hashing fails, so hashing a large dict formats no strings.
-_ELEMENT = "\x00elem"
-
-
-def register_hasher(cls: type, fn: Callable[[Any], Any]) -> None:
-    """Digest instances of `cls` through `fn(obj)`, which returns any hashable stand-in.
-
-    >>> register_hasher(Client, lambda c: (c.url, c.model))  # doctest: +SKIP
-    """
-    _CUSTOM[cls] = fn
+# The path elements of containers are hashed under (see Unhashable.rebased).
+ELEMENT = Unhashable.ELEMENT
 
 
 def digest(value: Any, *, name: str = "value", main_ns: dict | None = None) -> bytes:
@@ -83,13 +62,15 @@ class Hasher:
         self.modules: set[str] = set()
         self.main_ns = main_ns
         self._active: dict[int, int] = {}  # id -> position, to encode cycles
-        self._visiting: dict[int, bytes] = {}  # callables being hashed, for recursion
+        # Callables being hashed, shared with child states, so that recursion (f calls
+        # g calls f) refers back by name instead of recursing forever.
+        self.visiting: dict[int, bytes] = {}
         self._flat_pickler: pickle.Pickler | None = None
 
     def child(self) -> Hasher:
         """A fresh digest state that shares this one's context."""
         sub = Hasher(self.main_ns)
-        sub._visiting = self._visiting
+        sub.visiting = self.visiting
         return sub
 
     def digest(self) -> bytes:
@@ -131,7 +112,7 @@ class Hasher:
         if fast is not None:
             fast(self, v)
             return
-        if _CUSTOM and (t in _CUSTOM or any(isinstance(v, c) for c in _CUSTOM)):
+        if CUSTOM and (t in CUSTOM or any(isinstance(v, c) for c in CUSTOM)):
             self._custom(v, path)
             return
         oid = id(v)
@@ -153,7 +134,7 @@ class Hasher:
         elif t is set or t is frozenset:
             self._set(v, t, path)
         else:
-            handler = _handler_for(t)
+            handler = handler_for(t)
             if handler is not None:
                 handler(self, v, path)
             else:
@@ -162,34 +143,34 @@ class Hasher:
     def _sequence(self, v, t, path):
         self.tag(b"l" if t is list else b"t")
         self.integer(len(v))
-        if _flat_items(v):
-            self._flat(v)
+        if flat_items(v):
+            self.flat(v)
             return
         value = self.value
         i = 0
         try:
             for i, item in enumerate(v):  # noqa: B007 (i names the failing element)
-                value(item, _ELEMENT)
+                value(item, ELEMENT)
         except Unhashable as e:
             raise e.rebased(f"{path}[{i}]") from None
 
     def _dict(self, v, path):
         self.tag(b"d")
         self.integer(len(v))
-        if _all_atomic(v) and _flat_items(v.values()):
-            self._flat(v)
+        if all_atomic(v) and flat_items(v.values()):
+            self.flat(v)
             return
         value = self.value
         k = None
         try:
             for k, item in v.items():  # noqa: B007
-                value(k, _ELEMENT)
-                value(item, _ELEMENT)
+                value(k, ELEMENT)
+                value(item, ELEMENT)
         except Unhashable as e:
             raise e.rebased(f"{path}[{k!r}]") from None
 
-    def _flat(self, v) -> None:
-        """Plain data (`_flat_items`): one C-level pickle stream, memo off so that the
+    def flat(self, v) -> None:
+        """Plain data (`flat_items`): one C-level pickle stream, memo off so that the
         bytes do not depend on whether equal strings are one object or two. A pickle
         stream is self-delimiting (it ends at STOP), so it needs no length prefix."""
         self.tag(b"P")
@@ -215,7 +196,7 @@ class Hasher:
         return sub.digest()
 
     def _custom(self, v, path):
-        fn = _CUSTOM.get(type(v)) or next(f for c, f in _CUSTOM.items() if isinstance(v, c))
+        fn = CUSTOM.get(type(v)) or next(f for c, f in CUSTOM.items() if isinstance(v, c))
         self.tag(b"c")
         self.text(_qualname(type(v)))
         try:
@@ -225,11 +206,9 @@ class Hasher:
         self.value(stand_in, path)
 
     def _object(self, v, t, path):
-        from . import code as code_digest  # late: code hashing calls back into this module
-
         if isinstance(v, (types.FunctionType, type)) or t in _CALLABLE_TYPES:
             self.tag(b"F")
-            self._h.update(code_digest.callable_digest(v, self))
+            self._h.update(callable_digest(v, self))
             return
         if t is types.ModuleType:
             self.tag(b"M")
@@ -239,8 +218,8 @@ class Hasher:
         self._note_module(t)
         self.tag(b"o")
         self.text(_qualname(t))
-        if isinstance(t, type) and _is_notebook_class(t, self.main_ns):
-            self._h.update(code_digest.callable_digest(t, self))
+        if isinstance(t, type) and getattr(t, "__module__", None) == "__main__":
+            self._h.update(callable_digest(t, self))  # a notebook class: by code
         self._pickled(v, path)
 
     def _pickled(self, v, path):
@@ -303,11 +282,11 @@ class _DigestPickler(pickle.Pickler):
         t = type(obj)
         if t in _ATOMIC_TYPES or t is list or t is dict or t is tuple:
             return None
-        if t is set or t is frozenset or _handler_for(t) is not None or t is types.ModuleType:
+        if t is set or t is frozenset or handler_for(t) is not None or t is types.ModuleType:
             return self._sub_digest(obj)
         if isinstance(obj, (types.FunctionType, type)) or t in _CALLABLE_TYPES:
             return self._sub_digest(obj)
-        if t in _CUSTOM:
+        if t in CUSTOM:
             return self._sub_digest(obj)
         self._hasher._note_module(t)
         return None
@@ -316,57 +295,8 @@ class _DigestPickler(pickle.Pickler):
         return self._hasher._part(obj, self._path)
 
 
-_ATOMIC_SET = frozenset({str, bytes, int, float, bool, type(None)})
-_FLAT_CONTAINERS = (list, tuple)
-
-
-def _all_atomic(items) -> bool:
-    return set(map(type, items)) <= _ATOMIC_SET
-
-
-def _flat_values(values) -> bool:
-    """Dict values that are atomic, or lists/tuples of atomic values."""
-    kinds = set(map(type, values))
-    if kinds <= _ATOMIC_SET:
-        return True
-    if not kinds <= _ATOMIC_SET | set(_FLAT_CONTAINERS):
-        return False
-    atomic = _ATOMIC_SET
-    for x in values:
-        if type(x) in _FLAT_CONTAINERS and not set(map(type, x)) <= atomic:
-            return False
-    return True
-
-
-_RECORD_KINDS = _ATOMIC_SET | {list, tuple, dict}
-
-
-def _flat_items(items) -> bool:
-    """Items of a list, tuple or dict that are plain data: atomic values, lists and
-    tuples of atomic values, and records (dicts with atomic keys whose values are atomic
-    or lists/tuples of atomic values). Deeper nesting takes the general route."""
-    kinds = set(map(type, items))
-    if kinds <= _ATOMIC_SET:
-        return True
-    if not kinds <= _RECORD_KINDS:
-        return False
-    atomic = _ATOMIC_SET
-    for x in items:
-        t = type(x)
-        if t is dict:
-            if not (set(map(type, x)) <= atomic and _flat_values(x.values())):
-                return False
-        elif (t is list or t is tuple) and not set(map(type, x)) <= atomic:
-            return False
-    return True
-
-
 def _qualname(t: type) -> str:
     return f"{getattr(t, '__module__', '?')}.{getattr(t, '__qualname__', t.__name__)}"
-
-
-def _is_notebook_class(t: type, main_ns: dict | None) -> bool:
-    return getattr(t, "__module__", None) == "__main__"
 
 
 _CALLABLE_TYPES = {types.BuiltinFunctionType, types.MethodType, types.BuiltinMethodType}
@@ -426,37 +356,3 @@ _FAST: dict[type, Callable[[Hasher, Any], None]] = {
     float: _h_float,
     complex: _h_complex,
 }
-
-# -- handlers for library types, registered by the modules that know them -------------
-_HANDLERS: dict[type, Callable[[Hasher, Any, str], None]] = {}
-_HANDLER_CACHE: dict[type, Callable | None] = {}
-
-
-def add_handler(t: type, fn: Callable[[Hasher, Any, str], None]) -> None:
-    _HANDLERS[t] = fn
-    _HANDLER_CACHE.clear()
-
-
-def _handler_for(t: type) -> Callable | None:
-    try:
-        return _HANDLER_CACHE[t]
-    except KeyError:
-        pass
-    _load_library_handlers(t)
-    found = None
-    for base in getattr(t, "__mro__", (t,)):
-        if base in _HANDLERS:
-            found = _HANDLERS[base]
-            break
-    _HANDLER_CACHE[t] = found
-    return found
-
-
-def _load_library_handlers(t: type) -> None:
-    # numpy and pandas handlers are registered only once such a value is seen, so that
-    # hashing never imports them on its own.
-    top = (getattr(t, "__module__", "") or "").partition(".")[0]
-    if top in ("numpy", "pandas") and top in sys.modules:
-        from . import arrays as hashing_arrays
-
-        hashing_arrays.register(top)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from IPython.core.error import UsageError
 
 from ..engine import analysis
+from ..errors import KeyComponentError, MissingDeps
 from ..hashing import key as keymod
 from ..hashing import versions
 from ..hashing.values import Hasher, Unhashable
@@ -163,7 +164,7 @@ def _matching_entry(engine, name, info, args, inputs) -> dict | None:
                 continue
             if any(keymod.file_digest(f["path"]) != f["digest"] for f in e.get("files", [])):
                 continue
-        except (OSError, keymod.KeyError_, keymod.MissingDeps):
+        except (OSError, KeyComponentError, MissingDeps):
             continue
         params = e.get("params", {})
         if params.get("epoch", engine.run.epoch) != engine.run.epoch:

@@ -20,6 +20,7 @@ from typing import Any
 
 import xxhash
 
+from ..errors import BlobError
 from . import auth, serialize
 
 MAGIC = b"RCB1"
@@ -29,10 +30,6 @@ _WRITE_CHUNK = 4 << 20
 _LARGE = 1 << 20
 _SMALL = 256 << 10  # blobs up to this size are read in one call
 _MADV_HUGEPAGE = getattr(mmap, "MADV_HUGEPAGE", None) if hasattr(mmap, "MAP_ANONYMOUS") else None
-
-
-class BlobError(Exception):
-    """A blob that is missing, truncated or fails authentication."""
 
 
 def blob_path(root: Path, name: str) -> Path:

@@ -18,19 +18,14 @@ import sys
 import types
 from typing import Any
 
+from ..errors import Unstorable
+
 _MAIN_NS: dict[str, Any] = {}
 
 
 def set_main_namespace(ns: dict) -> None:
     global _MAIN_NS
     _MAIN_NS = ns
-
-
-class Unstorable(Exception):
-    def __init__(self, name: str, why: str):
-        super().__init__(f"{name}: {why}")
-        self.name = name
-        self.why = why
 
 
 def dumps(value: Any, name: str = "value") -> tuple[bytes, list[pickle.PickleBuffer]]:

@@ -22,16 +22,13 @@ from typing import Any
 import diskcache
 from diskcache.core import MODE_PICKLE
 
+from ..errors import StoreError
 from . import auth, blobs, serialize
 
 FORMAT_VERSION = 2  # bump on any change to keys, entries or blob layout
 INLINE_MAX = 4096  # pickles up to this size live in the entry row, not in a blob file
 DEFAULT_SIZE_LIMIT = 10 << 30
 _HISTORY = 20
-
-
-class StoreError(Exception):
-    pass
 
 
 class _SafeDisk(diskcache.Disk):

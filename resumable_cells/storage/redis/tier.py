@@ -48,8 +48,10 @@ from typing import Any
 
 import xxhash
 
+from ...errors import TamperedError
+from ...errors import TeamCacheError as RemoteError
 from .. import auth, blobs, sizes
-from ..store import Store, StoreError, entry_blobs
+from ..store import Store, entry_blobs
 
 REMOTE_VERSION = 1  # bump on any change to the layout above
 CHUNK = 8 << 20  # bytes per Redis value
@@ -75,14 +77,6 @@ for i = 2, #KEYS do redis.call('PERSIST', KEYS[i]) end
 redis.call('SET', KEYS[1], ARGV[1])
 return 1
 """
-
-
-class RemoteError(Exception):
-    """A team cache that cannot be configured (a bad URL, a missing or short team key)."""
-
-
-class TamperedError(StoreError):
-    """Something on the team cache that fails the team key."""
 
 
 # -- the team key -------------------------------------------------------------------------
