@@ -16,8 +16,7 @@ from pathlib import Path
 from . import __version__
 from .engine import runs
 from .errors import CLIError
-from .ipython import statusline as status
-from .records import journal
+from .records import journal, why
 from .storage import sizes
 from .storage.store import Store, entry_blobs
 
@@ -97,18 +96,8 @@ def _open(directory: Path) -> Store:
         raise CLIError(f"cannot open the store at {directory}: {err}") from None
 
 
-def _runs(store: Store) -> list[runs.Run]:
-    out = []
-    for k in store.index.iterkeys():
-        if isinstance(k, str) and k.startswith("run:"):
-            row = store.get_json(k)
-            if row:
-                out.append(runs.Run(**row))
-    return sorted(out, key=lambda r: r.created)
-
-
 def _pick_run(store: Store, wanted: str | None) -> runs.Run:
-    all_runs = _runs(store)
+    all_runs = runs.stored(store)
     if not all_runs:
         raise CLIError("the store has no runs yet")
     if wanted is None:
@@ -134,11 +123,11 @@ def _table(rows: list[tuple], header: tuple) -> None:
 def cmd_ls(store: Store, args) -> None:
     print(f"store {store.dir}")
     run_rows = []
-    for r in _runs(store):
+    for r in runs.stored(store):
         n = len(journal.load(store, r.id))
         run_rows.append((r.id, r.notebook or "-", _when(r.created), n))
     _table(run_rows, ("run", "notebook", "created", "executions"))
-    sizes_by_blob = {p.name: p.stat().st_size for p in store.blob_dir.glob("*/*") if p.is_file()}
+    sizes_by_blob = store.blob_sizes()
     steps: dict[str, list] = {}
     for _, e in store.entries():
         s = steps.setdefault(e["step"], [0, set()])
@@ -188,7 +177,7 @@ def cmd_show(store: Store, args) -> None:
 
 def cmd_why(store: Store, args) -> None:
     try:
-        print("\n".join(status.why_lines(store, args.step)))
+        print("\n".join(why.why_lines(store, args.step)))
     except LookupError as err:
         raise CLIError(str(err)) from None
 
@@ -222,12 +211,10 @@ def cmd_clear(store: Store, args) -> None:
         store.clear()
         print("cleared every entry")
         return
-    keys = store.history(args.step)
-    if not keys:
+    n = store.clear_step(args.step, "cleared by resumable-cells clear")
+    if not n:
         raise CLIError(f"no cached entry of a step named {args.step!r}")
-    for k in keys:
-        store.delete_entry(k)
-    print(f"cleared {len(keys)} entries of {args.step}")
+    print(f"cleared {sizes.count(n, 'entry', 'entries')} of {args.step}")
 
 
 if __name__ == "__main__":

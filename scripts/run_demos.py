@@ -296,7 +296,7 @@ def budget(workdir: Path, notebook: str) -> dict | None:
 
     store = Store(Path(workdir) / ".resumable_cells")
     try:
-        run = store.get_json("run:" + notebook)
+        run = store.ledger.run(notebook)
         return None if run is None else Budget(store, run["id"]).snapshot()
     finally:
         store.close()

@@ -27,8 +27,8 @@ from IPython.core.error import UsageError
 from ..errors import KeyComponentError, MissingDeps, StepRefused
 from ..hashing import key as keymod
 from ..hashing.values import Hasher, Unhashable
-from ..ipython import capture
-from ..ipython import statusline as status
+from ..ipython import capture, statusline
+from ..records import why
 from ..records.journal import Journal
 from ..storage import serialize
 from ..storage.store import FORMAT_VERSION, Store, StoreError
@@ -269,9 +269,7 @@ class _Execution:
             self._warn(f"the store could not be read ({err}); running the step")
             return None, "store unreadable"
         if entry is None:
-            reason = self._guard(
-                None, status.miss_reason, self.e.store, self.name, self.key.preimage
-            )
+            reason = self._guard(None, why.miss_reason, self.e.store, self.name, self.key.preimage)
             return None, reason or "new key"
         stale = self._entry_invalid(entry)
         if stale:
@@ -378,7 +376,7 @@ class _Execution:
         else:
             self.outputs_info = self._describe(bound)
         if not effect:  # so the next miss can say why there was nothing to serve
-            self._guard(None, status.remember_uncached, self.e.store, self.name, note)
+            self._guard(None, why.remember_uncached, self.e.store, self.name, note)
         self._finish(outcome, reason=reason, note=note)
         return result
 
@@ -510,7 +508,7 @@ class _Execution:
 
     # -- effects --------------------------------------------------------------------------
     def _intent_check(self) -> None:
-        row = self.e.store.get_json(f"intent:{self.e.run.id}:{self.name}")
+        row = self.e.store.ledger.intent(self.e.run.id, self.name)
         if row and row.get("state") == "started" and row.get("session") != self.e.session:
             self._warn(
                 f"effect {self.name} was started in an earlier kernel session and never "
@@ -521,7 +519,7 @@ class _Execution:
     def _intent(self, state: str) -> None:
         row = {"state": state, "session": self.e.session, "time": time.time()}
         try:
-            self.e.store.set_json(f"intent:{self.e.run.id}:{self.name}", row)
+            self.e.store.ledger.set_intent(self.e.run.id, self.name, row)
         except Exception:
             pass
 
@@ -550,7 +548,7 @@ class _Execution:
         if note:
             self._warn(note)
         if not self.e.quiet and status_ not in ("error", "interrupted", "refused"):
-            status.show_line(
+            statusline.show_line(
                 self.name, status_, duration, saved, reason, source, flush=self.wrote_streams
             )
 

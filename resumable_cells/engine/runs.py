@@ -14,9 +14,8 @@ import time
 from dataclasses import asdict, dataclass
 
 from ..errors import BudgetExceeded
+from ..storage.ledger import LIMITS
 from ..storage.store import Store
-
-_LIMITS = ("steps", "tokens", "cost")
 
 
 @dataclass(frozen=True)
@@ -41,7 +40,7 @@ def notebook_id(user_ns: dict | None = None) -> str:
 
 
 def current(store: Store, notebook: str) -> Run:
-    row = store.get_json("run:" + notebook)
+    row = store.ledger.run(notebook)
     if row is None:
         return new(store, notebook)
     return Run(**row)
@@ -58,16 +57,13 @@ def new(store: Store, notebook: str) -> Run:
         seed=secrets.randbits(63),
         created=now,
     )
-    store.set_json("run:" + notebook, asdict(run))
+    store.ledger.save_run(notebook, asdict(run))
     return run
 
 
-def rename(store: Store, old: str, new_name: str) -> None:
-    row = store.get_json("run:" + old)
-    if row is not None and store.get_json("run:" + new_name) is None:
-        row["notebook"] = new_name
-        store.set_json("run:" + new_name, row)
-        store.index.delete("run:" + old)
+def stored(store: Store) -> list[Run]:
+    """Every run the store holds, oldest first."""
+    return sorted((Run(**row) for row in store.ledger.runs()), key=lambda r: r.created)
 
 
 # -- budget ---------------------------------------------------------------------------
@@ -80,35 +76,24 @@ class Budget:
         self.run_id = run_id
 
     def limits(self) -> dict:
-        return self.store.get_json(f"budget:{self.run_id}", {k: None for k in _LIMITS})
+        return self.store.ledger.limits(self.run_id)
 
     def set_limits(self, **limits) -> dict:
         current = self.limits()
         current.update({k: v for k, v in limits.items() if v is not None})
-        self.store.set_json(f"budget:{self.run_id}", current)
+        self.store.ledger.set_limits(self.run_id, current)
         return current
 
     def spent(self) -> dict:
-        idx = self.store.index
-        return {
-            "steps": int(idx.get(f"spent:{self.run_id}:steps", 0)),
-            "tokens": int(idx.get(f"spent:{self.run_id}:tokens", 0)),
-            "cost": int(idx.get(f"spent:{self.run_id}:cost_micros", 0)) / 1e6,
-        }
+        return self.store.ledger.spent(self.run_id)
 
     def add(self, steps: int = 0, tokens: int = 0, cost: float = 0.0) -> None:
-        idx = self.store.index
-        if steps:
-            idx.incr(f"spent:{self.run_id}:steps", steps)
-        if tokens:
-            idx.incr(f"spent:{self.run_id}:tokens", int(tokens))
-        if cost:
-            idx.incr(f"spent:{self.run_id}:cost_micros", round(cost * 1e6))
+        self.store.ledger.add_spend(self.run_id, steps=steps, tokens=tokens, cost=cost)
 
     def check(self) -> None:
         """Raise BudgetExceeded when a new live step would start past a limit."""
         limits, spent = self.limits(), self.spent()
-        for name in _LIMITS:
+        for name in LIMITS:
             limit = limits.get(name)
             if limit is not None and spent[name] >= limit:
                 flag = {"steps": "--steps", "tokens": "--tokens", "cost": "--cost"}[name]

@@ -77,7 +77,7 @@ class _Step:
     def once(self, key: str) -> bool:
         """True the first time `key` is seen in this run, False after (persisted)."""
         ctx = self._require()
-        return ctx.engine.store.index.add(f"once:{ctx.engine.run.id}:{key}", 1)
+        return ctx.engine.store.ledger.first_time(ctx.engine.run.id, key)
 
     def spend(self, tokens: int = 0, cost: float = 0.0) -> None:
         """Add spend to the run's budget now (kept even if the step later fails)."""

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import os
 
 from IPython.core.error import UsageError
 
+from .. import settings
 from ..engine import runs
 from ..engine.engine import Engine
-from ..records import views
+from ..records import views, why
 from ..storage import sizes
 from ..storage.redis import tier as remote
 from ..storage.store import Store
-from . import statusline as status
 
 SUBCOMMANDS = (
     "status", "why", "plan", "timeline", "clear", "run", "budget", "config", "push", "help",
@@ -85,7 +84,7 @@ def _why(engine: Engine, argv):
     p.add_argument("name", help="step name")
     args = p.parse_args(argv)
     try:
-        lines = status.why_lines(engine.store, args.name)
+        lines = why.why_lines(engine.store, args.name)
     except LookupError as err:
         known = sorted({e["step"] for e in engine.record()})
         hint = f" Known steps: {', '.join(known)}." if known else ""
@@ -121,13 +120,10 @@ def _clear(engine: Engine, argv):
         engine.store.clear()
         print("cleared every entry")
     else:
-        keys = engine.store.history(args.name)
-        if not keys:
+        n = engine.store.clear_step(args.name, "cleared by %step clear")
+        if not n:
             raise UsageError(f"%step clear: no cached entry of a step named {args.name!r}.")
-        for k in keys:
-            engine.store.delete_entry(k)
-        engine.store.set_json("nocache:" + args.name, "cleared by %step clear")
-        print(f"cleared {len(keys)} entr{'y' if len(keys) == 1 else 'ies'} of {args.name}")
+        print(f"cleared {sizes.count(n, 'entry', 'entries')} of {args.name}")
     engine.notify_snapshot()
     return None
 
@@ -178,11 +174,10 @@ def _config(engine: Engine, argv):
     if args.remote is not None:
         remote.configure(engine, args.remote)
     if args.dir:
-        engine.set_store(Store(os.path.expanduser(args.dir)))
+        engine.set_store(Store(settings.store_dir(args.dir)))
     if args.size_limit is not None:
-        engine.store.size_limit = args.size_limit
-        engine.store.index.set("cfg:size_limit", args.size_limit)
-    used = int(engine.store.index.get("blobbytes", 0))
+        engine.store.set_size_limit(args.size_limit)
+    used = engine.store.used_bytes()
     print(f"store {engine.store.dir}\n  size {sizes.format_size(used)} "
           f"of {sizes.format_size(engine.store.size_limit)}")  # fmt: skip
     print(remote.describe(engine.remote))

@@ -21,8 +21,8 @@ from ..errors import KeyComponentError, MissingDeps
 from ..hashing import key as keymod
 from ..hashing import versions
 from ..hashing.values import Hasher, Unhashable
+from ..records import why
 from ..storage.store import StoreError
-from . import statusline as status
 
 
 @dataclass
@@ -177,11 +177,11 @@ def _matching_entry(engine, name, info, args, inputs) -> dict | None:
 
 def _why_not(engine, name, info, args, inputs) -> str:
     preimage = {"code": _code_id(info), "version": args.version, "inputs": inputs}
-    old = status.nearest_entry(engine.store, name)
+    old = why.nearest_entry(engine.store, name)
     if old is None:
         return "new step"
     old_pre = {k: old.get("preimage", {}).get(k) for k in ("code", "version", "inputs")}
-    reason = status.miss_reason_between(old_pre, preimage)
+    reason = why.miss_reason_between(old_pre, preimage)
     return reason or "package, file or run parameter changed"
 
 

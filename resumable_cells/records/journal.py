@@ -15,7 +15,8 @@ from pathlib import Path
 
 import diskcache
 
-from ..storage.store import Store, open_cache
+from ..storage.index import open_cache
+from ..storage.store import Store
 
 EXECUTION_FIELDS = (
     "id", "run", "session", "step", "cell_id", "key", "status", "start", "end",

@@ -37,7 +37,7 @@ def load_snapshot(store_dir: str | Path, notebook_id: str) -> dict:
         return dict(build(None, None), notebook=notebook_id)  # type: ignore[arg-type]
     store = Store(store_dir)
     try:
-        row = store.get_json("run:" + notebook_id)
+        row = store.ledger.run(notebook_id)
         run = runs.Run(**row) if row else None
         snap = build(store, run)
         snap["notebook"] = notebook_id
@@ -53,6 +53,6 @@ def rename_notebook(store_dir: str | Path, old: str, new: str) -> None:
         return
     store = Store(store_dir)
     try:
-        runs.rename(store, old, new)
+        store.ledger.rename_run(old, new)
     finally:
         store.close()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import os
 import secrets
 from functools import lru_cache
@@ -51,6 +52,11 @@ def user_key() -> bytes:
 def _load_for(key_file: str | None, config_home: str | None) -> bytes:
     # Keyed by the variables that choose the file, so a hit does not build paths.
     return _load(str(key_path()))
+
+
+def canonical(row: dict) -> bytes:
+    """The bytes a JSON row is signed over: sorted keys, no spaces."""
+    return json.dumps(row, sort_keys=True, separators=(",", ":")).encode()
 
 
 def sign(data: bytes, key: bytes | None = None) -> str:

@@ -5,6 +5,9 @@ buffer at 64-byte aligned offsets. Buffers are written straight from the value's
 and read back with `readinto` into fresh buffers, so neither direction copies a large
 array twice. The header carries an HMAC over the pickle stream and the seeded xxh3
 digests of the buffers: a file that fails it is never unpickled.
+
+`BlobWriter` and `BlobReader` give the same files piece by piece, without pickling, to
+whatever copies blobs elsewhere and back (the team cache).
 """
 
 from __future__ import annotations
@@ -56,39 +59,118 @@ def write_blob(root: Path, name: str, value: Any, var: str = "value", pickled=No
         "xx": ["0" * 32 for _ in raws],
         "mac": "0" * 64,
     }
-    size = len(json.dumps(header).encode())
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        with open(tmp, "wb", buffering=0) as f:
-            _write_all(f, MAGIC + struct.pack("<I", size) + b" " * size)
-            _pad(f)
-            _write_all(f, main)
-            digests = []
-            for raw in raws:
-                _pad(f)
-                digests.append(_write_hashed(f, raw, seed))
-            header["xx"] = digests
-            header["mac"] = auth.sign(main + "".join(digests).encode())
-            head = json.dumps(header).encode()
-            if len(head) != size:  # cannot happen: hex digests have a fixed width
-                raise OSError(f"blob header of {name[:12]} changed size")
-            os.pwrite(f.fileno(), head, len(MAGIC) + 4)
-        os.replace(tmp, path)  # readers see the whole file or none of it
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return path.stat().st_size
+    with BlobWriter(root, name, len(json.dumps(header).encode())) as writer:
+        writer.start_part()
+        writer.write(main)
+        digests = []
+        for raw in raws:
+            writer.start_part()
+            digests.append(_write_hashed(writer, raw, seed))
+        header["xx"] = digests
+        header["mac"] = auth.sign(main + "".join(digests).encode())
+        writer.finish(json.dumps(header).encode())
+    return writer.size
 
 
-def _write_hashed(f, raw, seed: int) -> str:
+def _write_hashed(writer: BlobWriter, raw, seed: int) -> str:
     view = memoryview(raw).cast("B")
     h = xxhash.xxh3_128(seed=seed)
     for pos in range(0, view.nbytes, _WRITE_CHUNK):
         chunk = view[pos : pos + _WRITE_CHUNK]
-        _write_all(f, chunk)
+        writer.write(chunk)
         h.update(chunk)
     return h.hexdigest()
+
+
+class BlobWriter:
+    """Writes blob file `name` from pieces. The header's length is fixed up front and
+    its content written last (`finish`, with the digests known by then); the file
+    appears under its name whole, or not at all.
+
+        with BlobWriter(root, name, header_len) as w:
+            w.start_part(); w.write(pickle_stream)
+            w.start_part(); w.write(buffer) ...       # each buffer, in pieces or whole
+            w.finish(header)                         # header_len bytes of JSON
+    """
+
+    def __init__(self, root: Path, name: str, header_len: int):
+        self.path = blob_path(root, name)
+        self.name = name
+        self.header_len = header_len
+        self.size = 0  # of the finished file
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # `.{name}.{pid}.{random}.tmp`: sweep_partial_writes spares a live writer's
+        self._tmp = self.path.with_name(f".{name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+        self._f = open(self._tmp, "wb", buffering=0)
+        self._done = False
+        _write_all(self._f, MAGIC + struct.pack("<I", header_len) + b" " * header_len)
+
+    def start_part(self) -> None:
+        """Begin the next part (the pickle stream, then each buffer) at its alignment."""
+        _pad(self._f)
+
+    def write(self, data) -> None:
+        _write_all(self._f, data)
+
+    def finish(self, header: bytes) -> int:
+        """Write the header into its place and rename the file in. Returns its size."""
+        if len(header) != self.header_len:  # hex digests have a fixed width: a bug
+            raise BlobError(f"blob header of {self.name[:12]} changed size")
+        os.pwrite(self._f.fileno(), header, len(MAGIC) + 4)
+        self.size = os.fstat(self._f.fileno()).st_size
+        self._f.close()
+        os.replace(self._tmp, self.path)  # readers see the whole file or none of it
+        self._done = True
+        return self.size
+
+    def __enter__(self) -> BlobWriter:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if not self._done:  # an error, or never finished: nothing is left behind
+            self._f.close()
+            self._tmp.unlink(missing_ok=True)
+
+
+class BlobReader:
+    """Reads blob file `name` raw, part by part, without unpickling or checking it: its
+    header (`main` and `bufs`, the lengths of the pickle stream and of each buffer,
+    `xx` and `mac`, their digests) and then each part's bytes.
+
+        with BlobReader(root, name) as r:
+            for n in r.parts:
+                r.start_part(); r.readinto(view) ...   # n bytes in all
+    """
+
+    def __init__(self, root: Path, name: str):
+        self.name = name
+        try:
+            self._f = open(blob_path(root, name), "rb", buffering=0)
+        except FileNotFoundError:
+            raise BlobError(f"blob {name[:12]} is missing") from None
+        try:
+            self.header = _read_header(self._f, name)
+        except BaseException:
+            self._f.close()
+            raise
+        self.parts: list[int] = [self.header["main"], *self.header["bufs"]]
+
+    def start_part(self) -> None:
+        """Skip to the next part's start (past its alignment padding)."""
+        _skip_pad(self._f)
+
+    def readinto(self, view) -> int:
+        """Read into `view`; returns the bytes read (0 at the end of the file)."""
+        return self._f.readinto(view)
+
+    def close(self) -> None:
+        self._f.close()
+
+    def __enter__(self) -> BlobReader:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def read_blob(root: Path, name: str) -> Any:

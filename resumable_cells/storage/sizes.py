@@ -1,4 +1,4 @@
-"""Human sizes: parse `500MB` / `10GiB`, print bytes readably."""
+"""Human quantities: parse sizes (`500MB`, `10GiB`), print bytes and counts readably."""
 
 from __future__ import annotations
 
@@ -30,3 +30,8 @@ def format_size(n: int) -> str:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
     return f"{n:.1f} TiB"
+
+
+def count(n: int, singular: str, plural: str | None = None) -> str:
+    """`1 entry`, `2 entries`, `0 blobs`."""
+    return f"{n} {singular if n == 1 else plural or singular + 's'}"

@@ -1,9 +1,21 @@
-"""The local store: a diskcache index of small JSON rows beside content-addressed blobs.
+"""The local store: an index of small JSON rows beside content-addressed blob files.
 
-The index never holds a pickle (its Disk refuses to unpickle keys or values), so a
-tampered index row is at worst a bad JSON row, which fails its HMAC and is a miss. The
-interface kept small on purpose (entries, blobs, a key-value area for runs) is where a
-shared tier plugs in later.
+Rows of the index (`index.py`: JSON only, never a pickle), written and read only by the
+storage package:
+
+    entry:{key}       an entry: bindings, outputs, result, files read, run parameters,
+                      the key's preimage, the cell's source; with `mac`, an HMAC-SHA256
+                      under the per-user key over its canonical JSON
+    used:{key}        when the entry was last served (for least-recently-used eviction)
+    hist:{step}       the keys of the step's latest entries, oldest first (for `why`)
+    lock:{key}        a kernel's claim to compute the key (`claims.py`)
+    nocache:{step}    why the step's last live run left no entry
+    blobbytes         the bytes the blob files take
+    cfg:size_limit    the size limit set with `%step config --size-limit`
+    run:, budget:, spent:, once:, intent:    the runs' rows (`ledger.py`)
+
+Blob files live in `blobs/{name[:2]}/{name}` (`blobs.py`). The interface is small on
+purpose (entries, blobs, the ledger): a team cache plugs in behind it (`tiers.py`).
 """
 
 from __future__ import annotations
@@ -12,63 +24,42 @@ import base64
 import json
 import os
 import shutil
-import socket
 import sqlite3
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import diskcache
-from diskcache.core import MODE_PICKLE
 
+from .. import settings
 from ..errors import StoreError
-from . import auth, blobs, serialize
+from . import auth, blobs, claims, serialize
+from .index import get_json, open_cache, set_json
+from .ledger import Ledger
 
 FORMAT_VERSION = 2  # bump on any change to keys, entries or blob layout
 INLINE_MAX = 4096  # pickles up to this size live in the entry row, not in a blob file
 DEFAULT_SIZE_LIMIT = 10 << 30
 _HISTORY = 20
 
-
-class _SafeDisk(diskcache.Disk):
-    """diskcache's Disk without unpickling: rows are str, bytes or numbers only."""
-
-    def get(self, key, raw):
-        if not raw:
-            raise StoreError("the index holds a pickled key; refusing to load it")
-        return super().get(key, raw)
-
-    def fetch(self, mode, filename, value, read):
-        if mode == MODE_PICKLE:
-            raise StoreError("the index holds a pickled value; refusing to load it")
-        return super().fetch(mode, filename, value, read)
-
-
-def open_cache(directory: Path) -> diskcache.Cache:
-    return diskcache.Cache(
-        str(directory),
-        disk=_SafeDisk,
-        eviction_policy="none",
-        size_limit=1 << 62,
-        statistics=False,
-    )
-
-
-def default_dir() -> Path:
-    return Path(os.environ.get("RESUMABLE_CELLS_DIR") or ".resumable_cells").absolute()
+__all__ = ["Store", "StoreError", "entry_blobs", "open_cache", "FORMAT_VERSION"]
 
 
 class Store:
+    """Entries and the blobs they name, in one directory (created 0700)."""
+
     def __init__(self, directory: Path | str | None = None, size_limit: int | None = None):
-        self.dir = Path(directory).absolute() if directory else default_dir()
+        self.dir = Path(directory).absolute() if directory else settings.store_dir()
         _make_private_dir(self.dir)
         self.blob_dir = self.dir / "blobs"
         self._touched: dict[str, float] = {}
         self.recovered: str | None = None  # what was set aside, when the index was damaged
         self.index = self._open_index()
+        self.ledger = Ledger(self.index)
         self.size_limit = size_limit or int(self.index.get("cfg:size_limit", DEFAULT_SIZE_LIMIT))
-        blobs.sweep_partial_writes(self.blob_dir, _pid_alive)
+        blobs.sweep_partial_writes(self.blob_dir, claims.pid_alive)
 
     def _open_index(self) -> diskcache.Cache:
         path = self.dir / "index"
@@ -87,14 +78,6 @@ class Store:
     def close(self) -> None:
         self.index.close()
 
-    # -- small JSON rows ---------------------------------------------------------------
-    def get_json(self, key: str, default: Any = None) -> Any:
-        raw = self.index.get(key)
-        return default if raw is None else json.loads(raw)
-
-    def set_json(self, key: str, value: Any) -> None:
-        self.index.set(key, json.dumps(value, sort_keys=True))
-
     # -- entries -----------------------------------------------------------------------
     def get_entry(self, key: str) -> dict | None:
         """The entry stored under `key`, or None. Raises StoreError on a row that fails
@@ -104,49 +87,20 @@ class Store:
             return None
         entry = json.loads(raw)
         mac = entry.pop("mac", "")
-        if not auth.verify(_canonical(entry), mac):
+        if not auth.verify(auth.canonical(entry), mac):
             raise StoreError(f"entry {key[:12]} fails authentication; ignoring it")
         return entry
 
     def put_entry(self, key: str, entry: dict) -> None:
         entry = dict(entry, key=key)
-        entry["mac"] = auth.sign(_canonical(entry))
+        entry["mac"] = auth.sign(auth.canonical(entry))
         with self.index.transact():
             self.index.set("entry:" + key, json.dumps(entry, sort_keys=True))
             self.index.set("used:" + key, time.time())
-            hist = [k for k in self.get_json("hist:" + entry["step"], []) if k != key]
-            self.set_json("hist:" + entry["step"], (hist + [key])[-_HISTORY:])
-        if int(self.index.get("blobbytes", 0)) > self.size_limit:
+            hist = [k for k in self.history(entry["step"]) if k != key]
+            set_json(self.index, "hist:" + entry["step"], (hist + [key])[-_HISTORY:])
+        if self.used_bytes() > self.size_limit:
             self.evict(self.size_limit)
-
-    @contextmanager
-    def claim(self, key: str, on_wait=None):
-        """Hold the right to compute `key`, so concurrent kernels sharing the store run
-        a step once: a waiter is told (`on_wait(holder)`) and then finds the entry. A
-        claim whose holder died is taken over. Yields whether it had to wait."""
-        name = "lock:" + key
-        mine = json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "t": time.time()})
-        waited = False
-        while not self.index.add(name, mine):
-            raw = self.index.get(name)
-            if raw is None:
-                continue
-            if not _holder_alive(json.loads(raw)):
-                self._delete_if(name, raw)
-                continue
-            if not waited and on_wait is not None:
-                on_wait(json.loads(raw))
-            waited = True
-            time.sleep(0.05)  # poll the holder's progress; it may take as long as the step
-        try:
-            yield waited
-        finally:
-            self._delete_if(name, mine)
-
-    def _delete_if(self, name: str, expected: str) -> None:
-        with self.index.transact():
-            if self.index.get(name) == expected:
-                self.index.delete(name)
 
     def touch(self, key: str) -> None:
         """Mark an entry used, for LRU eviction. A minute's precision is plenty, and
@@ -156,8 +110,14 @@ class Store:
             self.index.set("used:" + key, now)
             self._touched[key] = now
 
+    def claim(self, key: str, on_wait: Callable[[dict], None] | None = None):
+        """Hold the right to compute `key` (see `claims`): a context manager that
+        yields whether it had to wait for another kernel."""
+        return claims.claim(self.index, key, on_wait)
+
     def history(self, step: str) -> list[str]:
-        return self.get_json("hist:" + step, [])
+        """Keys of `step`'s latest entries, oldest first (at most 20)."""
+        return get_json(self.index, "hist:" + step, [])
 
     def entries(self) -> list[tuple[str, dict]]:
         """Every readable entry, as (key, entry)."""
@@ -173,13 +133,13 @@ class Store:
         return out
 
     def delete_entry(self, key: str) -> None:
-        entry = self.get_json("entry:" + key)
+        entry = get_json(self.index, "entry:" + key)
         with self.index.transact():
             self.index.delete("entry:" + key)
             self.index.delete("used:" + key)
             if entry:
-                hist = [k for k in self.get_json("hist:" + entry["step"], []) if k != key]
-                self.set_json("hist:" + entry["step"], hist)
+                hist = [k for k in self.history(entry["step"]) if k != key]
+                set_json(self.index, "hist:" + entry["step"], hist)
 
     def discard_entry(self, key: str, entry: dict) -> None:
         """Drop an entry that could not be restored, with its blobs: they are suspect,
@@ -187,6 +147,33 @@ class Store:
         self.delete_entry(key)
         for name in entry_blobs(entry):
             blobs.blob_path(self.blob_dir, name).unlink(missing_ok=True)
+
+    def clear_step(self, step: str, why: str) -> int:
+        """Forget every entry of `step`; a later miss says `why`. Returns how many."""
+        keys = self.history(step)
+        for k in keys:
+            self.delete_entry(k)
+        if keys:
+            self.note_uncached(step, why)
+        return len(keys)
+
+    def clear(self) -> None:
+        """Forget every entry and blob (runs and records stay)."""
+        for key, _ in self.entries():
+            self.delete_entry(key)
+        shutil.rmtree(self.blob_dir, ignore_errors=True)
+        self.index.set("blobbytes", 0)
+
+    def uncached_note(self, step: str) -> str | None:
+        """Why `step`'s last live run left no entry, when it did not."""
+        return get_json(self.index, "nocache:" + step)
+
+    def note_uncached(self, step: str, note: str | None) -> None:
+        """Keep (or, with None, forget) why `step` has no entry."""
+        if note:
+            set_json(self.index, "nocache:" + step, note)
+        elif self.index.get("nocache:" + step) is not None:
+            self.index.delete("nocache:" + step)
 
     # -- blobs -------------------------------------------------------------------------
     def has_blob(self, name: str) -> bool:
@@ -213,6 +200,17 @@ class Store:
             return serialize.loads(base64.b64decode(ref["inline"]), [])
         return self.get_blob(ref["blob"])
 
+    @contextmanager
+    def blob_writer(self, name: str, header_len: int) -> Iterator[blobs.BlobWriter]:
+        """Write blob `name` from pieces (see `blobs.BlobWriter`) and count its bytes."""
+        with blobs.BlobWriter(self.blob_dir, name, header_len) as writer:
+            yield writer
+        self.index.incr("blobbytes", writer.size)
+
+    def blob_reader(self, name: str) -> blobs.BlobReader:
+        """Read blob `name` raw, part by part (see `blobs.BlobReader`)."""
+        return blobs.BlobReader(self.blob_dir, name)
+
     def get_blob(self, name: str) -> Any:
         try:
             return blobs.read_blob(self.blob_dir, name)
@@ -222,11 +220,24 @@ class Store:
             raise
 
     # -- size --------------------------------------------------------------------------
+    def used_bytes(self) -> int:
+        """The bytes the blob files take, as counted when they were written."""
+        return int(self.index.get("blobbytes", 0))
+
+    def set_size_limit(self, limit: int) -> None:
+        """Change the size limit and keep it for the next kernel."""
+        self.size_limit = limit
+        self.index.set("cfg:size_limit", limit)
+
+    def blob_sizes(self) -> dict[str, int]:
+        """Each blob file's name and size, from the disk."""
+        return {p.name: p.stat().st_size for p in self.blob_dir.glob("*/*") if p.is_file()}
+
     def evict(self, limit: int) -> int:
         """Drop least recently used entries, then their blobs no other entry uses,
         until the blobs take at most `limit` bytes. Returns the bytes freed."""
         entries = sorted(self.entries(), key=lambda kv: self.index.get("used:" + kv[0], 0))
-        sizes = {p.name: p.stat().st_size for p in self.blob_dir.glob("*/*") if p.is_file()}
+        sizes = self.blob_sizes()
         refs: dict[str, int] = {}
         for _, e in entries:
             for b in entry_blobs(e):
@@ -249,40 +260,11 @@ class Store:
         blobs.blob_path(self.blob_dir, name).unlink(missing_ok=True)
         return size
 
-    def clear(self) -> None:
-        for key, _ in self.entries():
-            self.delete_entry(key)
-        shutil.rmtree(self.blob_dir, ignore_errors=True)
-        self.index.set("blobbytes", 0)
-
 
 def entry_blobs(entry: dict) -> list[str]:
     """Names of the blob files an entry uses (inlined values have none)."""
     refs = [*entry.get("bindings", []), entry.get("outputs"), entry.get("result")]
     return [r["blob"] for r in refs if isinstance(r, dict) and "blob" in r and "inline" not in r]
-
-
-def _holder_alive(holder: dict) -> bool:
-    if holder.get("host") != socket.gethostname():
-        return time.time() - holder.get("t", 0) < 24 * 3600
-    pid = holder.get("pid")
-    if not isinstance(pid, int) or pid == os.getpid():
-        return False  # our own pid: left over from a kernel that had it before
-    return _pid_alive(pid)
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _canonical(entry: dict) -> bytes:
-    return json.dumps(entry, sort_keys=True, separators=(",", ":")).encode()
 
 
 def _make_private_dir(path: Path) -> None:
