@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from . import __version__
+from . import __version__, logs, settings
 from .engine import runs
 from .errors import CLIError
 from .records import journal, why
@@ -24,6 +24,7 @@ EXIT_USAGE = 2
 
 
 def main(argv: list[str] | None = None) -> int:
+    logs.configure()
     parser = _parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -33,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "remote", None) is not None:  # `ls --remote`: no local store needed
             _ls_remote(args.remote)
             return 0
-        store = _open(Path(args.dir))
+        store = _open(settings.store_dir(args.dir))
         try:
             args.func(store, args)
         finally:
@@ -52,7 +53,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"resumable-cells {__version__}")
     p.add_argument(
-        "--dir", default=".resumable_cells", help="store directory (default: %(default)s)"
+        "--dir", help="store directory (default: RESUMABLE_CELLS_DIR, else .resumable_cells)"
     )
     sub = p.add_subparsers(title="commands", metavar="COMMAND")
 

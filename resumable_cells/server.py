@@ -19,11 +19,10 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado import web
 
+from . import logs, settings
+
 #: The route under the server's base URL.
 ROUTE = "resumable-cells/record"
-
-#: The default store directory, beside the notebook (as the kernel uses it).
-STORE_DIRNAME = ".resumable_cells"
 
 #: The jupyter_server contents events (rename, copy, delete, ...).
 CONTENTS_SCHEMA = "https://events.jupyter.org/jupyter_server/contents_service/v1"
@@ -52,15 +51,10 @@ def resolve_notebook(root_dir: str | os.PathLike[str], path: str) -> Path | None
 
 
 def store_dir_for(notebook: Path) -> Path:
-    """The store a kernel started for `notebook` uses.
-
-    `RESUMABLE_CELLS_DIR` (relative to the notebook's directory, which is the kernel's
-    working directory) when set, else `.resumable_cells` beside the notebook.
-    """
-    override = os.environ.get("RESUMABLE_CELLS_DIR")
-    if override:
-        return (notebook.parent / Path(override).expanduser()).resolve()
-    return notebook.parent / STORE_DIRNAME
+    """The store a kernel started for `notebook` uses: as `settings` resolves it in
+    the notebook's directory, which is the kernel's working directory (symlinks and
+    `..` resolved, so two notebooks sharing one store see one path)."""
+    return settings.store_dir(base=notebook.parent).resolve()
 
 
 def empty_snapshot(notebook_id: str) -> dict[str, Any]:
@@ -160,6 +154,7 @@ def _rename_listener(serverapp: Any):
 
 
 def _load_jupyter_server_extension(serverapp: Any) -> None:
+    logs.configure()
     web_app = serverapp.web_app
     web_app.settings["resumable_cells_root_dir"] = serverapp.root_dir
     base_url = web_app.settings["base_url"]

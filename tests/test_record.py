@@ -4,6 +4,7 @@ Run All, the timeline's SVG, and the CLI against a store a kernel filled."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -174,9 +175,13 @@ def filled_store(tmp_path):
     return tmp_path / ".resumable_cells"
 
 
-def cli(*args, cwd=None):
+def cli(*args, cwd=None, env=None):
     return subprocess.run(
-        [sys.executable, "-m", "resumable_cells", *args], capture_output=True, text=True, cwd=cwd
+        [sys.executable, "-m", "resumable_cells", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -198,6 +203,20 @@ def test_cli_against_a_store_a_kernel_filled(filled_store):
     assert out.returncode == 0 and "freed" in out.stdout
     out = cli("--dir", d, "clear", "--all")
     assert out.returncode == 0
+
+
+def test_cli_finds_the_store_resumable_cells_dir_names(filled_store, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = cli("ls", cwd=elsewhere, env={"RESUMABLE_CELLS_DIR": str(filled_store)})
+    assert out.returncode == 0, out.stderr
+    assert "nb.ipynb" in out.stdout and "alpha" in out.stdout
+
+
+def test_cli_clear_is_the_magics_clear(filled_store):
+    out = cli("--dir", str(filled_store), "clear", "alpha")
+    assert out.returncode == 0 and out.stdout.strip() == "cleared 2 entries of alpha"
+    assert "no cached entry" in cli("--dir", str(filled_store), "why", "alpha").stderr
 
 
 @pytest.mark.parametrize(

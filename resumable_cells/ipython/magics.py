@@ -1,19 +1,20 @@
-"""The IPython surface: the `%%step` cell magic and the `%step` line magic."""
+"""The IPython surface: the `%%step` cell magic, the `%step` line magic, their settings
+(traitlets, `c.StepMagics.*`) and loading the extension."""
 
 from __future__ import annotations
 
 import shlex
-from functools import lru_cache
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
-from traitlets import Bool, Int, Unicode
+from traitlets import Bool, Int, Unicode, observe
 
-from ..engine.engine import Engine, StepArgs, StepRefused
+from .. import logs, settings
+from ..engine.engine import Engine
 from ..engine.stepapi import step as step_api
+from ..errors import StepRefused
 from ..storage.store import Store
-from . import commands
+from . import commands, stepargs
 
 _ENGINE: Engine | None = None
 
@@ -37,28 +38,33 @@ class StepMagics(Magics):
         "", help="Team cache, redis://HOST:PORT/DB (default: RESUMABLE_CELLS_REMOTE; none: off)."
     ).tag(config=True)
 
-    def __init__(self, shell, engine: Engine):
-        super().__init__(shell)
-        self.engine = engine
-        engine.quiet = self.quiet
+    def __init__(self, shell):
+        super().__init__(shell)  # the traitlets are read from the shell's config here
+        store = Store(
+            settings.store_dir(configured=self.store_dir),
+            settings.size_limit(configured=self.size_limit),
+        )
+        self.engine = Engine(shell, store)
+        self.engine.quiet = self.quiet
         from ..storage.redis import tier as remote
 
-        remote.attach(engine, self.remote)
+        remote.attach(self.engine, settings.team_cache(configured=self.remote))
 
-    @magic_arguments()
-    @argument("name", nargs="?", help="Step name (default: derived from what the cell assigns).")
-    @argument("--effect", action="store_true", help="Always run: the step has side effects.")
-    @argument("--force", action="store_true", help="Run live and replace the cached entry.")
-    @argument("--ignore", nargs="+", default=[], metavar="VAR", help="Inputs left out of the key.")
-    @argument("--version", metavar="TAG", help="A tag in the key: change it to invalidate.")
-    @argument("--deps", nargs="+", default=[], metavar="GLOB", help="Files the key depends on.")
+    @observe("quiet")
+    def _quiet_changed(self, change) -> None:
+        # `%config StepMagics.quiet = True` after loading (config is read before the
+        # engine exists, when there is nothing to tell yet).
+        if hasattr(self, "engine"):
+            self.engine.quiet = change["new"]
+
+    @stepargs.declare
     @cell_magic
     def step(self, line: str, cell: str):
         """Run the cell as a resumable step: served from the cache when nothing it
         depends on changed (code, inputs, functions reached, package versions, --deps
         files), run live and stored otherwise. See `%step help` for the subcommands."""
         __tracebackhide__ = True  # noqa: F841
-        step_args = _parsed_args(line)
+        step_args = stepargs.parse(line)
         try:
             return self.engine.execute(step_args, line, cell)
         except StepRefused as err:
@@ -75,33 +81,14 @@ class StepMagics(Magics):
         return commands.dispatch(self.engine, argv)
 
 
-@lru_cache(maxsize=512)
-def _parsed_args(line: str) -> StepArgs:
-    """The flags of a `%%step` line (parsed once per distinct line: it is on every hit)."""
-    try:
-        args = parse_argstring(StepMagics.step, line)
-    except ValueError as err:  # shlex: an unclosed quote
-        raise UsageError(f"%%step: cannot parse {line!r} ({err}).") from None
-    return StepArgs(
-        name=args.name,
-        effect=args.effect,
-        force=args.force,
-        ignore=tuple(args.ignore),
-        version=args.version,
-        deps=tuple(args.deps),
-    )
-
-
 def load(ipython) -> None:
     global _ENGINE
     if _ENGINE is not None and _ENGINE.shell is ipython:
         return
-    store = None
-    cfg = ipython.config.get("StepMagics", {})
-    if cfg.get("store_dir") or cfg.get("size_limit"):
-        store = Store(cfg.get("store_dir") or None, cfg.get("size_limit") or None)
-    _ENGINE = Engine(ipython, store)
-    ipython.register_magics(StepMagics(ipython, _ENGINE))
+    logs.configure()
+    magics = StepMagics(ipython)
+    _ENGINE = magics.engine
+    ipython.register_magics(magics)
     ipython.push({"step": step_api}, interactive=False)
     from . import comm
 

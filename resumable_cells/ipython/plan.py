@@ -23,6 +23,7 @@ from ..hashing import versions
 from ..hashing.values import Hasher, Unhashable
 from ..records import why
 from ..storage.store import StoreError
+from . import stepargs
 
 
 @dataclass
@@ -86,17 +87,13 @@ def show(engine, explicit: str | None) -> Plan:
 
 
 def make(engine, cells: list[tuple[str, str]]) -> list[PlanRow]:
-    from IPython.core.magic_arguments import parse_argstring
-
-    from .magics import StepMagics
-
     known: dict[str, str | None] = {}  # name -> digest from earlier steps (None: unknown)
     producer: dict[str, str] = {}
     rows = []
     for line, body in cells:
         try:
-            args = parse_argstring(StepMagics.step, line)
-        except (ValueError, UsageError) as err:
+            args = stepargs.parse(line)
+        except UsageError as err:
             raise UsageError(
                 f"%step plan: a cell has a bad %%step line {line!r} ({err})."
             ) from None
