@@ -15,7 +15,7 @@ from pathlib import Path
 
 from . import __version__, logs, settings
 from .engine import runs
-from .errors import CLIError
+from .errors import CLIError, TeamCacheError
 from .records import journal, why
 from .storage import sizes
 from .storage.store import Store, entry_blobs
@@ -148,12 +148,35 @@ def cmd_ls(store: Store, args) -> None:
 
 
 def _ls_remote(url: str) -> None:
-    from .storage.redis import tier as remote
+    """`ls --remote [URL]`: steps, entries and sizes on the team cache."""
+    from .storage.redis import connect, listing, tier
+    from .storage.redis.health import describe_error
 
+    url = settings.team_cache(url)
+    if not url:
+        raise CLIError("no team cache: give --remote URL or set RESUMABLE_CELLS_REMOTE")
     try:
-        remote.print_listing(url)
-    except remote.RemoteError as err:
+        team = tier.from_setting(url)
+        if team is None:
+            raise CLIError("no team cache (--remote none)")
+        info = listing.listing(team.fast, team.key)
+    except TeamCacheError as err:
         raise CLIError(str(err)) from None
+    except connect.server_errors() as err:
+        raise CLIError(f"the team cache {url} is unreachable ({describe_error(err)})") from None
+    print(f"team cache {url}")
+    rows = [
+        (n, s["entries"], sizes.format_size(s["bytes"]), _when(s["latest"]))
+        for n, s in sorted(info["steps"].items())
+    ]
+    _table(rows, ("step", "entries", "size", "latest"))
+    print(
+        f"\ntotal {info['entries']} entries, {info['blobs']} blobs, "
+        f"{sizes.format_size(info['bytes'])} in {info['chunks']} chunks"
+    )
+    if info["unverified"]:
+        why_not = "no team key set" if team.key is None else "they fail the team key"
+        print(f"{info['unverified']} entries not verified ({why_not})")
 
 
 def cmd_show(store: Store, args) -> None:

@@ -32,6 +32,7 @@ from ..records import why
 from ..records.journal import Journal
 from ..storage import serialize
 from ..storage.store import FORMAT_VERSION, Store, StoreError
+from ..storage.tiers import Tier, TieredStore
 from . import analysis, runs, tripwire
 from .stepapi import StepContext
 from .stepapi import step as step_api
@@ -76,7 +77,8 @@ class Engine:
         self._transformed: dict[str, str] = {}
         self._current_spend = {"tokens": 0, "cost": 0.0}  # of the step running now
         self.quiet = False
-        self.remote = None  # the team cache (remote.Tier) when one is configured
+        self.team: Tier | None = None  # the team cache, when one is configured
+        self.cache = TieredStore(self.store)  # the store, then the team cache
 
     # -- public ---------------------------------------------------------------------------
     def record(self) -> list[dict]:
@@ -111,9 +113,17 @@ class Engine:
         self.journal.close()
         self.store.close()
         self.store = store
+        self.cache = TieredStore(store, [self.team] if self.team else [])
         self.run = runs.current(store, self.notebook)
         self.budget = runs.Budget(store, self.run.id)
         self.journal = Journal(store.dir, self.run.id)
+
+    def set_team(self, tier: Tier | None) -> None:
+        """Replace the team cache (None: none); pushes queued on the old one finish."""
+        if self.team is not None:
+            self.team.close()
+        self.team = tier
+        self.cache = TieredStore(self.store, [tier] if tier else [])
 
     # -- one step -------------------------------------------------------------------------
     def execute(self, args: StepArgs, line: str, cell: str) -> Any:
@@ -256,12 +266,8 @@ class _Execution:
     # -- hit ------------------------------------------------------------------------------
     def _try_serve(self) -> tuple[tuple | None, str | None]:
         k = self.key.key
-        source = "local"
         try:
-            entry = self.e.store.get_entry(k)
-            if entry is None and self.e.remote is not None:
-                source = "remote"  # local first, then the team cache (copied here on a hit)
-                entry = self.e.remote.fetch(self.e.store, k)
+            entry, source = self.e.cache.lookup(k)
         except StoreError as err:
             self._warn(str(err))
             return None, "entry failed authentication"
@@ -436,11 +442,9 @@ class _Execution:
             self.outputs_info = self._describe(bound)
             return f"not cached: the store failed ({getattr(err, 'strerror', None) or err})"
         try:
-            self.e.store.put_entry(self.key.key, entry)
+            self.e.cache.put(self.key.key, entry)  # the team cache pushes in the background
         except Exception as err:
             return f"not cached: the store failed ({err})"
-        if self.e.remote is not None:  # pushed in the background: the cell is not held up
-            self._guard(None, self.e.remote.push_later, self.e.store, self.key.key)
         return None
 
     def _build_entry(self, bound, deleted, outputs, result, ctx, reads) -> dict:

@@ -11,8 +11,8 @@ from ..engine import runs
 from ..engine.engine import Engine
 from ..records import views, why
 from ..storage import sizes
-from ..storage.redis import tier as remote
 from ..storage.store import Store
+from . import teamcache
 
 SUBCOMMANDS = (
     "status", "why", "plan", "timeline", "clear", "run", "budget", "config", "push", "help",
@@ -172,7 +172,7 @@ def _config(engine: Engine, argv):
     p.add_argument("--remote", metavar="URL", help="team cache redis://HOST:PORT/DB, or none")
     args = p.parse_args(argv)
     if args.remote is not None:
-        remote.configure(engine, args.remote)
+        teamcache.configure(engine, args.remote)
     if args.dir:
         engine.set_store(Store(settings.store_dir(args.dir)))
     if args.size_limit is not None:
@@ -180,7 +180,7 @@ def _config(engine: Engine, argv):
     used = engine.store.used_bytes()
     print(f"store {engine.store.dir}\n  size {sizes.format_size(used)} "
           f"of {sizes.format_size(engine.store.size_limit)}")  # fmt: skip
-    print(remote.describe(engine.remote))
+    print(teamcache.describe(engine.team))
     return None
 
 
@@ -188,9 +188,9 @@ def _push(engine: Engine, argv):
     p = _parser("push", "Wait until new entries are on the team cache.")
     p.add_argument("--all", action="store_true", help="push every local entry it lacks")
     args = p.parse_args(argv)
-    if engine.remote is None:
+    if engine.team is None:
         raise UsageError("%step push: no team cache; set one with `%step config --remote URL`.")
-    print(remote.push_report(engine.remote, engine.store, everything=args.all))
+    print(teamcache.push_report(engine.team, engine.store, everything=args.all))
     return None
 
 

@@ -14,7 +14,7 @@ from ..engine.engine import Engine
 from ..engine.stepapi import step as step_api
 from ..errors import StepRefused
 from ..storage.store import Store
-from . import commands, stepargs
+from . import commands, stepargs, teamcache
 
 _ENGINE: Engine | None = None
 
@@ -46,9 +46,7 @@ class StepMagics(Magics):
         )
         self.engine = Engine(shell, store)
         self.engine.quiet = self.quiet
-        from ..storage.redis import tier as remote
-
-        remote.attach(self.engine, settings.team_cache(configured=self.remote))
+        teamcache.attach(self.engine, settings.team_cache(configured=self.remote))
 
     @observe("quiet")
     def _quiet_changed(self, change) -> None:
