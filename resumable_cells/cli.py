@@ -10,6 +10,7 @@ import argparse
 import csv
 import datetime as dt
 import json
+import logging
 import sys
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from .records import journal, why
 from .storage import sizes
 from .storage.store import Store, entry_blobs
 
+log = logging.getLogger(__name__)
 EXIT_USAGE = 2
 
 
@@ -94,6 +96,7 @@ def _open(directory: Path) -> Store:
     try:
         return Store(directory)
     except Exception as err:
+        log.debug("the store at %s could not be opened", directory, exc_info=True)
         raise CLIError(f"cannot open the store at {directory}: {err}") from None
 
 

@@ -9,12 +9,11 @@ cell assigns before reading it is not an input.
 from __future__ import annotations
 
 import ast
-import builtins
 from dataclasses import dataclass, field
 
 import xxhash
 
-__all__ = ["CellInfo", "analyse", "NONDETERMINISTIC"]
+__all__ = ["CellInfo", "analyse"]
 
 
 @dataclass(frozen=True)
@@ -345,21 +344,3 @@ def _dotted(node: ast.AST) -> tuple[str, ...]:
         parts.append(node.id)
         return tuple(reversed(parts))
     return ()
-
-
-# Calls that make a cached step's result depend on when or where it ran.
-NONDETERMINISTIC: dict[tuple[str, ...], str] = {
-    ("time", "time"): "step.now()",
-    ("time", "time_ns"): "step.now()",
-    ("datetime", "datetime", "now"): "step.now()",
-    ("datetime", "datetime", "utcnow"): "step.now()",
-    ("datetime", "datetime", "today"): "step.now()",
-    ("datetime", "date", "today"): "step.now().date()",
-    ("uuid", "uuid4"): "uuid.UUID(int=step.random.getrandbits(128), version=4)",
-}
-NONDETERMINISTIC_MODULES: dict[tuple[str, ...], str] = {
-    ("random",): "step.random",
-    ("numpy", "random"): "step.rng()",
-}
-
-BUILTIN_NAMES = frozenset(dir(builtins))

@@ -11,6 +11,8 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import random as _random
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 
@@ -89,3 +91,13 @@ class _Step:
 
 
 step = _Step()
+
+
+@contextmanager
+def running(ctx: StepContext) -> Iterator[StepContext]:
+    """`step` refers to `ctx` inside the block (the execution of one step)."""
+    previous, step._ctx = step._ctx, ctx
+    try:
+        yield ctx
+    finally:
+        step._ctx = previous

@@ -73,7 +73,7 @@ def _function(h: Hasher, fn: types.FunctionType) -> None:
         h.value(contents, f"{path}.<closure {fn.__code__.co_freevars[i]}>")
     g = fn.__globals__
     for name in sorted(_global_names(fn.__code__)):
-        if name in g and not _is_own(g[name]):
+        if name in g and not is_own(g[name]):
             h.text(name)
             h.value(g[name], name)
 
@@ -126,7 +126,7 @@ def _global_names(code: types.CodeType) -> set[str]:
     return names
 
 
-def _is_own(value: Any) -> bool:
+def is_own(value: Any) -> bool:
     """The extension's own objects (the `step` helper) are never inputs."""
     return getattr(type(value), "_resumable_cells_own", False)
 

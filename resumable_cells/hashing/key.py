@@ -106,6 +106,12 @@ def deps_digests(patterns: list[str]) -> dict[str, str]:
     return out
 
 
+def code_id(normalised: str) -> str:
+    """The code component of a key's readable preimage: a short digest of the
+    normalised cell."""
+    return xxhash.xxh3_64_hexdigest(normalised.encode())
+
+
 def compute(
     *,
     format_version: int,
@@ -142,7 +148,7 @@ def compute(
     preimage = {
         "format": format_version,
         "step": step,
-        "code": xxhash.xxh3_64_hexdigest(normalised.encode()),
+        "code": code_id(normalised),
         "version": version_tag,
         "inputs": digests,
         "env": env,

@@ -7,8 +7,10 @@ nothing is sent and nothing fails.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+log = logging.getLogger(__name__)
 TARGET = "resumable_cells"
 
 
@@ -47,7 +49,8 @@ class Hub:
         for c in self.comms + (self.pending if pending else []):
             try:
                 c.send(data)
-            except Exception:
+            except Exception:  # a frontend that went away: stop sending to it
+                log.debug("a comm failed to send; dropped", exc_info=True)
                 self._drop(c)
 
     def send_snapshot(self) -> None:
@@ -75,11 +78,12 @@ def attach(engine: Any) -> Hub | None:
     engine.listeners.append(hub.listener)
     try:
         get_comm_manager().register_target(TARGET, lambda comm, msg: hub.add(comm, answered=True))
-    except Exception:
+    except Exception:  # no comm manager (not a kernel): no sidebar
+        log.debug("the comm target could not be registered", exc_info=True)
         return None
     if getattr(engine.shell, "kernel", None) is not None:
         try:
             hub.add(create_comm(target_name=TARGET, data={"type": "hello"}), answered=False)
-        except Exception:
-            pass
+        except Exception:  # the frontend opens one itself when it can
+            log.debug("the kernel could not open a comm", exc_info=True)
     return hub

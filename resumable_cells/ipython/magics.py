@@ -11,6 +11,7 @@ from traitlets import Bool, Int, Unicode, observe
 
 from .. import logs, settings
 from ..engine.engine import Engine
+from ..engine.execution import run_step
 from ..engine.stepapi import step as step_api
 from ..errors import StepRefused
 from ..storage.store import Store
@@ -64,7 +65,7 @@ class StepMagics(Magics):
         __tracebackhide__ = True  # noqa: F841
         step_args = stepargs.parse(line)
         try:
-            return self.engine.execute(step_args, line, cell)
+            return run_step(self.engine, step_args, line, cell)
         except StepRefused as err:
             raise UsageError(str(err)) from None
 

@@ -11,19 +11,21 @@ be served if the re-run produces the same values (early cutoff).
 from __future__ import annotations
 
 import json
+import logging
 import os
 from dataclasses import dataclass
 
 from IPython.core.error import UsageError
 
-from ..engine import analysis
-from ..errors import KeyComponentError, MissingDeps
-from ..hashing import key as keymod
+from ..engine import analysis, entry, inputs
+from ..errors import KeyComponentError, MissingDeps, StoreError, Unhashable
+from ..hashing import key as step_key
 from ..hashing import versions
-from ..hashing.values import Hasher, Unhashable
+from ..hashing.values import Hasher
 from ..records import why
-from ..storage.store import StoreError
 from . import stepargs
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -97,7 +99,7 @@ def make(engine, cells: list[tuple[str, str]]) -> list[PlanRow]:
             raise UsageError(
                 f"%step plan: a cell has a bad %%step line {line!r} ({err})."
             ) from None
-        info = analysis.analyse(engine.shell.transform_cell(body))
+        info = analysis.analyse(engine.transform(body))
         name = args.name or info.default_name()
         row, bound = _plan_step(engine, name, args, info, known, producer)
         rows.append(row)
@@ -111,78 +113,68 @@ def _plan_step(engine, name, args, info, known, producer):
     unknown_bound = {n: None for n in info.binds}
     if args.effect:
         return PlanRow(name, "effect", "effects always run"), unknown_bound
-    inputs: dict[str, str] = {}
-    ignored = set(args.ignore)
-    for n in info.reads:
-        if n in ignored or n.startswith("__"):
-            continue
-        if n in known:
+    digests: dict[str, str] = {}
+    for n in inputs.candidates(info.reads, args.ignore):
+        if n in known:  # bound by an earlier step of the plan
             if known[n] is None:
                 return PlanRow(
                     name, "run", f"input {n} comes from {producer[n]}, which runs"
                 ), unknown_bound
-            inputs[n] = known[n]
-        elif n in engine.ns and not getattr(type(engine.ns[n]), "_resumable_cells_own", False):
-            hidden = engine.shell.user_ns_hidden
-            if n in hidden and hidden[n] is engine.ns[n]:
-                continue
+            digests[n] = known[n]
+        elif inputs.is_input(n, engine.ns, engine.hidden):
             try:
-                inputs[n] = Hasher(engine.ns).value_digest(engine.ns[n], n)
+                digests[n] = Hasher(engine.ns).value_digest(engine.ns[n], n)
             except Unhashable:
                 return PlanRow(name, "run", f"input {n} cannot be hashed"), unknown_bound
-    entry = _matching_entry(engine, name, info, args, inputs)
-    if entry is None:
-        return PlanRow(name, "run", _why_not(engine, name, info, args, inputs)), unknown_bound
-    return PlanRow(name, "serve", ""), {b["name"]: b["digest"] for b in entry["bindings"]}
+    found = _matching_entry(engine, name, info, args, digests)
+    if found is None:
+        return PlanRow(name, "run", _why_not(engine, name, info, args, digests)), unknown_bound
+    return PlanRow(name, "serve", ""), {b["name"]: b["digest"] for b in found["bindings"]}
 
 
-def _matching_entry(engine, name, info, args, inputs) -> dict | None:
-    code = _code_id(info)
+def _matching_entry(engine, name, info, args, digests) -> dict | None:
+    """The latest entry of `name` that Run All would serve: the same code, --version,
+    input digests, package versions and --deps files, and valid in this run."""
+    code = step_key.code_id(info.normalised)
     for k in reversed(engine.store.history(name)):
         try:
             e = engine.store.get_entry(k)
-        except StoreError:
+        except StoreError:  # an entry that fails authentication is never served
+            log.debug("entry %s of %s skipped", k[:12], name, exc_info=True)
             continue
         if e is None:
             continue
         pre = e.get("preimage", {})
         if pre.get("code") != code or pre.get("version") != args.version:
             continue
-        if pre.get("inputs") != inputs:
-            continue
-        if any(
-            versions.module_version(m) != v for m, v in pre.get("env", {}).items() if m != "python"
-        ):
-            continue
-        if pre.get("env", {}).get("python") != keymod.PYTHON:
+        if pre.get("inputs") != digests or not _same_env(pre.get("env", {})):
             continue
         try:
-            if args.deps and keymod.deps_digests(args.deps) != pre.get("deps"):
-                continue
-            if any(keymod.file_digest(f["path"]) != f["digest"] for f in e.get("files", [])):
+            if args.deps and step_key.deps_digests(args.deps) != pre.get("deps"):
                 continue
         except (OSError, KeyComponentError, MissingDeps):
             continue
-        params = e.get("params", {})
-        if params.get("epoch", engine.run.epoch) != engine.run.epoch:
-            continue
-        if params.get("seed", engine.run.seed) != engine.run.seed:
-            continue
-        return e
+        if entry.invalid_reason(e, engine.run) is None:
+            return e
     return None
 
 
-def _why_not(engine, name, info, args, inputs) -> str:
-    preimage = {"code": _code_id(info), "version": args.version, "inputs": inputs}
+def _same_env(env: dict) -> bool:
+    """Whether Python and the packages an entry's key reached have its versions still."""
+    if env.get("python") != step_key.PYTHON:
+        return False
+    return all(versions.module_version(m) == v for m, v in env.items() if m != "python")
+
+
+def _why_not(engine, name, info, args, digests) -> str:
+    preimage = {
+        "code": step_key.code_id(info.normalised),
+        "version": args.version,
+        "inputs": digests,
+    }
     old = why.nearest_entry(engine.store, name)
     if old is None:
         return "new step"
     old_pre = {k: old.get("preimage", {}).get(k) for k in ("code", "version", "inputs")}
     reason = why.miss_reason_between(old_pre, preimage)
     return reason or "package, file or run parameter changed"
-
-
-def _code_id(info: analysis.CellInfo) -> str:
-    import xxhash
-
-    return xxhash.xxh3_64_hexdigest(info.normalised.encode())

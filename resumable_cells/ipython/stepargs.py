@@ -11,7 +11,7 @@ from functools import lru_cache
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
-from ..engine.engine import StepArgs
+from ..engine.execution import StepArgs
 
 # In the order the help lists them. --ignore and --deps take several values, so the
 # name goes first.

@@ -9,6 +9,7 @@ that started in a kernel session that is no longer the current one and never end
 from __future__ import annotations
 
 import json
+import logging
 import sys
 import threading
 from pathlib import Path
@@ -18,6 +19,7 @@ import diskcache
 from ..storage.index import open_cache
 from ..storage.store import Store
 
+log = logging.getLogger(__name__)
 EXECUTION_FIELDS = (
     "id", "run", "session", "step", "cell_id", "key", "status", "start", "end",
     "duration_s", "saved_s", "reason", "source", "inputs", "outputs", "spend",
@@ -64,6 +66,7 @@ class Journal:
         try:
             raws = list(self.deque)
         except Exception as err:  # a damaged journal must not take the kernel down
+            log.debug("the record at %s could not be read", self.path, exc_info=True)
             print(f"resumable_cells: the record could not be read ({err})", file=sys.stderr)
             return []
         for raw in raws:

@@ -5,9 +5,12 @@ miss reason in the record and the status line, `%step why` and `resumable-cells 
 from __future__ import annotations
 
 import difflib
+import logging
 
 from ..errors import StoreError
 from ..storage.store import Store
+
+log = logging.getLogger(__name__)
 
 
 def nearest_entry(store: Store, step: str, exclude: str | None = None) -> dict | None:
@@ -16,7 +19,8 @@ def nearest_entry(store: Store, step: str, exclude: str | None = None) -> dict |
             continue
         try:
             e = store.get_entry(k)
-        except StoreError:
+        except StoreError:  # an entry that fails authentication is no evidence
+            log.debug("entry %s of %s skipped", k[:12], step, exc_info=True)
             continue
         if e is not None:
             return e
