@@ -119,14 +119,9 @@ def rename_record(root_dir: str | os.PathLike[str], old_path: str, new_path: str
     new_store = store_dir_for(new)
     if old_store != new_store or not new_store.is_dir():
         return False
-    try:
-        from .records import snapshot as snapshot_module
-    except ImportError:
-        return False
-    rename = getattr(snapshot_module, "rename_notebook", None)
-    if rename is None:
-        return False
-    rename(new_store, old.name, new.name)
+    from .records.snapshot import rename_notebook  # the kernel side's, imported lazily
+
+    rename_notebook(new_store, old.name, new.name)
     return True
 
 

@@ -8,15 +8,12 @@ from __future__ import annotations
 import json
 import tempfile
 
+import inprocess
 import pytest
+from inprocess import step
 from IPython.core.error import UsageError
-from IPython.testing import globalipapp
 
-from resumable_cells.engine import stepapi
-from resumable_cells.engine.engine import Engine
-from resumable_cells.engine.execution import run_step
-from resumable_cells.ipython import plan, stepargs
-from resumable_cells.storage.store import Store
+from resumable_cells.ipython import plan
 
 
 @pytest.fixture
@@ -25,23 +22,9 @@ def engine(tmp_path, monkeypatch):
     (tmp_path / "tmp").mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     monkeypatch.chdir(tmp_path)
-    globalipapp.start_ipython()  # IPython's own shell for tests, once per process
-    shell = globalipapp.get_ipython()
-    shell.reset(new_session=False)
-    shell.push({"step": stepapi.step}, interactive=False)  # as %load_ext does
-    eng = Engine(shell, Store(tmp_path / "store"))
-    eng.quiet = True
+    eng = inprocess.engine(tmp_path / "store")
     yield eng
-    eng.journal.close()
-    eng.store.close()
-    shell.reset(new_session=False)
-
-
-def step(engine: Engine, source: str):
-    """Run one `%%step` cell (its first line, then its body) as the magic does."""
-    line, _, body = source.partition("\n")
-    line = line.removeprefix("%%step").strip()
-    return run_step(engine, stepargs.parse(line), line, body)
+    inprocess.close(eng)
 
 
 def cells_of(*sources: str) -> list[tuple[str, str]]:

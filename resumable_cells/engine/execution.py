@@ -116,11 +116,16 @@ class Execution:
         if self.key is None or self.args.effect:
             return self._run_live(reason, key_problem)
         with self._claim() as waited:
-            if waited and not self.args.force:  # another kernel computed it meanwhile
+            # Another kernel may have stored it while this one waited for the claim, or
+            # between the lookup above and taking the claim.
+            if not self.args.force and (waited or self._stored_meanwhile()):
                 served, _ = self._try_serve()
                 if served is not None:
                     return served[0]
             return self._run_live(reason, key_problem)
+
+    def _stored_meanwhile(self) -> bool:
+        return bool(self.rec.survive(None, self.engine.store.has_entry, self.key.key))
 
     def _compute_key(self) -> KeyComponentError | None:
         """Set the key (None when a component cannot be computed: returned, to say

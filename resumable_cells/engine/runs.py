@@ -32,7 +32,7 @@ class Run:
 
 def notebook_id(user_ns: dict | None = None) -> str:
     """The notebook this kernel serves: its file name, from the kernel's session, else
-    the working directory's name (so one directory without a session shares one run)."""
+    "" (the kernels of one working directory without a session share one run)."""
     session = (user_ns or {}).get("__session__") or os.environ.get("JPY_SESSION_NAME") or ""
     if session:
         return os.path.basename(str(session))

@@ -84,12 +84,3 @@ def replay(shell, outputs: list[Output]) -> None:
             publish_display_data(data, metadata, **kwargs)
         elif kind == "clear":
             shell.display_pub.clear_output(item[1])
-
-
-def jsonable(outputs: list[Output]) -> list[list]:
-    """Outputs as JSON-friendly lists (display data are already mime bundles)."""
-    return [list(o) for o in outputs]
-
-
-def from_jsonable(rows: list[list]) -> list[Output]:
-    return [tuple(r) for r in rows]

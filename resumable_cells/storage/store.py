@@ -91,6 +91,10 @@ class Store:
             raise StoreError(f"entry {key[:12]} fails authentication; ignoring it")
         return entry
 
+    def has_entry(self, key: str) -> bool:
+        """Whether an entry is stored under `key` (not checked: see `get_entry`)."""
+        return "entry:" + key in self.index
+
     def put_entry(self, key: str, entry: dict) -> None:
         entry = dict(entry, key=key)
         entry["mac"] = auth.sign(auth.canonical(entry))
