@@ -36,6 +36,20 @@ def test_budget_spent_before_a_restart_stays_spent_and_refuses_at_the_right_step
     kernel.ok(agent.format(i=4))
 
 
+def test_each_execution_records_its_own_spend_and_a_hit_none(kernel):
+    kernel.ok("%%step plain\nx = 1")
+    kernel.ok("%%step agent\nstep.spend(tokens=100, cost=0.5)\ny = 2")
+    kernel.ok("%%step plain\nx = 1")  # a hit, right after a step that spent
+    rows = kernel.value(
+        "[(r['step'], r['status'], r['spend']) for r in __import__('resumable_cells').record()]"
+    )
+    assert rows == [
+        ("plain", "live", {"steps": 1, "tokens": 0, "cost": 0.0}),
+        ("agent", "live", {"steps": 1, "tokens": 100, "cost": 0.5}),
+        ("plain", "hit", {"steps": 0, "tokens": 0, "cost": 0.0}),
+    ]
+
+
 def test_a_killed_effect_is_reported_and_earlier_steps_are_served(tmp_path):
     k = Kernel(tmp_path, env={"JPY_SESSION_NAME": "nb.ipynb"})
     try:

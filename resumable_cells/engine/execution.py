@@ -223,6 +223,7 @@ class Execution:
             raise StepRefused(f"step {self.name} refused: {err}") from None
         rec.survive("the budget spend could not be saved", engine.budget.add, steps=1)
         engine.start_step_spend()
+        rec.ran = True
         if effect:
             self._intent_check()
         rec.started(reason)

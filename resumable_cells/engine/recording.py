@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 _NO_STATUS_LINE = ("error", "interrupted", "refused")
+_NOTHING_SPENT = {"tokens": 0, "cost": 0.0}
 
 
 class Recording:
@@ -39,6 +40,7 @@ class Recording:
         self.inputs: dict[str, dict] = {}  # name -> type, size, digest
         self.outputs: list[dict] = []  # name, type, size, digest of each bound value
         self.wrote_streams = False  # stdout/stderr written: the status line must follow it
+        self.ran = False  # the body ran: the step's spend (`engine.step_spend`) is its own
 
     def started(self, reason: str | None = None) -> None:
         row = self._row(status="running", reason=reason)
@@ -61,7 +63,8 @@ class Recording:
             event="start" if status == "hit" else "end",  # a hit is a whole execution in one row
             end=time.time(), duration_s=duration, saved_s=max(0.0, saved - duration),
             outputs=self.outputs,
-            spend={"steps": 0 if status in ("hit", "refused") else 1, **self.engine.step_spend},
+            spend={"steps": 0 if status in ("hit", "refused") else 1,
+                   **(self.engine.step_spend if self.ran else _NOTHING_SPENT)},
             source=source if status == "hit" else None,
         )  # fmt: skip
         self._append(row)
