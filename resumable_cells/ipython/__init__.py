@@ -1,2 +1,4 @@
-"""The IPython surface: the `%%step` and `%step` magics, their subcommands, `%step plan`,
-output capture, the sidebar's comm and the status line."""
+"""The IPython surface: the `%%step` and `%step` magics and their traitlets (`magics`),
+the `%%step` arguments (`stepargs`), the subcommands (`commands`, `plan`, `teamcache`),
+output capture and replay (`capture`), the status line (`statusline`) and the sidebar's
+comm (`comm`)."""

@@ -1,3 +1,4 @@
-"""Where entries live: the local store (`store`) with its content-addressed blob files
-(`blobs`), their serialisation (`serialize`) and authentication (`auth`), human sizes
-(`sizes`), and the Redis team cache behind it (`redis`)."""
+"""Where entries live: the local store (`store`: entries and blob files, `index`: its JSON
+rows, `ledger`: the runs' rows, `claims`: who computes a key), the blob files (`blobs`),
+their pickling (`serialize`) and authentication (`auth`), sizes (`sizes`), and the tiers
+behind the local store (`tiers`), of which the Redis team cache (`redis`)."""
