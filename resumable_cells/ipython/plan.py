@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from IPython.core.error import UsageError
 
-from ..engine import analysis, entry, inputs
+from ..engine import analysis, entry, inputs, runs
 from ..errors import KeyComponentError, MissingDeps, StoreError, Unhashable
 from ..hashing import key as step_key
 from ..hashing import versions
@@ -51,7 +51,7 @@ class Plan:
 
 def notebook_path(engine, explicit: str | None) -> str:
     candidates = [explicit] if explicit else []
-    session = engine.ns.get("__session__") or os.environ.get("JPY_SESSION_NAME")
+    session = runs.session_path(engine.ns)
     if not explicit and session:
         candidates += [session, os.path.join(os.getcwd(), os.path.basename(session))]
     for c in candidates:
