@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 demo: $(STAMP)
-	$(PY) -m resumable_cells.demo demo_notebooks
+	$(PY) scripts/run_demos.py demo_notebooks
 
 test-py: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider tests --ignore=tests/ui

@@ -38,7 +38,7 @@ def run(args) -> list[Row]:
     tmp = scratch_dir("frame")
     os.environ.update(private_env(tmp))
     from resumable_cells.hashing import digest
-    from resumable_cells.store import Store
+    from resumable_cells.storage.store import Store
 
     n = 10**5 if args.quick else 10**7
     size = f"{n:.0e} x 5".replace("e+0", "e")

@@ -1,6 +1,6 @@
 """Resume `demo_notebooks/01_quickstart.ipynb` after a kernel restart vs its first run.
 
-Each round uses `resumable_cells.demo` as `make demo` does: a fresh work directory with
+Each round uses `scripts/run_demos.py` as `make demo` does: a fresh work directory with
 a clean store, the notebook executed top to bottom in a new kernel (the first run), then
 again in another new kernel (the resume). Times run from the first cell to the last
 (kernel start-up excluded). Target: the resume takes <= 2% of the first run.
@@ -26,11 +26,12 @@ def not_measured(why: str) -> list[Row]:
 
 def run(args) -> list[Row]:
     try:
-        from resumable_cells import demo
+        sys.path.insert(0, str(ROOT / "scripts"))
+        import run_demos as demo
     except ImportError as err:
-        return not_measured(f"resumable_cells.demo cannot be imported ({err})")
+        return not_measured(f"scripts/run_demos.py cannot be imported ({err})")
     if not NOTEBOOK.exists() or not hasattr(demo, "run_notebook"):
-        return not_measured("the demo notebook or resumable_cells.demo.run_notebook is missing")
+        return not_measured("the demo notebook or scripts/run_demos.py's run_notebook is missing")
     first, resume, served, ran = [], [], 0, 0
     for _ in range(2 if args.quick else 5):
         with demo.Workspace() as ws:

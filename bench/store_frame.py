@@ -28,9 +28,9 @@ def run(args) -> list[Row]:
 
     root = scratch_dir("frame-store")
     os.environ.update(private_env(root))
-    from resumable_cells import blobs
     from resumable_cells.hashing import digest
-    from resumable_cells.store import Store
+    from resumable_cells.storage import blobs
+    from resumable_cells.storage.store import Store
 
     n = 10**5 if args.quick else 10**6
     size = f"{n:.0e} x 5".replace("e+0", "e")

@@ -52,7 +52,7 @@ class Targets:
         import diskcache
 
         os.environ.update(private_env(root))
-        from resumable_cells.store import Store
+        from resumable_cells.storage.store import Store
 
         self.root = root
         self.store = Store(root / "store")
@@ -69,7 +69,7 @@ class Targets:
         """Remove the stored copy, so that a store writes a new file."""
         if method == OURS:
             if self.name_file.exists():
-                from resumable_cells import blobs
+                from resumable_cells.storage import blobs
 
                 name = self.name_file.read_text()
                 blobs.blob_path(self.store.blob_dir, name).unlink(missing_ok=True)

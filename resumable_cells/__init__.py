@@ -26,27 +26,27 @@ def __getattr__(name: str):
 
         return register_hasher
     if name == "step":
-        from .stepapi import step
+        from .engine.stepapi import step
 
         return step
     raise AttributeError(name)
 
 
 def load_ipython_extension(ipython) -> None:
-    from .magics import load
+    from .ipython.magics import load
 
     load(ipython)
 
 
 def unload_ipython_extension(ipython) -> None:
-    from .magics import unload
+    from .ipython.magics import unload
 
     unload(ipython)
 
 
 def record() -> list[dict]:
     """The current run's journal: one dict per step execution, oldest first."""
-    from .magics import current_engine
+    from .ipython.magics import current_engine
 
     return current_engine().record()
 

@@ -10,20 +10,23 @@ import argparse
 import csv
 import datetime as dt
 import json
+import logging
 import sys
 from pathlib import Path
 
-from . import __version__, formatting, journal, runs, sizes, status
-from .store import Store, entry_blobs
+from . import __version__, formatting, logs, settings
+from .engine import runs
+from .errors import CLIError, TeamCacheError
+from .records import journal, why
+from .storage import sizes
+from .storage.store import Store, entry_blobs
 
+log = logging.getLogger(__name__)
 EXIT_USAGE = 2
 
 
-class CLIError(Exception):
-    pass
-
-
 def main(argv: list[str] | None = None) -> int:
+    logs.configure()
     parser = _parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -33,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "remote", None) is not None:  # `ls --remote`: no local store needed
             _ls_remote(args.remote)
             return 0
-        store = _open(Path(args.dir))
+        store = _open(settings.store_dir(args.dir))
         try:
             args.func(store, args)
         finally:
@@ -52,7 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"resumable-cells {__version__}")
     p.add_argument(
-        "--dir", default=".resumable_cells", help="store directory (default: %(default)s)"
+        "--dir", help="store directory (default: RESUMABLE_CELLS_DIR, else .resumable_cells)"
     )
     sub = p.add_subparsers(title="commands", metavar="COMMAND")
 
@@ -93,21 +96,12 @@ def _open(directory: Path) -> Store:
     try:
         return Store(directory)
     except Exception as err:
+        log.debug("the store at %s could not be opened", directory, exc_info=True)
         raise CLIError(f"cannot open the store at {directory}: {err}") from None
 
 
-def _runs(store: Store) -> list[runs.Run]:
-    out = []
-    for k in store.index.iterkeys():
-        if isinstance(k, str) and k.startswith("run:"):
-            row = store.get_json(k)
-            if row:
-                out.append(runs.Run(**row))
-    return sorted(out, key=lambda r: r.created)
-
-
 def _pick_run(store: Store, wanted: str | None) -> runs.Run:
-    all_runs = _runs(store)
+    all_runs = runs.stored(store)
     if not all_runs:
         raise CLIError("the store has no runs yet")
     if wanted is None:
@@ -133,11 +127,11 @@ def _table(rows: list[tuple], header: tuple) -> None:
 def cmd_ls(store: Store, args) -> None:
     print(f"store {store.dir}")
     run_rows = []
-    for r in _runs(store):
+    for r in runs.stored(store):
         n = len(journal.load(store, r.id))
         run_rows.append((r.id, r.notebook or "-", _when(r.created), n))
     _table(run_rows, ("run", "notebook", "created", "executions"))
-    sizes_by_blob = {p.name: p.stat().st_size for p in store.blob_dir.glob("*/*") if p.is_file()}
+    sizes_by_blob = store.blob_sizes()
     steps: dict[str, list] = {}
     for _, e in store.entries():
         s = steps.setdefault(e["step"], [0, set()])
@@ -157,12 +151,35 @@ def cmd_ls(store: Store, args) -> None:
 
 
 def _ls_remote(url: str) -> None:
-    from . import remote
+    """`ls --remote [URL]`: steps, entries and sizes on the team cache."""
+    from .storage.redis import connect, listing, tier
+    from .storage.redis.health import describe_error
 
+    url = settings.team_cache(url)
+    if not url:
+        raise CLIError("no team cache: give --remote URL or set RESUMABLE_CELLS_REMOTE")
     try:
-        remote.print_listing(url)
-    except remote.RemoteError as err:
+        team = tier.from_setting(url)
+        if team is None:
+            raise CLIError("no team cache (--remote none)")
+        info = listing.listing(team.fast, team.key)
+    except TeamCacheError as err:
         raise CLIError(str(err)) from None
+    except connect.server_errors() as err:
+        raise CLIError(f"the team cache {url} is unreachable ({describe_error(err)})") from None
+    print(f"team cache {url}")
+    rows = [
+        (n, s["entries"], sizes.format_size(s["bytes"]), _when(s["latest"]))
+        for n, s in sorted(info["steps"].items())
+    ]
+    _table(rows, ("step", "entries", "size", "latest"))
+    print(
+        f"\ntotal {info['entries']} entries, {info['blobs']} blobs, "
+        f"{sizes.format_size(info['bytes'])} in {info['chunks']} chunks"
+    )
+    if info["unverified"]:
+        why_not = "no team key set" if team.key is None else "they fail the team key"
+        print(f"{info['unverified']} entries not verified ({why_not})")
 
 
 def cmd_show(store: Store, args) -> None:
@@ -187,7 +204,7 @@ def cmd_show(store: Store, args) -> None:
 
 def cmd_why(store: Store, args) -> None:
     try:
-        print("\n".join(status.why_lines(store, args.step)))
+        print("\n".join(why.why_lines(store, args.step)))
     except LookupError as err:
         raise CLIError(str(err)) from None
 
@@ -221,12 +238,10 @@ def cmd_clear(store: Store, args) -> None:
         store.clear()
         print("cleared every entry")
         return
-    keys = store.history(args.step)
-    if not keys:
+    n = store.clear_step(args.step, "cleared by resumable-cells clear")
+    if not n:
         raise CLIError(f"no cached entry of a step named {args.step!r}")
-    for k in keys:
-        store.delete_entry(k)
-    print(f"cleared {len(keys)} entries of {args.step}")
+    print(f"cleared {sizes.count(n, 'entry', 'entries')} of {args.step}")
 
 
 if __name__ == "__main__":

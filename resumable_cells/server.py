@@ -19,11 +19,10 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado import web
 
+from . import logs, settings
+
 #: The route under the server's base URL.
 ROUTE = "resumable-cells/record"
-
-#: The default store directory, beside the notebook (as the kernel uses it).
-STORE_DIRNAME = ".resumable_cells"
 
 #: The jupyter_server contents events (rename, copy, delete, ...).
 CONTENTS_SCHEMA = "https://events.jupyter.org/jupyter_server/contents_service/v1"
@@ -52,15 +51,10 @@ def resolve_notebook(root_dir: str | os.PathLike[str], path: str) -> Path | None
 
 
 def store_dir_for(notebook: Path) -> Path:
-    """The store a kernel started for `notebook` uses.
-
-    `RESUMABLE_CELLS_DIR` (relative to the notebook's directory, which is the kernel's
-    working directory) when set, else `.resumable_cells` beside the notebook.
-    """
-    override = os.environ.get("RESUMABLE_CELLS_DIR")
-    if override:
-        return (notebook.parent / Path(override).expanduser()).resolve()
-    return notebook.parent / STORE_DIRNAME
+    """The store a kernel started for `notebook` uses: as `settings` resolves it in
+    the notebook's directory, which is the kernel's working directory (symlinks and
+    `..` resolved, so two notebooks sharing one store see one path)."""
+    return settings.store_dir(base=notebook.parent).resolve()
 
 
 def empty_snapshot(notebook_id: str) -> dict[str, Any]:
@@ -80,7 +74,7 @@ def read_snapshot(notebook: Path) -> dict[str, Any]:
     store_dir = store_dir_for(notebook)
     if not store_dir.is_dir():
         return empty_snapshot(notebook.name)
-    from .snapshot import load_snapshot  # the kernel side's reader, imported lazily
+    from .records.snapshot import load_snapshot  # the kernel side's reader, imported lazily
 
     return load_snapshot(store_dir, notebook.name)
 
@@ -125,14 +119,9 @@ def rename_record(root_dir: str | os.PathLike[str], old_path: str, new_path: str
     new_store = store_dir_for(new)
     if old_store != new_store or not new_store.is_dir():
         return False
-    try:
-        from . import snapshot as snapshot_module
-    except ImportError:
-        return False
-    rename = getattr(snapshot_module, "rename_notebook", None)
-    if rename is None:
-        return False
-    rename(new_store, old.name, new.name)
+    from .records.snapshot import rename_notebook  # the kernel side's, imported lazily
+
+    rename_notebook(new_store, old.name, new.name)
     return True
 
 
@@ -160,6 +149,7 @@ def _rename_listener(serverapp: Any):
 
 
 def _load_jupyter_server_extension(serverapp: Any) -> None:
+    logs.configure()
     web_app = serverapp.web_app
     web_app.settings["resumable_cells_root_dir"] = serverapp.root_dir
     base_url = web_app.settings["base_url"]

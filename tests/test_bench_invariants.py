@@ -14,9 +14,9 @@ import pytest
 np = pytest.importorskip("numpy")
 pd = pytest.importorskip("pandas")
 
-from resumable_cells import hashing_arrays  # noqa: E402
 from resumable_cells.hashing import Unhashable, digest  # noqa: E402
-from resumable_cells.store import Store  # noqa: E402
+from resumable_cells.hashing import arrays as hashing_arrays  # noqa: E402
+from resumable_cells.storage.store import Store  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -182,7 +182,7 @@ def test_digest_same_in_other_processes_and_hash_seeds():
 
 
 def _serialize_roundtrip(value):
-    from resumable_cells import serialize
+    from resumable_cells.storage import serialize
 
     main, buffers = serialize.dumps(value)
     return serialize.loads(main, [bytearray(b.raw()) for b in buffers]), len(buffers)

@@ -1,19 +1,23 @@
 """The demo notebooks, executed headless in real kernels: each runs top to bottom in a
 clean store, then again in a new kernel (and, for 05, after each announced edit), and
-the tests assert what the notebook teaches. Execution is `resumable_cells.demo`'s."""
+the tests assert what the notebook teaches. Execution is `scripts/run_demos.py`'s (`make demo`)."""
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from resumable_cells import demo
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
 
-NOTEBOOKS = Path(__file__).resolve().parent.parent / "demo_notebooks"
+import run_demos as demo  # noqa: E402
+
+NOTEBOOKS = ROOT / "demo_notebooks"
 ALL = sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
 
 

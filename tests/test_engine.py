@@ -171,3 +171,12 @@ def test_a_syntax_error_points_at_the_cell_line_and_is_recorded(kernel):
     assert "line 3" in r.error["evalue"]
     rec = kernel.value("[(e['step'], e['status']) for e in __import__('resumable_cells').record()]")
     assert rec == [("bad", "error")]
+
+
+def test_quiet_set_with_config_after_load_silences_the_status_line(kernel):
+    assert kernel.ok("%%step loud\nx = 1").status_lines()
+    kernel.ok("%config StepMagics.quiet = True")
+    r = kernel.ok("%%step hushed\ny = 2")
+    assert r.status_lines() == [] and kernel.value("y") == 2
+    kernel.ok("%config StepMagics.quiet = False")
+    assert kernel.ok("%%step loud\nx = 1").status_lines()

@@ -1,4 +1,4 @@
-"""Staleness in a live kernel (`resumable_cells.freshness`): a plain cell, a parameter
+"""Staleness in a live kernel (`resumable_cells.ipython.freshness`): a plain cell, a parameter
 cell or another step changing an input makes the steps that read it stale, with the
 reason; rows are per cell; `%step status`, `%step plan` and the sidebar's rows agree."""
 
@@ -8,7 +8,7 @@ import re
 
 from kernels import Kernel
 
-ENGINE = "__import__('resumable_cells').magics.current_engine()"
+ENGINE = "__import__('resumable_cells').ipython.magics.current_engine()"
 
 PIPELINE = [
     ("p", "ridge = 1.0"),

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from resumable_cells import frontend_spec, palette, timeline
+from resumable_cells import palette
+from resumable_cells.ipython import frontend_spec
+from resumable_cells.records import timeline
 
 SHARED = Path(__file__).parent / "shared"
 
@@ -21,13 +23,13 @@ def test_the_committed_spec_is_what_python_declares():
     """Fails when `%%step` gains, loses or changes a flag (or a colour changes) and
     labextension/src/spec.json was not regenerated."""
     assert frontend_spec.default_path().read_text(encoding="utf-8") == frontend_spec.text(), (
-        "run `python -m resumable_cells.frontend_spec` and commit labextension/src/spec.json"
+        "run `python -m resumable_cells.ipython.frontend_spec` and commit labextension/src/spec.json"
     )
     assert frontend_spec.main(["--check"]) == 0
 
 
 def test_the_spec_lists_every_flag_of_the_magic_with_its_arity():
-    from resumable_cells.magics import StepMagics
+    from resumable_cells.ipython.magics import StepMagics
 
     spec = frontend_spec.step_magic()
     by_name = {a["name"]: a["takes"] for a in spec["arguments"]}
@@ -41,7 +43,7 @@ def test_the_spec_lists_every_flag_of_the_magic_with_its_arity():
 def test_the_cases_are_what_the_magic_parses():
     from IPython.core.magic_arguments import parse_argstring
 
-    from resumable_cells.magics import StepMagics
+    from resumable_cells.ipython.magics import StepMagics
 
     for case in frontend_spec.step_magic()["cases"]:
         if "error" in case:

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from resumable_cells.hashing import Unhashable, digest, register_hasher
-from resumable_cells.store import Store
+from resumable_cells.storage.store import Store
 
 atoms = st.one_of(
     st.none(),

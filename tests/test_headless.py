@@ -14,9 +14,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from resumable_cells import demo
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
 
-NOTEBOOKS = Path(__file__).resolve().parent.parent / "demo_notebooks"
+import run_demos as demo  # noqa: E402
+
+NOTEBOOKS = ROOT / "demo_notebooks"
 ALL = sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
 COMM_WARNING = "No handler found for comm target"
 

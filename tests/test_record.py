@@ -4,6 +4,7 @@ Run All, the timeline's SVG, and the CLI against a store a kernel filled."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -12,7 +13,7 @@ import nbformat
 import pytest
 from kernels import Kernel, wait_until
 
-from resumable_cells.timeline import Timeline
+from resumable_cells.records.timeline import Timeline
 
 LOAD = "%load_ext resumable_cells"
 
@@ -52,7 +53,9 @@ def test_staleness_follows_the_producer_not_the_name(kernel):
     kernel.ok("%%step src\nbase = 1")
     kernel.ok("%%step use\ndoubled = base * 2")
     kernel.ok("%%step src\nbase = 5")  # the producer of use's input changed it
-    stale = kernel.value("__import__('resumable_cells').magics.current_engine().staleness()")
+    stale = kernel.value(
+        "__import__('resumable_cells').ipython.magics.current_engine().staleness()"
+    )
     assert list(stale) == [("use", None)]
     assert re.fullmatch(r"base changed by step src \(In \[\d+\]\)", stale["use", None])
     assert "yes: base changed by step src (In [" in kernel.ok("%step status").result()
@@ -62,7 +65,9 @@ def test_a_new_run_always_gets_a_new_epoch(kernel):
     epochs = set()
     for _ in range(3):
         kernel.ok("%step run --new")
-        epochs.add(kernel.value("__import__('resumable_cells').magics.current_engine().run.epoch"))
+        epochs.add(
+            kernel.value("__import__('resumable_cells').ipython.magics.current_engine().run.epoch")
+        )
     assert len(epochs) == 3
 
 
@@ -70,9 +75,9 @@ def test_a_package_version_change_is_named(kernel):
     kernel.ok("import numpy as np\narr = np.arange(3)")
     kernel.ok("%%step v\ntotal = int(arr.sum())")
     kernel.ok(
-        "import resumable_cells.versions as V\n_orig = V.module_version\n"
+        "import resumable_cells.hashing.versions as V\n_orig = V.module_version\n"
         "V.module_version = lambda m: '0.0.1' if m == 'numpy' else _orig(m)\n"
-        "import resumable_cells.key as K\nK.versions = V"
+        "import resumable_cells.hashing.key as K\nK.versions = V"
     )
     line = line_of(kernel.ok("%%step v\ntotal = int(arr.sum())"))
     assert re.search(r"numpy \S+ -> 0\.0\.1", line), line
@@ -171,9 +176,13 @@ def filled_store(tmp_path):
     return tmp_path / ".resumable_cells"
 
 
-def cli(*args, cwd=None):
+def cli(*args, cwd=None, env=None):
     return subprocess.run(
-        [sys.executable, "-m", "resumable_cells", *args], capture_output=True, text=True, cwd=cwd
+        [sys.executable, "-m", "resumable_cells", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -195,6 +204,20 @@ def test_cli_against_a_store_a_kernel_filled(filled_store):
     assert out.returncode == 0 and "freed" in out.stdout
     out = cli("--dir", d, "clear", "--all")
     assert out.returncode == 0
+
+
+def test_cli_finds_the_store_resumable_cells_dir_names(filled_store, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = cli("ls", cwd=elsewhere, env={"RESUMABLE_CELLS_DIR": str(filled_store)})
+    assert out.returncode == 0, out.stderr
+    assert "nb.ipynb" in out.stdout and "alpha" in out.stdout
+
+
+def test_cli_clear_is_the_magics_clear(filled_store):
+    out = cli("--dir", str(filled_store), "clear", "alpha")
+    assert out.returncode == 0 and out.stdout.strip() == "cleared 2 entries of alpha"
+    assert "no cached entry" in cli("--dir", str(filled_store), "why", "alpha").stderr
 
 
 @pytest.mark.parametrize(
@@ -222,7 +245,9 @@ def test_staleness_reaches_downstream_steps(kernel):
     kernel.ok("%%step clean\nkept = [r for r in rows if r % 2]")
     kernel.ok("%%step summary\ntotal = sum(kept)")
     kernel.ok("%%step load\nrows = list(range(20))")
-    stale = kernel.value("__import__('resumable_cells').magics.current_engine().staleness()")
+    stale = kernel.value(
+        "__import__('resumable_cells').ipython.magics.current_engine().staleness()"
+    )
     assert set(stale) == {("clean", None), ("summary", None)}
     assert stale["clean", None].startswith("rows changed by step load (In [")
     assert stale["summary", None] == "kept comes from stale step clean"

@@ -410,8 +410,8 @@ def test_a_server_refusing_us_is_a_warning_then_push_all_sends_everything(tmp_pa
 def test_a_hit_slower_than_running_the_step_is_abandoned_without_a_partial_file(
     redis_server, team_key, tmp_path, monkeypatch
 ):
-    from resumable_cells import remote
-    from resumable_cells.store import Store
+    from resumable_cells.storage.redis import tier as remote
+    from resumable_cells.storage.store import Store
 
     monkeypatch.setenv("RESUMABLE_CELLS_TEAM_KEY", team_key)
     theirs, mine = Store(tmp_path / "theirs"), Store(tmp_path / "mine")
@@ -419,15 +419,15 @@ def test_a_hit_slower_than_running_the_step_is_abandoned_without_a_partial_file(
     theirs.put_blob(name, bytes(40 << 20))  # 40 MiB and a few bytes of pickle: 6 chunks
     entry = {"step": "quick", "duration_s": 0.001, "bindings": [{"name": "v", "blob": name}]}
     theirs.put_entry("k" * 32, entry)
-    tier = remote.Tier(redis_server.url)
+    tier = remote.RedisTier(redis_server.url)
     assert tier.push_entry(theirs, "k" * 32)
     assert len(list(redis_server.client.scan_iter(f"{PREFIX}chunk:{name}:*"))) == 6
 
     monkeypatch.setattr(remote, "MIN_FETCH_S", 0.0)  # the budget: twice 1 ms
-    assert tier.fetch(mine, "k" * 32) is None
+    assert tier.lookup("k" * 32, mine) is None
     assert [p for p in mine.blob_dir.rglob("*") if p.is_file()] == []
     assert mine.get_entry("k" * 32) is None
 
     monkeypatch.setattr(remote, "MIN_FETCH_S", 60.0)
-    assert tier.fetch(mine, "k" * 32)["step"] == "quick"
+    assert tier.lookup("k" * 32, mine)["step"] == "quick"
     assert mine.get_blob(name) == bytes(40 << 20)

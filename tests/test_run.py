@@ -13,11 +13,13 @@ def test_budget_spent_before_a_restart_stays_spent_and_refuses_at_the_right_step
     agent = "%%step call{i}\nstep.spend(tokens=100)\nanswer{i} = {i}"
     kernel.ok(agent.format(i=1))
     kernel.ok(agent.format(i=2))
-    spent = kernel.value("__import__('resumable_cells').magics.current_engine().budget.spent()")
+    spent = kernel.value(
+        "__import__('resumable_cells').ipython.magics.current_engine().budget.spent()"
+    )
     kernel.restart()
     kernel.ok(LOAD)
     assert (
-        kernel.value("__import__('resumable_cells').magics.current_engine().budget.spent()")
+        kernel.value("__import__('resumable_cells').ipython.magics.current_engine().budget.spent()")
         == spent
     )
     assert spent["tokens"] == 200
@@ -32,6 +34,20 @@ def test_budget_spent_before_a_restart_stays_spent_and_refuses_at_the_right_step
     )
     kernel.ok("%step budget --tokens 1000")
     kernel.ok(agent.format(i=4))
+
+
+def test_each_execution_records_its_own_spend_and_a_hit_none(kernel):
+    kernel.ok("%%step plain\nx = 1")
+    kernel.ok("%%step agent\nstep.spend(tokens=100, cost=0.5)\ny = 2")
+    kernel.ok("%%step plain\nx = 1")  # a hit, right after a step that spent
+    rows = kernel.value(
+        "[(r['step'], r['status'], r['spend']) for r in __import__('resumable_cells').record()]"
+    )
+    assert rows == [
+        ("plain", "live", {"steps": 1, "tokens": 0, "cost": 0.0}),
+        ("agent", "live", {"steps": 1, "tokens": 100, "cost": 0.5}),
+        ("plain", "hit", {"steps": 0, "tokens": 0, "cost": 0.0}),
+    ]
 
 
 def test_a_killed_effect_is_reported_and_earlier_steps_are_served(tmp_path):

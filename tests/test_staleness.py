@@ -1,10 +1,10 @@
-"""The one staleness function (`resumable_cells.staleness`), on records written by hand:
+"""The one staleness function (`resumable_cells.records.staleness`), on records written by hand:
 rows are steps in cells, any later value of an input makes a row stale unless it flows
 from the row itself, and staleness reaches what reads a stale row."""
 
 from __future__ import annotations
 
-from resumable_cells.staleness import Change, causes, step_rows
+from resumable_cells.records.staleness import Change, causes, step_rows
 
 T = 1_000.0
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from resumable_cells.store import Store
+from resumable_cells.storage.store import Store
 
 
 def _put(store: Store, key: str, blob: str, value) -> None:

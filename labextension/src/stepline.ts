@@ -1,7 +1,8 @@
 /**
  * The `%%step` line, parsed as the magic parses it. The flags and how many values each
- * takes come from spec.json, which Python writes from the magic's own `@argument`
- * decorators (`python -m resumable_cells.frontend_spec`); the parsing follows IPython's
+ * takes come from spec.json, which Python writes from the one argument spec of the
+ * magic (`resumable_cells/ipython/stepargs.py`, by
+ * `python -m resumable_cells.ipython.frontend_spec`); the parsing follows IPython's
  * `parse_argstring` (a non-POSIX shell split, then argparse), and the test runs every
  * example line of spec.json, whose expected results Python's parser produced.
  */

@@ -1,5 +1,5 @@
 /**
- * The timeline's time axis, the rule of `lane_axes` in resumable_cells/timeline.py (the
+ * The timeline's time axis, the rule of `lane_axes` in resumable_cells/records/timeline.py (the
  * SVG of `%step timeline`), so both draw the same picture: every lane starts at 0, all
  * lanes share one scale (a 0.7 s resume is drawn a tenth as long as a 7 s first run),
  * and each idle gap is shortened to min(2 s, a quarter of the mean busy stretch). Both

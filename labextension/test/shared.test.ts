@@ -43,7 +43,7 @@ describe('the %%step line, parsed as the magic parses it', () => {
   });
 });
 
-describe('one time axis (resumable_cells/timeline.py lane_axes)', () => {
+describe('one time axis (resumable_cells/records/timeline.py lane_axes)', () => {
   type Case = {
     title: string;
     lanes: Array<Array<[number, number]>>;

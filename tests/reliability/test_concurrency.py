@@ -60,9 +60,36 @@ def test_four_kernels_share_one_store(tmp_path):
         assert all(n == 1 for n in live_per_step.values()), live_per_step
         # Every entry in the shared store reads back and authenticates.
         check = kernels[0].value(
-            "[e['step'] for _, e in __import__('resumable_cells').magics.current_engine().store.entries()]"
+            "[e['step'] for _, e in __import__('resumable_cells').ipython.magics.current_engine().store.entries()]"
         )
         assert sorted(check) == sorted(f"s{i}" for i in range(STEPS))
     finally:
         for k in kernels:
             k.shutdown()
+
+
+def test_a_key_stored_between_the_lookup_and_the_claim_is_served_not_computed_again(tmp_path):
+    """The race the four kernels above can run into, forced: kernel B looks the key up
+    and misses; kernel A computes it, stores it and lets go of its claim; only then does
+    B take the claim (without waiting). B must serve A's entry."""
+    import inprocess
+
+    a = inprocess.engine(tmp_path / "store")
+    b = inprocess.engine(tmp_path / "store", a.shell)  # a second kernel on the same store
+    cell = "%%step shared\nv = sum(range(1000))"
+    claim = b.store.claim
+
+    def claim_once_a_has_stored_it(key, on_wait=None):
+        inprocess.step(a, cell)
+        return claim(key, on_wait)
+
+    b.store.claim = claim_once_a_has_stored_it
+    try:
+        inprocess.step(b, cell)
+        mine = [e["status"] for e in b.record() if e["session"] == b.session]
+        theirs = [e["status"] for e in b.record() if e["session"] == a.session]
+        assert theirs == ["live"]
+        assert mine == ["hit"]
+    finally:
+        inprocess.close(a)
+        inprocess.close(b)

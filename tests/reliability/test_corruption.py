@@ -67,7 +67,9 @@ def test_corrupted_record_does_not_break_status(tmp_path):
         k.ok(CELL)
         run_dir = next((tmp_path / ".resumable_cells" / "record").iterdir())
         (run_dir / "cache.db").write_bytes(b"not a database" * 100)
-        k.ok("import resumable_cells as rc\neng = rc.magics.current_engine()\neng.journal.close()")
+        k.ok(
+            "import resumable_cells as rc\neng = rc.ipython.magics.current_engine()\neng.journal.close()"
+        )
         r = k.ok("%step status")
         assert "could not be read" in r.stderr
         assert "ran" in k.ok(CELL.replace("50_000", "50_001")).status_lines()[0]

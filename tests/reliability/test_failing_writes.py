@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from conftest import fresh_kernel
 
-from resumable_cells.store import Store
+from resumable_cells.storage.store import Store
 
 LIMIT = (
     "import resource, signal\nsignal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"

@@ -9,8 +9,8 @@ import stat
 
 import pytest
 
-from resumable_cells import blobs
-from resumable_cells.store import Store, StoreError
+from resumable_cells.storage import blobs
+from resumable_cells.storage.store import Store, StoreError
 
 
 class _Boom:

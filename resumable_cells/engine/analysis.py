@@ -1,0 +1,346 @@
+"""Static analysis of a step's code: what it reads, what it binds, how it is named.
+
+The code is first transformed by IPython (so `!cmd` and `%magic` lines become calls),
+then parsed; the normalised form is the AST dump without positions, so comments and
+formatting never reach the key. Reads are flow-sensitive at the top level: a name the
+cell assigns before reading it is not an input.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+import xxhash
+
+__all__ = ["CellInfo", "analyse"]
+
+
+@dataclass(frozen=True)
+class CellInfo:
+    normalised: str
+    reads: tuple[str, ...]  # names read before the cell binds them, in order of first use
+    binds: tuple[str, ...]  # names the cell assigns, imports, defines (incl. `global` in defs)
+    deletes: tuple[str, ...]
+    calls: tuple[tuple[str, ...], ...]  # dotted call targets, e.g. ("time", "time")
+    imports: dict[str, str] = field(default_factory=dict)  # alias -> module path
+    code_hash: str = ""
+
+    def default_name(self) -> str:
+        if self.binds:
+            return ",".join(self.binds[:2])
+        return "cell-" + self.code_hash[:8]
+
+
+def analyse(transformed_source: str) -> CellInfo:
+    """Analyse IPython-transformed cell source. Raises SyntaxError like Python would."""
+    tree = ast.parse(transformed_source)
+    normalised = ast.dump(tree, annotate_fields=False, include_attributes=False)
+    walker = _Walker()
+    for stmt in tree.body:
+        walker.stmt(stmt)
+    return CellInfo(
+        normalised=normalised,
+        reads=tuple(walker.reads),
+        binds=tuple(dict.fromkeys(walker.binds)),
+        deletes=tuple(dict.fromkeys(walker.deletes)),
+        calls=tuple(walker.calls),
+        imports=walker.imports,
+        code_hash=xxhash.xxh3_128_hexdigest(normalised.encode()),
+    )
+
+
+class _Walker:
+    """Walks top-level statements in execution order, tracking definite assignment."""
+
+    def __init__(self) -> None:
+        self.assigned: set[str] = set()
+        self.reads: list[str] = []
+        self._read_set: set[str] = set()
+        self.binds: list[str] = []
+        self.deletes: list[str] = []
+        self.calls: list[tuple[str, ...]] = []
+        self.imports: dict[str, str] = {}
+
+    # -- names -----------------------------------------------------------------------
+    def load(self, name: str) -> None:
+        if name not in self.assigned and name not in self._read_set:
+            self._read_set.add(name)
+            self.reads.append(name)
+
+    def store(self, name: str) -> None:
+        self.assigned.add(name)
+        self.binds.append(name)
+
+    # -- statements ------------------------------------------------------------------
+    def stmt(self, node: ast.stmt) -> None:
+        method = getattr(self, "_" + type(node).__name__, None)
+        if method is not None:
+            method(node)
+        else:
+            self.generic(node)
+
+    def generic(self, node: ast.AST) -> None:
+        """Children in field order, which is evaluation order for most nodes."""
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.stmt):
+                self.stmt(child)
+            elif isinstance(child, (ast.ExceptHandler, ast.match_case)):
+                self.generic(child)
+                if getattr(child, "name", None):
+                    self.store(child.name)
+            else:
+                self.expr(child)
+
+    def _Assign(self, node: ast.Assign) -> None:
+        self.expr(node.value)
+        for t in node.targets:
+            self.target(t)
+
+    def _AugAssign(self, node: ast.AugAssign) -> None:
+        self.expr(node.value)
+        if isinstance(node.target, ast.Name):
+            self.load(node.target.id)
+        self.target(node.target)
+
+    def _AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.expr(node.value)
+            self.target(node.target)
+
+    def _For(self, node: ast.For) -> None:
+        self.expr(node.iter)
+        self.target(node.target)
+        for s in node.body + node.orelse:
+            self.stmt(s)
+
+    _AsyncFor = _For
+
+    def _With(self, node: ast.With) -> None:
+        for item in node.items:
+            self.expr(item.context_expr)
+            if item.optional_vars is not None:
+                self.target(item.optional_vars)
+        for s in node.body:
+            self.stmt(s)
+
+    _AsyncWith = _With
+
+    def _If(self, node: ast.If) -> None:
+        # A name is definitely assigned after an `if` only when both branches assign it.
+        self.expr(node.test)
+        before = set(self.assigned)
+        for s in node.body:
+            self.stmt(s)
+        after_body, self.assigned = self.assigned, set(before)
+        for s in node.orelse:
+            self.stmt(s)
+        self.assigned = after_body & self.assigned
+
+    def _Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            name = alias.asname or alias.name.partition(".")[0]
+            self.imports[name] = alias.name if alias.asname else name
+            self.store(name)
+
+    def _ImportFrom(self, node: ast.ImportFrom) -> None:
+        for alias in node.names:
+            if alias.name == "*":
+                continue
+            name = alias.asname or alias.name
+            self.imports[name] = f"{node.module}.{alias.name}"
+            self.store(name)
+
+    def _Delete(self, node: ast.Delete) -> None:
+        for t in node.targets:
+            if isinstance(t, ast.Name):
+                self.load(t.id)
+                self.deletes.append(t.id)
+                self.assigned.discard(t.id)
+            else:
+                self.expr(t)
+
+    def _FunctionDef(self, node) -> None:
+        for d in node.decorator_list:
+            self.expr(d)
+        self._arguments_defaults(node.args)
+        self._function_body(node.args, node.body)
+        self.store(node.name)
+
+    _AsyncFunctionDef = _FunctionDef
+
+    def _ClassDef(self, node: ast.ClassDef) -> None:
+        for d in node.decorator_list + node.bases + [k.value for k in node.keywords]:
+            self.expr(d)
+        inner = _ScopeReads(self, local=set())
+        for s in node.body:
+            inner.visit(s)
+        self.store(node.name)
+
+    def _Global(self, node) -> None:
+        pass
+
+    def _Try(self, node) -> None:
+        self.generic(node)
+
+    # -- expressions -----------------------------------------------------------------
+    def expr(self, node: ast.AST) -> None:
+        _ScopeReads(self, local=None).visit(node)
+
+    def target(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Name):
+            self.store(node.id)
+        elif isinstance(node, (ast.Tuple, ast.List)):
+            for elt in node.elts:
+                self.target(elt)
+        elif isinstance(node, ast.Starred):
+            self.target(node.value)
+        else:  # attribute or subscript target: its object is read, not rebound
+            self.expr(node)
+
+    def _arguments_defaults(self, args: ast.arguments) -> None:
+        for d in args.defaults + [d for d in args.kw_defaults if d is not None]:
+            self.expr(d)
+
+    def _function_body(self, args: ast.arguments, body) -> None:
+        local = _params(args) | _local_stores(body)
+        inner = _ScopeReads(self, local=local)
+        for s in body:
+            inner.visit(s)
+
+
+class _ScopeReads(ast.NodeVisitor):
+    """Reads inside one expression or nested scope. `local` is None at the top level
+    (reads are checked against the walker's definite assignments), or the set of names
+    local to the enclosing function/class chain."""
+
+    _walrus_outer = False  # inside a top-level comprehension, := binds at the top level
+
+    def __init__(self, walker: _Walker, local: set[str] | None):
+        self.w = walker
+        self.local = local
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Load):
+            if self.local is None or node.id not in self.local:
+                self.w.load(node.id)
+        elif isinstance(node.ctx, ast.Store) and self.local is None:
+            self.w.store(node.id)  # walrus at top level
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        self.visit(node.value)
+        if self.local is None or self._walrus_outer:
+            self.w.store(node.target.id)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        dotted = _dotted(node.func)
+        if dotted:
+            self.w.calls.append(dotted)
+        self.generic_visit(node)
+
+    def visit_Global(self, node: ast.Global) -> None:
+        for name in node.names:
+            self.w.binds.append(name)
+
+    def _nested(self, args: ast.arguments | None, body) -> None:
+        outer = self.local or set()
+        local = outer | (_params(args) if args else set()) | _local_stores(body)
+        inner = _ScopeReads(self.w, local=local)
+        for s in body if isinstance(body, list) else [body]:
+            inner.visit(s)
+
+    def visit_FunctionDef(self, node) -> None:
+        for d in node.decorator_list + node.args.defaults:
+            self.visit(d)
+        for d in node.args.kw_defaults:
+            if d is not None:
+                self.visit(d)
+        if self.local is not None:
+            self.local = self.local | {node.name}
+        self._nested(node.args, node.body)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        for d in node.args.defaults:
+            self.visit(d)
+        self._nested(node.args, node.body)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for d in node.decorator_list + node.bases:
+            self.visit(d)
+        self._nested(None, node.body)
+
+    def _comprehension(self, node, elts) -> None:
+        gens = node.generators
+        self.visit(gens[0].iter)  # evaluated in the enclosing scope
+        targets = set()
+        for g in gens:
+            targets |= {n.id for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+        inner = _ScopeReads(self.w, local=(self.local or set()) | targets)
+        inner._walrus_outer = self.local is None
+        for i, g in enumerate(gens):
+            if i:
+                inner.visit(g.iter)
+            for cond in g.ifs:
+                inner.visit(cond)
+        for e in elts:
+            inner.visit(e)
+
+    def visit_ListComp(self, node) -> None:
+        self._comprehension(node, [node.elt])
+
+    visit_SetComp = visit_GeneratorExp = visit_ListComp
+
+    def visit_DictComp(self, node) -> None:
+        self._comprehension(node, [node.key, node.value])
+
+
+def _params(args: ast.arguments) -> set[str]:
+    names = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+    if args.vararg:
+        names.add(args.vararg.arg)
+    if args.kwarg:
+        names.add(args.kwarg.arg)
+    return names
+
+
+def _local_stores(body) -> set[str]:
+    """Names a function body binds locally (not declared global or nonlocal)."""
+    stores: set[str] = set()
+    declared: set[str] = set()
+    for stmt in body if isinstance(body, list) else [body]:
+        for node in _walk_same_scope(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                stores.add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                stores.add(node.name)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                stores |= {(a.asname or a.name).partition(".")[0] for a in node.names}
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                declared |= set(node.names)
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                stores.add(node.name)
+    return stores - declared
+
+
+def _walk_same_scope(node: ast.AST):
+    yield node
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp)):
+            continue
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            yield child  # its name is bound here; its body is its own scope
+            continue
+        yield from _walk_same_scope(child)
+
+
+def _dotted(node: ast.AST) -> tuple[str, ...]:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return tuple(reversed(parts))
+    return ()

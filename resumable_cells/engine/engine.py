@@ -1,0 +1,129 @@
+"""The engine of one kernel: what its steps share.
+
+The notebook's namespace and shell, the store and the team cache behind it (a
+`TieredStore`), the kernel session, the notebook's run (epoch, seed, budget) and its
+journal, and the listeners the executions are told to (the sidebar's comm). One step's
+execution is `execution.run_step(engine, ...)`.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import uuid
+from typing import Any
+
+from ..records.journal import Journal
+from ..storage import serialize
+from ..storage.store import Store
+from ..storage.tiers import Tier, TieredStore
+from . import cellnames, runs
+
+log = logging.getLogger(__name__)
+_TRANSFORMS_KEPT = 512
+
+
+class Engine:
+    def __init__(self, shell, store: Store | None = None):
+        self.shell = shell
+        self.ns: dict = shell.user_ns
+        serialize.set_main_namespace(self.ns)
+        self.store = store or Store()
+        if self.store.recovered:
+            print(f"resumable_cells: {self.store.recovered}", file=sys.stderr)
+        self.session = "k-" + uuid.uuid4().hex[:12]
+        self.notebook = runs.notebook_id(self.ns)
+        self.run = runs.current(self.store, self.notebook)
+        self.budget = runs.Budget(self.store, self.run.id)
+        self.journal = Journal(self.store.dir, self.run.id)
+        self.listeners: list = []  # callables(kind, payload): the comm, tests
+        self.quiet = False  # no status lines (StepMagics.quiet)
+        self.team: Tier | None = None  # the team cache, when one is configured
+        self.cache = TieredStore(self.store)  # the store, then the team cache
+        self.step_spend = {"tokens": 0, "cost": 0.0}  # of the step running now
+        self.freshness: Any = None  # ipython.freshness.Watcher: staleness from every input
+        self.names = cellnames.Names()  # warns when two cells share a name, not their code
+        self._transformed: dict[str, str] = {}
+
+    # -- the record -----------------------------------------------------------------------
+    def record(self) -> list[dict]:
+        return self.journal.executions(self.session)
+
+    def staleness(self) -> dict[tuple[str, str | None], str]:
+        """Stale rows (step, cell id) -> why: from every input when the freshness
+        watcher is attached (`ipython.freshness`), else from the record alone."""
+        if self.freshness is not None:
+            return self.freshness.causes(deep=True)
+        from ..records.staleness import causes
+
+        return causes(self.record())
+
+    def snapshot(self) -> dict:
+        from ..records.snapshot import build
+
+        return build(self.store, self.run, self.session)
+
+    def notify_snapshot(self) -> None:
+        self.emit("snapshot", None)
+
+    def emit(self, kind: str, payload: Any) -> None:
+        """Tell every listener; one that fails is logged and never fails a cell."""
+        for listener in list(self.listeners):
+            try:
+                listener(kind, payload)
+            except Exception:  # a frontend that went away
+                log.debug("a listener failed on %s", kind, exc_info=True)
+
+    # -- the run --------------------------------------------------------------------------
+    def start_step_spend(self) -> None:
+        """A live step begins: what `step.spend` adds from now on is its own."""
+        self.step_spend = {"tokens": 0, "cost": 0.0}
+
+    def spend(self, tokens: int = 0, cost: float = 0.0) -> None:
+        self.budget.add(tokens=tokens, cost=cost)
+        self.step_spend["tokens"] += int(tokens)
+        self.step_spend["cost"] += float(cost)
+
+    def new_run(self) -> runs.Run:
+        self.journal.close()
+        self.run = runs.new(self.store, self.notebook)
+        self.budget = runs.Budget(self.store, self.run.id)
+        self.journal = Journal(self.store.dir, self.run.id)
+        return self.run
+
+    # -- the store and the team cache -----------------------------------------------------
+    def set_store(self, store: Store) -> None:
+        self.journal.close()
+        self.store.close()
+        self.store = store
+        self.cache = TieredStore(store, [self.team] if self.team else [])
+        self.run = runs.current(store, self.notebook)
+        self.budget = runs.Budget(store, self.run.id)
+        self.journal = Journal(store.dir, self.run.id)
+
+    def set_team(self, tier: Tier | None) -> None:
+        """Replace the team cache (None: none); pushes queued on the old one finish."""
+        if self.team is not None:
+            self.team.close()
+        self.team = tier
+        self.cache = TieredStore(self.store, [tier] if tier else [])
+
+    # -- the shell ------------------------------------------------------------------------
+    @property
+    def hidden(self) -> dict:
+        """IPython's own names (`In`, `Out`, `exit`, ...) and their values."""
+        return self.shell.user_ns_hidden
+
+    def transform(self, cell: str) -> str:
+        """The cell as IPython transforms it (`!cmd`, `%magic` lines become calls);
+        remembered, since the transform is a pure function of the text."""
+        transformed = self._transformed.get(cell)
+        if transformed is None:
+            transformed = self._transformed[cell] = self.shell.transform_cell(cell)
+            if len(self._transformed) > _TRANSFORMS_KEPT:
+                self._transformed.pop(next(iter(self._transformed)))
+        return transformed
+
+    def display_bundle(self, value: Any) -> dict:
+        """The mime bundle IPython would display for `value`."""
+        return self.shell.display_formatter.format(value)[0]

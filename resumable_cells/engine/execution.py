@@ -1,0 +1,321 @@
+"""One execution of a `%%step` cell: its key, then a hit served or a live run.
+
+The flow: analyse the cell, compute its key (fail closed: a key that cannot be computed
+runs the step live, uncached), look the key up in the store and the team cache and
+serve a valid entry; otherwise take the store's claim on the key (another kernel
+computing it makes this one wait, then serve), run the body live under the budget, the
+tripwire and output capture, and store the entry. What the execution tells is its
+`Recording`; what it stores and restores is an `entry`. Nothing of a failed or
+interrupted run is cached, and a failing store never fails the cell.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import xxhash
+from IPython.core.error import UsageError
+
+from ..errors import (
+    BudgetExceeded,
+    KeyComponentError,
+    MissingDeps,
+    StepRefused,
+    StoreError,
+    Unhashable,
+    Unstorable,
+)
+from ..hashing import key as step_key
+from ..ipython import capture
+from ..records import why
+from ..storage.store import FORMAT_VERSION
+from . import analysis, cellcode, entry, inputs, nondeterminism, stepapi, tripwire
+from .engine import Engine
+from .recording import Recording
+
+log = logging.getLogger(__name__)
+WAYS_OUT = (
+    "Exclude it with `--ignore NAME`, mark the step `--effect`, "
+    "or teach it with `resumable_cells.register_hasher(type, fn)`"
+)
+
+
+@dataclass(frozen=True)
+class StepArgs:
+    """The flags of one `%%step` line (see `ipython.stepargs`)."""
+
+    name: str | None = None
+    effect: bool = False
+    force: bool = False
+    ignore: tuple[str, ...] = ()
+    version: str | None = None
+    deps: tuple[str, ...] = ()
+
+
+def run_step(engine: Engine, args: StepArgs, line: str, cell: str) -> Any:
+    """Run the cell `cell` of `%%step {line}`: returns its last expression's value (on
+    a hit, the stored one) for IPython to display. Raises what the cell raises, a
+    SyntaxError with the cell's own line numbers, UsageError, or StepRefused."""
+    __tracebackhide__ = True  # noqa: F841 (IPython hides this frame in tracebacks)
+    transformed = engine.transform(cell)
+    try:
+        info = _analyse(transformed)
+    except SyntaxError as err:
+        raise _syntax_error(engine, err, args, line, cell) from None
+    name = args.name or info.default_name()
+    execution = Execution(engine, name, args, info, line, cell, transformed)
+    count = getattr(engine.shell, "execution_count", None)
+    clash = engine.names.check(name, info.normalised, execution.rec.cell_id, count)
+    if clash:
+        execution.rec.warn(clash)
+    return execution.go()
+
+
+@lru_cache(maxsize=512)
+def _analyse(transformed: str) -> analysis.CellInfo:
+    return analysis.analyse(transformed)
+
+
+def _syntax_error(engine: Engine, err: SyntaxError, args: StepArgs, line: str, cell: str):
+    """The error for the cell itself, recorded as an `error` execution."""
+    fixed = cellcode.syntax_error(engine.shell, err, line, cell)
+    name = args.name or "cell-" + xxhash.xxh3_64_hexdigest(cell.encode())[:8]
+    rec = Recording(engine, name)
+    rec.started()
+    rec.finished("error", reason=f"SyntaxError: {err.msg}")
+    return fixed
+
+
+class Execution:
+    """One run of `%%step`: sequences the key, the lookup, the claim and the live run."""
+
+    def __init__(self, engine: Engine, name: str, args: StepArgs, info, line, cell, transformed):
+        self.engine = engine
+        self.name = name
+        self.args = args
+        self.info = info
+        self.line = line
+        self.cell = cell
+        self.transformed = transformed
+        self.rec = Recording(engine, name)
+        self.key: step_key.Key | None = None
+
+    def go(self) -> Any:
+        __tracebackhide__ = True  # noqa: F841
+        key_problem = self._compute_key()
+        if not self.args.effect:
+            self._warn_nondeterminism()
+        reason = None
+        if self.key is not None and not self.args.effect and not self.args.force:
+            served, reason = self._try_serve()
+            if served is not None:
+                return served[0]
+        if self.args.force:
+            reason = "--force"
+        if self.key is None or self.args.effect:
+            return self._run_live(reason, key_problem)
+        with self._claim() as waited:
+            # Another kernel may have stored it while this one waited for the claim, or
+            # between the lookup above and taking the claim.
+            if not self.args.force and (waited or self._stored_meanwhile()):
+                served, _ = self._try_serve()
+                if served is not None:
+                    return served[0]
+            return self._run_live(reason, key_problem)
+
+    def _stored_meanwhile(self) -> bool:
+        return bool(self.rec.survive(None, self.engine.store.has_entry, self.key.key))
+
+    def _compute_key(self) -> KeyComponentError | None:
+        """Set the key (None when a component cannot be computed: returned, to say
+        why the step is not cached). UsageError on a --deps pattern matching nothing."""
+        engine = self.engine
+        names = inputs.select(self.info.reads, self.args.ignore, engine.ns, engine.hidden)
+        try:
+            self.key, self.rec.inputs = step_key.compute(
+                format_version=FORMAT_VERSION,
+                step=self.name,
+                normalised=self.info.normalised,
+                version_tag=self.args.version,
+                ns=engine.ns,
+                inputs=names,
+                cell_modules=list(self.info.imports.values()),
+                deps=list(self.args.deps),
+            )
+        except MissingDeps as err:
+            raise UsageError(f"%%step {self.name}: {err}") from None
+        except KeyComponentError as err:
+            return err
+        self.rec.key = self.key.key
+        return None
+
+    def _warn_nondeterminism(self) -> None:
+        for call, replacement in nondeterminism.calls(self.info, self.engine.ns):
+            self.rec.warn(
+                f"calls {call}() directly: its result changes between runs, so a cached "
+                f"replay would diverge. Use {replacement} instead."
+            )
+
+    @contextmanager
+    def _claim(self) -> Iterator[bool]:
+        """The store's compute claim on this key; without one (store failing), run."""
+        try:
+            claim = self.engine.store.claim(self.key.key, self._told_to_wait)
+            waited = claim.__enter__()
+        except Exception:
+            log.debug("no claim on %s: the step runs unclaimed", self.name, exc_info=True)
+            yield False
+            return
+        try:
+            yield waited
+        finally:
+            self.rec.survive(None, claim.__exit__, None, None, None)
+
+    def _told_to_wait(self, holder: dict) -> None:
+        self.rec.warn(
+            f"waiting: process {holder.get('pid')} on {holder.get('host')} is computing "
+            "this step with the same inputs"
+        )
+
+    # -- hit ------------------------------------------------------------------------------
+    def _try_serve(self) -> tuple[tuple | None, str | None]:
+        """((result,), None) when served; (None, why not) on a miss."""
+        engine, rec, k = self.engine, self.rec, self.key.key
+        try:
+            found, source = engine.cache.lookup(k)
+        except StoreError as err:
+            rec.warn(str(err))
+            return None, "entry failed authentication"
+        except Exception as err:  # an unreadable index is a miss, never a failed cell
+            log.debug("the store could not be read", exc_info=True)
+            rec.warn(f"the store could not be read ({err}); running the step")
+            return None, "store unreadable"
+        if found is None:
+            reason = rec.survive(None, why.miss_reason, engine.store, self.name, self.key.preimage)
+            return None, reason or "new key"
+        invalid = entry.invalid_reason(found, engine.run)
+        if invalid:
+            return None, invalid
+        try:
+            values = entry.load(found, engine.store, engine.ns)
+        except Exception as err:  # a damaged or missing blob is a miss, never an error
+            log.debug("an entry of %s could not be restored", self.name, exc_info=True)
+            rec.warn(f"cached entry of {self.name} could not be restored ({err}); running it")
+            rec.survive(None, engine.store.discard_entry, k, found)
+            return None, "cached values unreadable"
+        result, wrote = entry.apply(found, values, engine.ns, engine.shell)
+        rec.wrote_streams = rec.wrote_streams or wrote
+        rec.outputs = entry.described(found)
+        rec.survive(None, engine.store.touch, k)
+        rec.finished("hit", saved=found.get("duration_s", 0.0), source=source)
+        return (result,), None
+
+    # -- live -----------------------------------------------------------------------------
+    def _run_live(self, reason: str | None, key_problem: KeyComponentError | None) -> Any:
+        __tracebackhide__ = True  # noqa: F841
+        engine, rec, effect = self.engine, self.rec, self.args.effect
+        try:
+            rec.survive("the budget could not be read", engine.budget.check)
+        except BudgetExceeded as err:
+            rec.started()
+            rec.finished("refused", reason=str(err))
+            raise StepRefused(f"step {self.name} refused: {err}") from None
+        rec.survive("the budget spend could not be saved", engine.budget.add, steps=1)
+        engine.start_step_spend()
+        rec.ran = True
+        if effect:
+            self._intent_check()
+        rec.started(reason)
+        before = {k: id(v) for k, v in engine.ns.items()}
+        ctx = stepapi.StepContext(engine, self.name, self.key.digests if self.key else {})
+        result, outputs, findings = self._run_body(ctx, reason)
+        digests = entry.Digests(engine.ns)
+        key_digests = self.key.digests if self.key is not None else {}
+        bound, deleted = entry.changes(engine.ns, before, self.info.binds, key_digests, digests)
+        note = None
+        if key_problem is not None:
+            note = f"not cached: {key_problem}. {WAYS_OUT}"
+        elif effect:
+            rec.outputs = digests.describe(bound)
+        else:
+            live = entry.LiveRun(
+                self.name, self.cell, self.key, bound, deleted, outputs, result,
+                ctx.params, findings.reads, time.perf_counter() - rec.t0,
+            )  # fmt: skip
+            note = self._store(live, digests, findings.effects)
+        if not effect:  # so the next miss can say why there was nothing to serve
+            rec.survive(None, why.remember_uncached, engine.store, self.name, note)
+        rec.finished("effect" if effect else "live", reason=reason, note=note)
+        return result
+
+    def _run_body(self, ctx: stepapi.StepContext, reason: str | None):
+        """(result, outputs, tripwire findings) of the body, run under the step's
+        context, output capture and (for a pure step) the tripwire."""
+        __tracebackhide__ = True  # noqa: F841
+        engine, rec, effect = self.engine, self.rec, self.args.effect
+        watch = nullcontext(None) if effect else tripwire.watching(engine.store.dir)
+        rec.wrote_streams = True  # live code may write anywhere: always flush after
+        try:
+            with stepapi.running(ctx), capture.capturing(engine.shell) as outputs, watch as found:
+                result = cellcode.run(
+                    engine.shell, engine.ns, self.line, self.cell, self.transformed
+                )
+        except KeyboardInterrupt:
+            rec.finished("interrupted", reason="interrupted by the user")
+            raise
+        except BaseException:
+            rec.finished("error", reason=reason)
+            raise
+        finally:
+            if effect:
+                self._intent("done")
+        return result, outputs, found
+
+    def _store(self, live: entry.LiveRun, digests: entry.Digests, effects: list[str]) -> str | None:
+        """Store the entry; returns a note when the step could not be cached."""
+        engine, rec = self.engine, self.rec
+        if effects:
+            rec.outputs = digests.describe(live.bound)
+            return f"not cached: it {effects[0]}. Mark it `%%step {self.name} --effect`"
+        try:
+            built = entry.build(live, engine.store, digests, engine.display_bundle)
+        except (Unstorable, KeyComponentError, Unhashable) as err:
+            rec.outputs = digests.describe(live.bound)
+            var = getattr(err, "name", None) or getattr(err, "path", "a value")
+            return (
+                f"not cached: {var} cannot be stored ({getattr(err, 'why', err)}). "
+                f"If it is a connection or handle, mark the step `--effect`"
+            )
+        except Exception as err:  # disk full, locked index: the step already ran
+            log.debug("the entry of %s was not stored", self.name, exc_info=True)
+            rec.outputs = digests.describe(live.bound)
+            return f"not cached: the store failed ({getattr(err, 'strerror', None) or err})"
+        rec.outputs = entry.described(built)
+        try:
+            engine.cache.put(self.key.key, built)  # the team cache pushes in the background
+        except Exception as err:
+            log.debug("the entry of %s was not stored", self.name, exc_info=True)
+            return f"not cached: the store failed ({err})"
+        return None
+
+    # -- effects --------------------------------------------------------------------------
+    def _intent_check(self) -> None:
+        engine = self.engine
+        row = engine.store.ledger.intent(engine.run.id, self.name)
+        if row and row.get("state") == "started" and row.get("session") != engine.session:
+            self.rec.warn(
+                f"effect {self.name} was started in an earlier kernel session and never "
+                "finished: it may already have happened. Check before relying on it twice."
+            )
+        self._intent("started")
+
+    def _intent(self, state: str) -> None:
+        engine = self.engine
+        row = {"state": state, "session": engine.session, "time": time.time()}
+        self.rec.survive(None, engine.store.ledger.set_intent, engine.run.id, self.name, row)

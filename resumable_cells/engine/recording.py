@@ -1,0 +1,131 @@
+"""The record of one execution of a step, as it happens.
+
+A `start` row when it begins and an `end` row when it finishes go to the run's journal
+(a hit is one row), and each merged execution to the engine's listeners (the sidebar);
+warnings go to stderr under the step's name; the one-line status follows the end. None
+of it may fail the user's cell: what cannot be written is said and logged.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..errors import BudgetExceeded
+from ..ipython import statusline
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+log = logging.getLogger(__name__)
+_NO_STATUS_LINE = ("error", "interrupted", "refused")
+_NOTHING_SPENT = {"tokens": 0, "cost": 0.0}
+
+
+class Recording:
+    """What one execution tells: its record rows, warnings and status line."""
+
+    def __init__(self, engine: Engine, name: str):
+        self.engine = engine
+        self.name = name
+        self.id = "e-" + uuid.uuid4().hex[:16]
+        self.start = time.time()
+        self.t0 = time.perf_counter()
+        self.cell_id = cell_id(engine.shell)
+        self.key: str | None = None
+        self.inputs: dict[str, dict] = {}  # name -> type, size, digest
+        self.outputs: list[dict] = []  # name, type, size, digest of each bound value
+        self.wrote_streams = False  # stdout/stderr written: the status line must follow it
+        self.ran = False  # the body ran: the step's spend (`engine.step_spend`) is its own
+
+    def started(self, reason: str | None = None) -> None:
+        row = self._row(status="running", reason=reason)
+        row["event"] = "start"
+        self._append(row)
+
+    def finished(
+        self,
+        status: str,
+        *,
+        reason: str | None = None,
+        note: str | None = None,
+        saved: float = 0.0,
+        source: str = "local",
+    ) -> None:
+        """The end row (a hit's only row), the `note` as a warning, the status line."""
+        duration = time.perf_counter() - self.t0
+        saved = max(0.0, saved - duration)  # one figure: the record's, the line's, the panel's
+        row = self._row(status=status, reason=reason)
+        row.update(
+            event="start" if status == "hit" else "end",  # a hit is a whole execution in one row
+            end=time.time(), duration_s=duration, saved_s=saved,
+            outputs=self.outputs,
+            spend={"steps": 0 if status in ("hit", "refused") else 1,
+                   **(self.engine.step_spend if self.ran else _NOTHING_SPENT)},
+            source=source if status == "hit" else None,
+        )  # fmt: skip
+        self._append(row)
+        if note:
+            self.warn(note)
+        if not self.engine.quiet and status not in _NO_STATUS_LINE:
+            statusline.show_line(
+                self.name, status, duration, saved, reason, source, flush=self.wrote_streams
+            )
+
+    def _row(self, *, status: str, reason: str | None) -> dict:
+        engine = self.engine
+        return {
+            "id": self.id, "run": engine.run.id, "session": engine.session,
+            "step": self.name, "cell_id": self.cell_id,
+            "execution_count": getattr(engine.shell, "execution_count", None),
+            "key": self.key, "status": status,
+            "start": self.start, "reason": reason,
+            "inputs": [{"name": n, **i} for n, i in self.inputs.items()],
+        }  # fmt: skip
+
+    def _append(self, row: dict) -> None:
+        try:
+            merged = self.engine.journal.append(row)
+        except Exception as err:  # the record must never fail the cell
+            log.debug("a record row of %s was not written", self.name, exc_info=True)
+            self.warn(f"the record could not be written ({err})")
+            merged = row
+        self.engine.emit("execution", dict(merged))
+
+    def warn(self, message: str) -> None:
+        self.wrote_streams = True
+        print(f"step {self.name}: {message}", file=sys.stderr)
+
+    def survive(self, warning: str | None, fn: Callable[..., Any], *args, **kwargs) -> Any:
+        """Call a store operation; a failure is logged, said (when `warning` is given)
+        and gives None instead of failing the user's cell. Budget refusals pass."""
+        try:
+            return fn(*args, **kwargs)
+        except BudgetExceeded:
+            raise
+        except Exception as err:
+            log.debug("step %s survived a failure of %s", self.name, _name(fn), exc_info=True)
+            if warning:
+                self.warn(f"{warning} ({err})")
+            return None
+
+
+def _name(fn: Callable) -> str:
+    return getattr(fn, "__qualname__", None) or repr(fn)
+
+
+def cell_id(shell) -> str | None:
+    """The notebook cell id the frontend sent with the execute request, if any."""
+    kernel = getattr(shell, "kernel", None)
+    if kernel is None:
+        return None
+    try:
+        parent = kernel.get_parent()
+        return (parent.get("metadata") or {}).get("cellId")
+    except Exception:  # a kernel without a parent message (a test harness): no cell id
+        log.debug("no cell id from the kernel", exc_info=True)
+        return None

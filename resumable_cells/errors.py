@@ -1,0 +1,93 @@
+"""The package's exceptions, all under one root, `ResumableCellsError`.
+
+    ResumableCellsError
+    ├── StoreError             an entry or index row that cannot be trusted or read
+    │   ├── BlobError          a blob file that is missing, truncated or fails authentication
+    │   └── TamperedError      something on the team cache that fails the team key
+    ├── TeamCacheError         a team cache that cannot be configured
+    ├── Unhashable             a value that cannot be digested (names its path)
+    ├── Unstorable             a value that cannot be pickled (names its variable)
+    ├── KeyComponentError      a component of a step's key that cannot be computed
+    ├── MissingDeps            a `--deps` pattern that matches no file
+    ├── BudgetExceeded         a live step that would start past a budget limit
+    ├── StepRefused            a step refused for that reason, as the magic reports it
+    └── CLIError               a command-line mistake (one line on stderr, status 2)
+
+User mistakes inside a notebook become IPython's `UsageError` where the magics catch
+them; these are what the package's own layers raise to each other.
+"""
+
+from __future__ import annotations
+
+
+class ResumableCellsError(Exception):
+    """The root of every exception resumable-cells raises on purpose."""
+
+
+class StoreError(ResumableCellsError):
+    """A stored entry or index row that cannot be trusted or read: a miss, with a warning."""
+
+
+class BlobError(StoreError):
+    """A blob that is missing, truncated or fails authentication."""
+
+
+class TamperedError(StoreError):
+    """Something on the team cache that fails the team key."""
+
+
+class TeamCacheError(ResumableCellsError):
+    """A team cache that cannot be configured (a bad URL, a missing or short team key)."""
+
+
+class Unhashable(ResumableCellsError):
+    """A value (at `path` inside an input) that cannot be digested."""
+
+    # Elements of containers are hashed under this stand-in path; the real path
+    # (`cfg['x']`) is only spelled out when hashing fails, so hashing a large dict
+    # formats no strings.
+    ELEMENT = "\x00elem"
+
+    def __init__(self, path: str, why: str):
+        super().__init__(f"{path}: {why}")
+        self.path = path
+        self.why = why
+
+    def rebased(self, prefix: str) -> Unhashable:
+        """The same error with the element stand-in replaced by its real path."""
+        if self.path.startswith(self.ELEMENT):
+            return Unhashable(prefix + self.path[len(self.ELEMENT) :], self.why)
+        return self
+
+
+class Unstorable(ResumableCellsError):
+    """A value (bound to `name`) that cannot be pickled."""
+
+    def __init__(self, name: str, why: str):
+        super().__init__(f"{name}: {why}")
+        self.name = name
+        self.why = why
+
+
+class KeyComponentError(ResumableCellsError):
+    """A component of the key could not be computed (fail closed: run live, uncached)."""
+
+    def __init__(self, message: str, path: str = ""):
+        super().__init__(message)
+        self.path = path
+
+
+class MissingDeps(ResumableCellsError):
+    """A --deps pattern that matches nothing: a mistake to report, not a key to fail."""
+
+
+class BudgetExceeded(ResumableCellsError):
+    """A new live step would start past one of the run's limits."""
+
+
+class StepRefused(ResumableCellsError):
+    """A step that would start past a budget limit, as the user is told."""
+
+
+class CLIError(ResumableCellsError):
+    """A command-line mistake: printed as one line, exit status 2."""

@@ -1,0 +1,19 @@
+"""Digests: of values (`values`), of functions and classes by code (`code`), of numpy
+and pandas objects (`arrays`), the key of one execution (`key`) and the versions of the
+packages a step reaches (`versions`).
+
+`values` is the core and imports neither `code` nor `arrays`; both build on it and are
+plugged in here (`registry`), so importing anything under `resumable_cells.hashing`
+wires them.
+"""
+
+from __future__ import annotations
+
+from . import arrays, code, registry
+from .values import Hasher, Unhashable, digest, hex_digest, register_hasher
+
+registry.use_callable_digest(code.callable_digest)
+registry.add_library("numpy", arrays.register)
+registry.add_library("pandas", arrays.register)
+
+__all__ = ["Hasher", "Unhashable", "digest", "hex_digest", "register_hasher"]

@@ -1,0 +1,297 @@
+"""Digest fast paths for numpy arrays and pandas objects.
+
+Arrays are hashed as dtype, shape and their data in C order, in place when contiguous
+and through one small reused buffer otherwise. Frames are hashed column by column
+(never by block), so a frame, its deep copy and its store/restore round trip give one
+digest; object (string) columns a fixed number of values at a time.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from ..errors import Unhashable
+from .plain import all_atomic
+from .registry import add_handler
+from .values import ELEMENT, Hasher
+
+_CHUNK_BYTES = 256 << 10  # the piece of a non-contiguous array copied for hashing
+# Object columns are encoded this many elements at a time: each piece's Python objects
+# (list, joined string, its UTF-8 bytes) stay small and in cache, and the boundaries
+# depend only on the length, so the digest does not depend on how the data is chunked
+# in memory.
+_OBJ_CHUNK = 16384
+_registered: set[str] = set()
+
+
+def register(top: str) -> None:
+    """Add the handlers for `top`'s types (numpy's too for pandas); once each."""
+    if top in _registered:
+        return
+    _registered.add(top)
+    if top in ("numpy", "pandas"):
+        _register_numpy()
+    if top == "pandas":
+        _register_pandas()
+
+
+# -- numpy ------------------------------------------------------------------------------
+def _register_numpy() -> None:
+    import numpy as np
+
+    add_handler(np.ndarray, _h_ndarray)
+    add_handler(np.generic, _h_scalar)
+
+
+def _h_scalar(h: Hasher, v: Any, path: str) -> None:
+    import numpy as np
+
+    h.tag(b"a")
+    h.text(v.dtype.str if v.dtype.fields is None else str(v.dtype.descr))
+    if v.dtype.hasobject:
+        h.value(v.item(), path)
+    else:
+        h.raw(np.asarray(v).reshape(-1).view(np.uint8))
+
+
+_PACK_Q = struct.Struct("<Q").pack
+
+
+def _h_ndarray(h: Hasher, arr: Any, path: str) -> None:
+    import numpy as np
+
+    h.modules.add("numpy")
+    t = type(arr)
+    dtype = arr.dtype
+    if t is np.ndarray and dtype.fields is None and not dtype.hasobject and arr.flags.c_contiguous:
+        # The common case in two `update` calls: the same bytes as the general route
+        # below (tag, dtype, shape, length-prefixed data), without its per-call costs.
+        ds = dtype.str.encode()
+        sh = repr(arr.shape).encode()
+        h.raw_part(
+            b"A%s%s%s%s%s" % (_PACK_Q(len(ds)), ds, _PACK_Q(len(sh)), sh, _PACK_Q(arr.nbytes))
+        )
+        if arr.nbytes:
+            h.raw_part(arr.reshape(-1).view(np.uint8))
+        return
+    h.tag(b"A")
+    if t is not np.ndarray:
+        h.text(f"{t.__module__}.{t.__qualname__}")
+    h.text(arr.dtype.str if arr.dtype.fields is None else str(arr.dtype.descr))
+    h.text(repr(arr.shape))
+    if arr.dtype.hasobject:
+        h.integer(arr.size)
+        _elements(h, arr.reshape(-1).tolist(), 0, f"{path}.flat")
+    else:
+        _array_data(h, arr)
+    if isinstance(arr, np.ma.MaskedArray):
+        _array_data(h, np.ma.getmaskarray(arr))
+        h.value(arr.fill_value, f"{path}.fill_value")
+
+
+def _array_data(h: Hasher, arr: Any) -> None:
+    import numpy as np
+
+    arr = np.asarray(arr)
+    if arr.flags.c_contiguous:
+        h.raw(arr.reshape(-1).view(np.uint8))
+        return
+    # A strided or Fortran-ordered array: its C-order bytes, a few rows at a time,
+    # through one small buffer reused for every piece. The buffer stays in the CPU
+    # cache (the copy and the hash of a piece cost about one pass over it), no fresh
+    # memory is touched, and hashing a view never doubles memory.
+    h.raw_header(arr.nbytes)
+    n = arr.shape[0]
+    rows = max(1, _CHUNK_BYTES // max(1, arr.nbytes // max(1, n)))
+    buf = np.empty((min(rows, n),) + arr.shape[1:], dtype=arr.dtype)
+    for i in range(0, n, rows):
+        part = arr[i : i + rows]
+        dst = buf[: len(part)]
+        np.copyto(dst, part)
+        h.raw_part(dst.reshape(-1).view(np.uint8))
+
+
+# -- pandas -----------------------------------------------------------------------------
+def _register_pandas() -> None:
+    import pandas as pd
+
+    add_handler(pd.DataFrame, _h_frame)
+    add_handler(pd.Series, _h_series)
+    add_handler(pd.Index, _h_index)
+    add_handler(pd.api.extensions.ExtensionArray, _h_ext_array_value)
+
+
+def _h_frame(h: Hasher, df: Any, path: str) -> None:
+    h.modules.add("pandas")
+    h.tag(b"D")
+    _h_index(h, df.index, f"{path}.index")
+    _h_index(h, df.columns, f"{path}.columns")
+    for i in range(df.shape[1]):
+        col = df.iloc[:, i]
+        _column(h, col.array, col.dtype, f"{path}[{df.columns[i]!r}]")
+    h.value(dict(df.attrs), f"{path}.attrs")
+
+
+def _h_series(h: Hasher, s: Any, path: str) -> None:
+    h.modules.add("pandas")
+    h.tag(b"S")
+    h.value(s.name, f"{path}.name")
+    _h_index(h, s.index, f"{path}.index")
+    _column(h, s.array, s.dtype, path)
+
+
+def _h_index(h: Hasher, idx: Any, path: str) -> None:
+    import pandas as pd
+
+    h.modules.add("pandas")
+    h.tag(b"I")
+    h.text(type(idx).__name__)
+    h.value(list(idx.names), f"{path}.names")
+    if isinstance(idx, pd.RangeIndex):
+        h.value((idx.start, idx.stop, idx.step), path)
+    elif isinstance(idx, pd.MultiIndex):
+        h.integer(idx.nlevels)
+        for level, codes in zip(idx.levels, idx.codes):
+            _h_index(h, level, f"{path}.levels")
+            _array_data(h, codes)
+    else:
+        _column(h, idx.array, idx.dtype, path)
+
+
+def _h_ext_array_value(h: Hasher, arr: Any, path: str) -> None:
+    h.modules.add("pandas")
+    _column(h, arr, arr.dtype, path)
+
+
+def _column(h: Hasher, arr: Any, dtype: Any, path: str) -> None:
+    """One column's values: dtype, length, then data by the cheapest exact route."""
+    import numpy as np
+    import pandas as pd
+
+    h.tag(b"C")
+    h.text(str(dtype))
+    h.integer(len(arr))
+    if isinstance(dtype, pd.CategoricalDtype):
+        _array_data(h, arr.codes)
+        _h_index(h, dtype.categories, f"{path}.categories")
+        h.value(bool(dtype.ordered), path)
+        return
+    if hasattr(arr, "__arrow_array__") and _arrow_column(h, arr):
+        return
+    if hasattr(arr, "_data") and hasattr(arr, "_mask"):  # nullable Int64/boolean/Float64
+        _array_data(h, arr._mask)
+        _array_data(h, arr._data)
+        return
+    if hasattr(arr, "asi8"):  # datetimes, timedeltas, periods: their int64 view
+        _array_data(h, np.asarray(arr.asi8))
+        return
+    values = arr if isinstance(arr, np.ndarray) else np.asarray(arr, dtype=None)
+    if values.dtype.hasobject:
+        _object_column(h, values, path)
+    else:
+        _array_data(h, values)
+
+
+def _object_column(h: Hasher, values: Any, path: str) -> None:
+    """An object column, `_OBJ_CHUNK` elements at a time. A piece of strings only is
+    hashed as one NUL-joined string (unambiguous when no string holds a NUL); a piece
+    of strings and missing values as its missing-value mask, the missing values, and
+    the joined strings; a piece of other plain values (numbers, None) as one pickle
+    stream; anything else element by element."""
+    import numpy as np
+    import pandas as pd
+
+    h.tag(b"O")
+    n = len(values)
+    for lo in range(0, n, _OBJ_CHUNK):
+        items = values[lo : lo + _OBJ_CHUNK].tolist()
+        if _joined(h, items, b"J"):
+            continue
+        piece = np.asarray(values[lo : lo + _OBJ_CHUNK])
+        mask = pd.isna(piece)
+        if mask.any() and isinstance(mask, np.ndarray):
+            present = piece[~mask].tolist()
+            if _joinable(present):
+                h.tag(b"K")
+                _array_data(h, mask.view(np.uint8))
+                _elements(h, piece[mask].tolist(), None, path)
+                _joined(h, present, b"J")
+                continue
+        if all_atomic(items):  # numbers, None, bools, bytes: one C-level pickle
+            h.tag(b"F")
+            h.flat(items)
+            continue
+        h.tag(b"E")
+        _elements(h, items, lo, path)
+
+
+def _joinable(items: list) -> bool:
+    try:
+        joined = "\x00".join(items)
+    except TypeError:
+        return False
+    return joined.count("\x00") == max(0, len(items) - 1)
+
+
+def _joined(h: Hasher, items: list, tag: bytes) -> bool:
+    try:
+        joined = "\x00".join(items)
+    except TypeError:  # not all strings
+        return False
+    if joined.count("\x00") != max(0, len(items) - 1):
+        return False  # a string holds the separator itself
+    h.tag(tag)
+    h.text(joined)
+    return True
+
+
+def _elements(h: Hasher, items: list, start: int | None, path: str) -> None:
+    """Each element by the general route; the path is only formatted on failure."""
+    value = h.value
+    i = 0
+    try:
+        for i, x in enumerate(items):  # noqa: B007
+            value(x, ELEMENT)
+    except Unhashable as e:
+        where = f"[{start + i}]" if start is not None else "[<missing value>]"
+        raise e.rebased(path + where) from None
+
+
+def _arrow_column(h: Hasher, arr: Any) -> bool:
+    """Arrow-backed strings: offsets rebased per chunk, then the data bytes; chunking
+    (which a copy or a round trip may change) does not reach the digest."""
+    import numpy as np
+
+    try:
+        import pyarrow as pa
+    except ImportError:  # python-backed strings also offer __arrow_array__
+        return False
+    chunked = arr.__arrow_array__()
+    if isinstance(chunked, pa.Array):
+        chunked = pa.chunked_array([chunked])
+    if not (pa.types.is_string(chunked.type) or pa.types.is_large_string(chunked.type)):
+        return False
+    width = np.int64 if pa.types.is_large_string(chunked.type) else np.int32
+    h.tag(b"w")
+    n = len(chunked)
+    h.integer(chunked.null_count)
+    if chunked.null_count:
+        h.raw_header(n)
+        for chunk in chunked.chunks:
+            h.raw_part(chunk.is_null().to_numpy(zero_copy_only=False).view(np.uint8))
+    base = 0
+    spans = []
+    h.raw_header(8 * n)
+    for chunk in chunked.chunks:
+        offsets = np.frombuffer(chunk.buffers()[1], dtype=width)
+        offsets = offsets[chunk.offset : chunk.offset + len(chunk) + 1]
+        rebased = offsets[1:].astype(np.int64) - int(offsets[0]) + base
+        h.raw_part(rebased.view(np.uint8))
+        spans.append((chunk.buffers()[2], int(offsets[0]), int(offsets[-1])))
+        base += int(offsets[-1] - offsets[0])
+    h.raw_header(base)
+    for data, lo, hi in spans:
+        if hi > lo:
+            h.raw_part(memoryview(data)[lo:hi])
+    return True

@@ -1,0 +1,135 @@
+"""Digests of functions and classes.
+
+Notebook-defined functions and classes are hashed by what they do: bytecode, constants,
+defaults, closure cells and the globals they read, transitively, so editing a helper in
+an earlier cell invalidates exactly the steps that reach it. Imported ones are hashed
+by module, qualified name and the module's version (the version goes into the key).
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import xxhash
+
+from .values import Hasher
+
+_SKIP_CLASS_ATTRS = frozenset({"__dict__", "__weakref__", "__module__", "__qualname__"})
+
+
+def is_notebook_defined(obj: Any, main_ns: dict | None) -> bool:
+    if isinstance(obj, types.FunctionType):
+        return obj.__globals__ is main_ns or obj.__module__ == "__main__"
+    return getattr(obj, "__module__", None) == "__main__"
+
+
+def callable_digest(obj: Any, hasher: Hasher) -> bytes:
+    """16-byte digest of a function, method, class or builtin."""
+    visiting = hasher.visiting
+    oid = id(obj)
+    if oid in visiting:  # recursion (f calls g calls f): refer to it by name
+        return visiting[oid]
+    visiting[oid] = xxhash.xxh3_128_digest(("rec:" + _name(obj)).encode())
+    try:
+        return _callable_digest(obj, hasher)
+    finally:
+        del visiting[oid]
+
+
+def _callable_digest(obj: Any, hasher: Hasher) -> bytes:
+    sub = hasher.child()
+    if isinstance(obj, types.MethodType):
+        sub.tag(b"m")
+        sub.raw(callable_digest(obj.__func__, hasher))
+        sub.value(obj.__self__, f"{_name(obj)}.__self__")
+    elif is_notebook_defined(obj, hasher.main_ns) and isinstance(obj, types.FunctionType):
+        _function(sub, obj)
+    elif is_notebook_defined(obj, hasher.main_ns) and isinstance(obj, type):
+        _class(sub, obj)
+    else:
+        sub.tag(b"g")
+        module = getattr(obj, "__module__", None) or "builtins"
+        sub.text(f"{module}:{getattr(obj, '__qualname__', _name(obj))}")
+        top = module.partition(".")[0]
+        if top not in ("builtins", "__main__"):
+            hasher.modules.add(top)
+    hasher.modules |= sub.modules
+    return sub.digest()
+
+
+def _function(h: Hasher, fn: types.FunctionType) -> None:
+    h.tag(b"f")
+    _code(h, fn.__code__)
+    path = fn.__qualname__
+    h.value(fn.__defaults__, f"{path}.__defaults__")
+    h.value(fn.__kwdefaults__, f"{path}.__kwdefaults__")
+    for i, cell in enumerate(fn.__closure__ or ()):
+        try:
+            contents = cell.cell_contents
+        except ValueError:  # an empty cell: the closed-over name is not bound yet
+            h.tag(b"0")
+            continue
+        h.value(contents, f"{path}.<closure {fn.__code__.co_freevars[i]}>")
+    g = fn.__globals__
+    for name in sorted(_global_names(fn.__code__)):
+        if name in g and not is_own(g[name]):
+            h.text(name)
+            h.value(g[name], name)
+
+
+def _class(h: Hasher, cls: type) -> None:
+    h.tag(b"k")
+    h.text(cls.__qualname__)
+    for base in cls.__bases__:
+        h.raw(callable_digest(base, h))
+    for name, attr in cls.__dict__.items():
+        if name in _SKIP_CLASS_ATTRS:
+            continue
+        h.text(name)
+        if isinstance(attr, (staticmethod, classmethod)):
+            attr = attr.__func__
+        if isinstance(attr, property):
+            attr = (attr.fget, attr.fset, attr.fdel)
+        h.value(attr, f"{cls.__qualname__}.{name}")
+
+
+def _code(h: Hasher, code: types.CodeType) -> None:
+    h.tag(b"K")
+    h.raw(code.co_code)
+    h.text(code.co_name)
+    h.value(
+        (
+            code.co_argcount,
+            code.co_posonlyargcount,
+            code.co_kwonlyargcount,
+            code.co_flags,
+            code.co_names,
+            code.co_varnames,
+            code.co_freevars,
+            code.co_cellvars,
+        ),
+        code.co_qualname if hasattr(code, "co_qualname") else code.co_name,
+    )
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            _code(h, const)
+        else:
+            h.value(const, "<const>")
+
+
+def _global_names(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _global_names(const)
+    return names
+
+
+def is_own(value: Any) -> bool:
+    """The extension's own objects (the `step` helper) are never inputs."""
+    return getattr(type(value), "_resumable_cells_own", False)
+
+
+def _name(obj: Any) -> str:
+    return getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)

@@ -1,0 +1,80 @@
+"""Which encoding a type gets beyond the builtins that `values` encodes itself.
+
+Three tables: hashers users register (`register_hasher`), handlers of library types
+(numpy, pandas: added the first time a value of the library is hashed, so hashing never
+imports a library on its own) and the digest of functions and classes. The package
+fills the last two from `code` and `arrays` (`hashing/__init__.py`).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+# A handler is fn(hasher, value, path); the hasher is a `values.Hasher`.
+Handler = Callable[[Any, Any, str], None]
+
+CUSTOM: dict[type, Callable[[Any], Any]] = {}  # read on every hash: a plain dict
+_HANDLERS: dict[type, Handler] = {}
+_HANDLER_CACHE: dict[type, Handler | None] = {}
+_LIBRARIES: dict[str, Callable[[str], None]] = {}
+
+
+def register_hasher(cls: type, fn: Callable[[Any], Any]) -> None:
+    """Digest instances of `cls` through `fn(obj)`, which returns any hashable stand-in.
+
+    >>> register_hasher(Client, lambda c: (c.url, c.model))  # doctest: +SKIP
+    """
+    CUSTOM[cls] = fn
+
+
+def _not_plugged_in(obj: Any, hasher: Any) -> bytes:
+    raise RuntimeError("resumable_cells.hashing.code is not plugged in")
+
+
+_callable_digest: Callable[[Any, Any], bytes] = _not_plugged_in
+
+
+def use_callable_digest(fn: Callable[[Any, Any], bytes]) -> None:
+    """Digest functions, methods and classes with `fn(obj, hasher) -> 16 bytes`."""
+    global _callable_digest
+    _callable_digest = fn
+
+
+def callable_digest(obj: Any, hasher: Any) -> bytes:
+    """The 16-byte digest of a function, method or class (by code where it is the
+    notebook's own)."""
+    return _callable_digest(obj, hasher)
+
+
+def add_library(top: str, register: Callable[[str], None]) -> None:
+    """Call `register(top)` the first time a value of one of module `top`'s types is
+    hashed while `top` is imported."""
+    _LIBRARIES[top] = register
+    _HANDLER_CACHE.clear()
+
+
+def add_handler(t: type, fn: Handler) -> None:
+    """Encode values of type `t` (and of its subclasses) with `fn(hasher, value, path)`."""
+    _HANDLERS[t] = fn
+    _HANDLER_CACHE.clear()
+
+
+def handler_for(t: type) -> Handler | None:
+    """The handler of `t` or of its nearest base that has one; None for none."""
+    try:
+        return _HANDLER_CACHE[t]
+    except KeyError:
+        pass
+    top = (getattr(t, "__module__", "") or "").partition(".")[0]
+    register = _LIBRARIES.get(top)
+    if register is not None and top in sys.modules:
+        register(top)
+    found = None
+    for base in getattr(t, "__mro__", (t,)):
+        if base in _HANDLERS:
+            found = _HANDLERS[base]
+            break
+    _HANDLER_CACHE[t] = found
+    return found

@@ -1,0 +1,220 @@
+"""`%step SUBCOMMAND`: status, why, plan, timeline, clear, run, budget, config."""
+
+from __future__ import annotations
+
+import argparse
+
+from IPython.core.error import UsageError
+
+from .. import settings
+from ..engine import runs
+from ..engine.engine import Engine
+from ..records import staleness, views, why
+from ..storage import sizes
+from ..storage.store import Store
+from . import teamcache
+
+SUBCOMMANDS = (
+    "status", "why", "plan", "timeline", "clear", "run", "budget", "config", "push", "help",
+)  # fmt: skip
+
+
+class ArgParser(argparse.ArgumentParser):
+    """argparse that reports mistakes as UsageError instead of exiting the kernel."""
+
+    def error(self, message):
+        raise UsageError(f"{self.prog}: {message}. See `{self.prog} --help`.")
+
+    def exit(self, status=0, message=None):
+        if message:
+            print(message)
+        raise _Done()
+
+
+class _Done(Exception):
+    pass
+
+
+def dispatch(engine: Engine, argv: list[str]):
+    if not argv:
+        argv = ["status"]
+    cmd, rest = argv[0], argv[1:]
+    handler = _HANDLERS.get(cmd)
+    if handler is None:
+        raise UsageError(
+            f"%step: unknown subcommand {cmd!r}. Use one of: {', '.join(SUBCOMMANDS)}."
+        )
+    try:
+        return handler(engine, rest)
+    except _Done:
+        return None
+
+
+def _parser(name: str, description: str) -> ArgParser:
+    return ArgParser(prog=f"%step {name}", description=description, add_help=True)
+
+
+def _help(engine: Engine, argv):
+    print(
+        "%%step [NAME] [--effect] [--force] [--ignore VAR ...] [--version TAG] [--deps GLOB ...]\n"
+        "%step status               the run's steps, a row per cell: status, last run, saved, stale and why\n"
+        "%step why NAME             which key component changed since NAME's nearest entry\n"
+        "%step plan [--notebook P]  what Run All would serve and what it would run (and what is stale)\n"
+        "%step timeline             the run's executions across kernel sessions (SVG)\n"
+        "%step clear NAME | --all   forget cached entries\n"
+        "%step run [--new]          show the run, or start a new one (new epoch, seed, budget)\n"
+        "%step budget [--steps N] [--tokens N] [--cost X]   show or set the run's limits\n"
+        "%step config [--dir PATH] [--size-limit SIZE] [--remote URL|none]\n"
+        "                           show or change the store and the team cache\n"
+        "%step push [--all]         wait for pushes to the team cache (--all: every entry)"
+    )
+
+
+def _status(engine: Engine, argv):
+    _parser("status", "Steps of the current run.").parse_args(argv)
+    execs = engine.record()
+    rows = staleness.step_rows(execs, engine.staleness())
+    if engine.freshness is not None:
+        engine.freshness.notify()  # the sidebar shows what this table says
+    if not rows:
+        print(f"run {engine.run.id}: no steps yet")
+        return None
+    totals = views.totals(execs, engine.session)
+    return views.StatusTable(engine.run.id, rows, engine.budget.snapshot(), totals)
+
+
+def _why(engine: Engine, argv):
+    p = _parser("why", "Explain the last miss of a step.")
+    p.add_argument("name", help="step name")
+    args = p.parse_args(argv)
+    try:
+        lines = why.why_lines(engine.store, args.name)
+    except LookupError as err:
+        known = sorted({e["step"] for e in engine.record()})
+        hint = f" Known steps: {', '.join(known)}." if known else ""
+        raise UsageError(f"%step why: {err}.{hint}") from None
+    print("\n".join(lines))
+    return None
+
+
+def _plan(engine: Engine, argv):
+    from . import plan
+
+    p = _parser("plan", "What Run All would serve and run, without running anything.")
+    p.add_argument("--notebook", help="notebook file (default: this kernel's notebook)")
+    args = p.parse_args(argv)
+    return plan.show(engine, args.notebook)
+
+
+def _timeline(engine: Engine, argv):
+    from ..records import timeline
+
+    _parser("timeline", "The run's executions across kernel sessions.").parse_args(argv)
+    return timeline.Timeline(engine.record())
+
+
+def _clear(engine: Engine, argv):
+    p = _parser("clear", "Forget cached entries.")
+    p.add_argument("name", nargs="?", help="step name")
+    p.add_argument("--all", action="store_true", help="every entry of the store")
+    args = p.parse_args(argv)
+    if args.all == bool(args.name):
+        raise UsageError("%step clear: give a step name or --all (not both).")
+    if args.all:
+        engine.store.clear()
+        print("cleared every entry")
+    else:
+        n = engine.store.clear_step(args.name, "cleared by %step clear")
+        if not n:
+            raise UsageError(f"%step clear: no cached entry of a step named {args.name!r}.")
+        print(f"cleared {sizes.count(n, 'entry', 'entries')} of {args.name}")
+    engine.notify_snapshot()
+    return None
+
+
+def _run(engine: Engine, argv):
+    p = _parser("run", "Show the run, or start a new one.")
+    p.add_argument("--new", action="store_true", help="new epoch, seed and budget")
+    args = p.parse_args(argv)
+    if args.new:
+        engine.new_run()
+        engine.notify_snapshot()
+    r = engine.run
+    print(f"run {r.id}  notebook {r.notebook or '(working directory)'}\n"
+          f"  epoch {r.epoch}  seed {r.seed}\n  store {engine.store.dir}")  # fmt: skip
+    _print_budget(engine)
+    return None
+
+
+def _budget(engine: Engine, argv):
+    p = _parser("budget", "Show or set the run's limits.")
+    p.add_argument("--steps", type=_nonneg(int), help="live executions allowed")
+    p.add_argument("--tokens", type=_nonneg(int), help="tokens allowed (step.spend)")
+    p.add_argument("--cost", type=_nonneg(float), help="cost allowed (step.spend)")
+    args = p.parse_args(argv)
+    if any(v is not None for v in (args.steps, args.tokens, args.cost)):
+        engine.budget.set_limits(steps=args.steps, tokens=args.tokens, cost=args.cost)
+        engine.notify_snapshot()
+    _print_budget(engine)
+    return None
+
+
+def _print_budget(engine: Engine) -> None:
+    snap = engine.budget.snapshot()
+    parts = []
+    for k in ("steps", "tokens", "cost"):
+        limit = snap["limits"].get(k)
+        spent = snap["spent"][k]
+        parts.append(f"{k} {spent:g} of {'unlimited' if limit is None else f'{limit:g}'}")
+    print("budget: " + ", ".join(parts))
+
+
+def _config(engine: Engine, argv):
+    p = _parser("config", "Show or change the store.")
+    p.add_argument("--dir", help="store directory")
+    p.add_argument("--size-limit", type=sizes.parse_size, help="e.g. 500MB, 10GiB")
+    p.add_argument("--remote", metavar="URL", help="team cache redis://HOST:PORT/DB, or none")
+    args = p.parse_args(argv)
+    if args.remote is not None:
+        teamcache.configure(engine, args.remote)
+    if args.dir:
+        engine.set_store(Store(settings.store_dir(args.dir)))
+    if args.size_limit is not None:
+        engine.store.set_size_limit(args.size_limit)
+    used = engine.store.used_bytes()
+    print(f"store {engine.store.dir}\n  size {sizes.format_size(used)} "
+          f"of {sizes.format_size(engine.store.size_limit)}")  # fmt: skip
+    print(teamcache.describe(engine.team))
+    return None
+
+
+def _push(engine: Engine, argv):
+    p = _parser("push", "Wait until new entries are on the team cache.")
+    p.add_argument("--all", action="store_true", help="push every local entry it lacks")
+    args = p.parse_args(argv)
+    if engine.team is None:
+        raise UsageError("%step push: no team cache; set one with `%step config --remote URL`.")
+    print(teamcache.push_report(engine.team, engine.store, everything=args.all))
+    return None
+
+
+def _nonneg(kind):
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if value < 0:
+            raise argparse.ArgumentTypeError(f"{text} is negative; limits are 0 or more")
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
+_HANDLERS = {
+    "help": _help, "status": _status, "why": _why, "plan": _plan, "timeline": _timeline,
+    "clear": _clear, "run": _run, "budget": _budget, "config": _config, "push": _push,
+}  # fmt: skip
+
+__all__ = ["dispatch", "runs"]

@@ -1,0 +1,106 @@
+"""The IPython surface: the `%%step` cell magic, the `%step` line magic, their settings
+(traitlets, `c.StepMagics.*`) and loading the extension."""
+
+from __future__ import annotations
+
+import shlex
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from traitlets import Bool, Int, Unicode, observe
+
+from .. import logs, settings
+from ..engine.engine import Engine
+from ..engine.execution import run_step
+from ..engine.stepapi import step as step_api
+from ..errors import StepRefused
+from ..storage.store import Store
+from . import commands, stepargs, teamcache
+
+_ENGINE: Engine | None = None
+
+
+def current_engine() -> Engine:
+    if _ENGINE is None:
+        raise RuntimeError("resumable_cells is not loaded: run `%load_ext resumable_cells`")
+    return _ENGINE
+
+
+@magics_class
+class StepMagics(Magics):
+    quiet = Bool(False, help="Do not print the one-line status after each step.").tag(config=True)
+    store_dir = Unicode(
+        "", help="Store directory (default: RESUMABLE_CELLS_DIR or ./.resumable_cells)."
+    ).tag(config=True)
+    size_limit = Int(0, help="Store size limit in bytes (0: the store's own, 10 GiB).").tag(
+        config=True
+    )
+    remote = Unicode(
+        "", help="Team cache, redis://HOST:PORT/DB (default: RESUMABLE_CELLS_REMOTE; none: off)."
+    ).tag(config=True)
+
+    def __init__(self, shell):
+        super().__init__(shell)  # the traitlets are read from the shell's config here
+        store = Store(
+            settings.store_dir(configured=self.store_dir),
+            settings.size_limit(configured=self.size_limit),
+        )
+        self.engine = Engine(shell, store)
+        self.engine.quiet = self.quiet
+        teamcache.attach(self.engine, settings.team_cache(configured=self.remote))
+
+    @observe("quiet")
+    def _quiet_changed(self, change) -> None:
+        # `%config StepMagics.quiet = True` after loading (config is read before the
+        # engine exists, when there is nothing to tell yet).
+        if hasattr(self, "engine"):
+            self.engine.quiet = change["new"]
+
+    @stepargs.declare
+    @cell_magic
+    def step(self, line: str, cell: str):
+        """Run the cell as a resumable step: served from the cache when nothing it
+        depends on changed (code, inputs, functions reached, package versions, --deps
+        files), run live and stored otherwise. See `%step help` for the subcommands."""
+        __tracebackhide__ = True  # noqa: F841
+        step_args = stepargs.parse(line)
+        try:
+            return run_step(self.engine, step_args, line, cell)
+        except StepRefused as err:
+            raise UsageError(str(err)) from None
+
+    @line_magic("step")
+    def step_line(self, line: str):
+        """%step SUBCOMMAND: status, why NAME, plan, timeline, clear NAME|--all,
+        run [--new], budget [--steps N] [--tokens N] [--cost X], config, help."""
+        try:
+            argv = shlex.split(line)
+        except ValueError as err:
+            raise UsageError(f"%step: {err}") from None
+        return commands.dispatch(self.engine, argv)
+
+
+def load(ipython) -> None:
+    global _ENGINE
+    if _ENGINE is not None and _ENGINE.shell is ipython:
+        return
+    logs.configure()
+    magics = StepMagics(ipython)
+    _ENGINE = magics.engine
+    ipython.register_magics(magics)
+    ipython.push({"step": step_api}, interactive=False)
+    from . import comm, freshness
+
+    freshness.attach(_ENGINE)
+    comm.attach(_ENGINE)
+
+
+def unload(ipython) -> None:
+    global _ENGINE
+    if _ENGINE is not None:
+        from . import freshness
+
+        freshness.detach(_ENGINE)
+        _ENGINE.journal.close()
+        _ENGINE.store.close()
+        _ENGINE = None

@@ -1,0 +1,53 @@
+"""The one-line status a step shows after it ran or was served (a `display_data` output
+with metadata `{"resumable_cells": {"status", "step"}}`, so tools can tell it apart)."""
+
+from __future__ import annotations
+
+import html
+
+from .. import formatting
+
+
+def show_line(
+    name: str,
+    status: str,
+    duration: float,
+    saved: float,
+    reason: str | None,
+    source="local",
+    *,
+    flush: bool = True,
+) -> None:
+    """Publish the step's status line. `flush=False` when the step wrote nothing to
+    stdout/stderr: ipykernel then need not wait for its IO thread to flush them first
+    (half the cost of a trivial hit)."""
+    from IPython import get_ipython
+    from IPython.display import publish_display_data
+
+    d = formatting.duration
+    if status == "hit":
+        where = "team cache" if source == "remote" else "cache"
+        text = f"step {name}: served from {where} in {d(duration)} (saved {d(saved)})"
+    elif status == "effect":
+        text = f"step {name}: effect ran in {d(duration)}"
+    else:
+        text = f"step {name}: ran in {d(duration)}" + (f" ({reason})" if reason else "")
+    style = "font-size: 11px; color: var(--jp-ui-font-color2, #777); font-family: monospace"
+    bundle = {
+        "text/plain": text,
+        "text/html": f'<div class="rc-status" style="{style}">{html.escape(text)}</div>',
+    }
+    metadata = {"resumable_cells": {"status": status, "step": name}}
+    pub = getattr(get_ipython(), "display_pub", None)
+    if flush or not hasattr(pub, "_flush_streams"):
+        publish_display_data(bundle, metadata=metadata)
+        return
+    pub._flush_streams = _nothing  # an instance attribute shadows the method for one call
+    try:
+        publish_display_data(bundle, metadata=metadata)
+    finally:
+        del pub._flush_streams
+
+
+def _nothing() -> None:
+    pass

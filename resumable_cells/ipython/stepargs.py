@@ -1,0 +1,56 @@
+"""The arguments of `%%step`, declared once, the IPython way (`@magic_arguments`).
+
+The magic takes its generated help and parser from here (`%%step?`), and `%step plan`,
+which reads the `%%step` lines of the notebook's cells, parses them with the same spec.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from IPython.core.error import UsageError
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+
+from ..engine.execution import StepArgs
+
+# In the order the help lists them. --ignore and --deps take several values, so the
+# name goes first.
+ARGUMENTS = (
+    argument("name", nargs="?", help="Step name (default: derived from what the cell assigns)."),
+    argument("--effect", action="store_true", help="Always run: the step has side effects."),
+    argument("--force", action="store_true", help="Run live and replace the cached entry."),
+    argument("--ignore", nargs="+", default=[], metavar="VAR", help="Inputs left out of the key."),
+    argument("--version", metavar="TAG", help="A tag in the key: change it to invalidate."),
+    argument("--deps", nargs="+", default=[], metavar="GLOB", help="Files the key depends on."),
+)
+
+
+def declare(magic):
+    """Decorate the `%%step` magic with its arguments: as `@magic_arguments()` over one
+    `@argument(...)` line each, which also writes its help into its docstring."""
+    for arg in reversed(ARGUMENTS):  # decorators apply bottom-up
+        magic = arg(magic)
+    return magic_arguments()(magic)
+
+
+@declare
+def step(line: str, cell: str) -> None:
+    """The spec's own parser (named as the magic, so that its messages say `%step`)."""
+
+
+@lru_cache(maxsize=512)
+def parse(line: str) -> StepArgs:
+    """The flags of a `%%step` line (parsed once per distinct line: it is on every
+    hit). Raises UsageError on a line that does not parse."""
+    try:
+        args = parse_argstring(step, line)
+    except ValueError as err:  # shlex: an unclosed quote
+        raise UsageError(f"%%step: cannot parse {line!r} ({err}).") from None
+    return StepArgs(
+        name=args.name,
+        effect=args.effect,
+        force=args.force,
+        ignore=tuple(args.ignore),
+        version=args.version,
+        deps=tuple(args.deps),
+    )

@@ -1,0 +1,69 @@
+"""The team cache as the magics show it: set when the extension loads, changed by
+`%step config --remote`, described by `%step config`, waited for by `%step push`."""
+
+from __future__ import annotations
+
+import sys
+
+from IPython.core.error import UsageError
+
+from ..engine.engine import Engine
+from ..errors import TeamCacheError
+from ..storage import sizes
+from ..storage.redis.tier import RedisTier, from_setting
+from ..storage.store import Store
+
+
+def attach(engine: Engine, url: str) -> None:
+    """At load (`url` from `settings.team_cache`). A bad setting is a warning: it never
+    stops the extension from loading."""
+    try:
+        engine.set_team(from_setting(url))
+    except TeamCacheError as err:
+        print(f"resumable-cells: no team cache: {err}", file=sys.stderr)
+
+
+def configure(engine: Engine, setting: str) -> None:
+    """`%step config --remote URL|none`: replace the engine's team cache. UsageError
+    on a bad setting; pushes still queued on the old one finish in the background."""
+    try:
+        tier = from_setting(setting)
+    except TeamCacheError as err:
+        raise UsageError(f"%step config --remote: {err}") from None
+    engine.set_team(tier)
+
+
+def describe(tier: RedisTier | None) -> str:
+    if tier is None:
+        return "team cache: none (set one with %step config --remote redis://HOST:PORT/DB)"
+    state = "no team key" if tier.key is None else "up" if tier.usable() else "unreachable"
+    text = f"team cache {tier.url} ({state}"
+    if tier.health.last_error and state == "unreachable":
+        text += f": {tier.health.last_error}"
+    pending = tier.pending()
+    return text + (f"; {sizes.count(pending, 'entry', 'entries')} to push)" if pending else ")")
+
+
+def push_report(tier: RedisTier, store: Store, everything: bool = False) -> str:
+    """`%step push`: queue every local entry too when `everything`, then wait."""
+    if tier.key is None:
+        tier.health.say_warning()
+        return f"nothing pushed: {tier.health.warning}"
+    if everything:
+        for key, _ in store.entries():
+            tier.put(key, store)
+    res = tier.flush()
+    text = (
+        f"pushed {sizes.count(res['pushed'], 'entry', 'entries')} "
+        f"({sizes.count(res['blobs'], 'blob')}, "
+        f"{sizes.format_size(res['bytes'])}) to {tier.url}"
+    )
+    if res["failed"]:
+        text += (
+            f"; {res['failed']} not pushed: the team cache is unreachable "
+            f"({tier.health.last_error}). They are retried in the background and by "
+            "`%step push`."
+        )
+    for err in res["errors"]:
+        text += f"\n  not pushed {err}"
+    return text

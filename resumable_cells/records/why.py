@@ -1,0 +1,102 @@
+"""Why a step missed: its key's preimage against the nearest earlier entry's, component
+by component (code, `--version`, each input, each package, each `--deps` file), for the
+miss reason in the record and the status line, `%step why` and `resumable-cells why`."""
+
+from __future__ import annotations
+
+import difflib
+import logging
+
+from ..errors import StoreError
+from ..storage.store import Store
+
+log = logging.getLogger(__name__)
+
+
+def nearest_entry(store: Store, step: str, exclude: str | None = None) -> dict | None:
+    for k in reversed(store.history(step)):
+        if k == exclude:
+            continue
+        try:
+            e = store.get_entry(k)
+        except StoreError:  # an entry that fails authentication is no evidence
+            log.debug("entry %s of %s skipped", k[:12], step, exc_info=True)
+            continue
+        if e is not None:
+            return e
+    return None
+
+
+def compare(old: dict, new: dict) -> list[tuple[str, str, str]]:
+    """Component-by-component comparison of two preimages: (component, same|changed|added|removed, detail)."""
+    rows: list[tuple[str, str, str]] = []
+    rows.append(("code", "same" if old.get("code") == new.get("code") else "changed", ""))
+    if old.get("version") != new.get("version"):
+        rows.append(("--version", "changed", f"{old.get('version')} -> {new.get('version')}"))
+    for group, label in (("inputs", "input"), ("env", "package"), ("deps", "file")):
+        a, b = old.get(group, {}), new.get(group, {})
+        for n in sorted(set(a) | set(b)):
+            if n not in a:
+                rows.append((f"{label} {n}", "added", ""))
+            elif n not in b:
+                rows.append((f"{label} {n}", "removed", ""))
+            elif a[n] != b[n]:
+                detail = f"{a[n]} -> {b[n]}" if group == "env" else ""
+                rows.append((f"{label} {n}", "changed", detail))
+            else:
+                rows.append((f"{label} {n}", "same", ""))
+    return rows
+
+
+def miss_reason(store: Store, step: str, preimage: dict) -> str:
+    """A few words on why this key has no entry: what differs from the nearest one."""
+    old = nearest_entry(store, step)
+    if old is None:
+        return store.uncached_note(step) or "new step"
+    return miss_reason_between(old.get("preimage", {}), preimage) or "entry evicted"
+
+
+def remember_uncached(store: Store, step: str, note: str | None) -> None:
+    """Keep (or forget) why a step's last live run left no entry: a miss then says
+    `not cached: it wrote out.txt last time` rather than `new step`."""
+    store.note_uncached(step, note.split(". ")[0] + " last time" if note else None)
+
+
+def miss_reason_between(old: dict, new: dict) -> str | None:
+    for component, state, detail in compare(old, new):
+        if state == "same":
+            continue
+        if component == "code":
+            return "code changed"
+        if component.startswith("package "):
+            name = component.split(" ", 1)[1]
+            return f"{name} {detail}" if state == "changed" else f"{component} {state}"
+        if component.startswith("file "):
+            return f"{component.split(' ', 1)[1]} changed"
+        return f"{component} {state}"
+    return None
+
+
+def why_lines(store: Store, step: str) -> list[str]:
+    """`why`: the latest entry of `step` against the one before it, component by
+    component, with a short diff when the code changed. LookupError if none."""
+    latest = nearest_entry(store, step)
+    if latest is None:
+        raise LookupError(f"no cached entry of a step named {step!r}")
+    earlier = nearest_entry(store, step, exclude=latest.get("key"))
+    if earlier is None:
+        return [f"step {step}: one entry only ({latest['key'][:12]}); nothing to compare yet."]
+    lines = [f"step {step}: {earlier['key'][:12]} (earlier) vs {latest['key'][:12]} (latest)"]
+    for component, state, detail in compare(earlier["preimage"], latest["preimage"]):
+        lines.append(f"  {state:8s} {component}" + (f"  {detail}" if detail else ""))
+        if component == "code" and state == "changed":
+            diff = difflib.unified_diff(
+                earlier.get("source", "").splitlines(),
+                latest.get("source", "").splitlines(),
+                "earlier",
+                "latest",
+                lineterm="",
+                n=1,
+            )
+            lines.extend("           " + d for d in list(diff)[2:])
+    return lines

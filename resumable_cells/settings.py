@@ -1,0 +1,49 @@
+"""The store directory, its size limit and the team cache, resolved in one place.
+
+The magics (with their traitlets, `c.StepMagics.store_dir`, `size_limit`, `remote`),
+the CLI and the server extension all ask here, so a setting means the same everywhere.
+Each resolves, first found wins:
+
+    store directory   an argument (`%step config --dir`, `resumable-cells --dir`), the
+                      traitlet, RESUMABLE_CELLS_DIR, `.resumable_cells`; a relative path
+                      is taken from the working directory (the server: the notebook's
+                      directory, which is its kernel's working directory)
+    size limit        an argument (`--size-limit`), the traitlet, else the limit the
+                      store keeps (`%step config --size-limit`), else 10 GiB
+    team cache        an argument (`--remote`), the traitlet, RESUMABLE_CELLS_REMOTE;
+                      "" when none ("none" and "off" also mean none, see `redis`)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+DIR_ENV = "RESUMABLE_CELLS_DIR"
+REMOTE_ENV = "RESUMABLE_CELLS_REMOTE"
+DEFAULT_DIRNAME = ".resumable_cells"
+
+
+def store_dir(
+    explicit: str | os.PathLike | None = None,
+    *,
+    configured: str = "",
+    base: str | os.PathLike | None = None,
+) -> Path:
+    """The store directory, absolute (`~` expanded; relative to `base`, else the
+    working directory)."""
+    raw = explicit or configured or os.environ.get(DIR_ENV) or DEFAULT_DIRNAME
+    path = Path(raw).expanduser()
+    return (Path(base) / path if base is not None else path).absolute()
+
+
+def size_limit(explicit: int | None = None, *, configured: int = 0) -> int | None:
+    """A size limit in bytes that overrides the store's own, or None to keep it."""
+    return explicit or configured or None
+
+
+def team_cache(explicit: str | None = None, *, configured: str = "") -> str:
+    """The team cache's URL as set, or "" when none is."""
+    if explicit is not None and explicit != "":
+        return explicit
+    return configured or os.environ.get(REMOTE_ENV, "")

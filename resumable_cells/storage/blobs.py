@@ -1,0 +1,331 @@
+"""Content-addressed blob files: one stored value each, named by the value's digest.
+
+Layout: magic, header length, JSON header, then the pickle stream and each out-of-band
+buffer at 64-byte aligned offsets. Buffers are written straight from the value's memory
+and read back with `readinto` into fresh buffers, so neither direction copies a large
+array twice. The header carries an HMAC over the pickle stream and the seeded xxh3
+digests of the buffers: a file that fails it is never unpickled.
+
+`BlobWriter` and `BlobReader` give the same files piece by piece, without pickling, to
+whatever copies blobs elsewhere and back (the team cache).
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+import struct
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import xxhash
+
+from ..errors import BlobError
+from . import auth, serialize
+
+MAGIC = b"RCB1"
+_ALIGN = 64
+_READ_CHUNK = 4 << 20  # read, then hash while the chunk is still in the CPU cache
+_WRITE_CHUNK = 4 << 20
+_LARGE = 1 << 20
+_SMALL = 256 << 10  # blobs up to this size are read in one call
+_MADV_HUGEPAGE = getattr(mmap, "MADV_HUGEPAGE", None) if hasattr(mmap, "MAP_ANONYMOUS") else None
+
+
+def blob_path(root: Path, name: str) -> Path:
+    return root / name[:2] / name
+
+
+def write_blob(root: Path, name: str, value: Any, var: str = "value", pickled=None) -> int:
+    """Store `value` as blob `name` unless it exists. Returns the bytes written (0 if
+    it was already there). Raises serialize.Unstorable or OSError.
+
+    Each buffer is written a chunk at a time and each chunk is hashed right after it was
+    written, while it is still in the CPU cache; the header (whose digests and MAC are
+    fixed-width hex, so its length is known before they are) is written last, into the
+    place kept for it."""
+    path = blob_path(root, name)
+    if path.exists():
+        return 0
+    main, buffers = pickled or serialize.dumps(value, var)  # pickled: (main, buffers) done
+    raws = [b.raw() for b in buffers]
+    seed = auth.buffer_seed() if raws else 0
+    header = {
+        "main": len(main),
+        "bufs": [r.nbytes for r in raws],
+        "xx": ["0" * 32 for _ in raws],
+        "mac": "0" * 64,
+    }
+    with BlobWriter(root, name, len(json.dumps(header).encode())) as writer:
+        writer.start_part()
+        writer.write(main)
+        digests = []
+        for raw in raws:
+            writer.start_part()
+            digests.append(_write_hashed(writer, raw, seed))
+        header["xx"] = digests
+        header["mac"] = auth.sign(main + "".join(digests).encode())
+        writer.finish(json.dumps(header).encode())
+    return writer.size
+
+
+def _write_hashed(writer: BlobWriter, raw, seed: int) -> str:
+    view = memoryview(raw).cast("B")
+    h = xxhash.xxh3_128(seed=seed)
+    for pos in range(0, view.nbytes, _WRITE_CHUNK):
+        chunk = view[pos : pos + _WRITE_CHUNK]
+        writer.write(chunk)
+        h.update(chunk)
+    return h.hexdigest()
+
+
+class BlobWriter:
+    """Writes blob file `name` from pieces. The header's length is fixed up front and
+    its content written last (`finish`, with the digests known by then); the file
+    appears under its name whole, or not at all.
+
+        with BlobWriter(root, name, header_len) as w:
+            w.start_part(); w.write(pickle_stream)
+            w.start_part(); w.write(buffer) ...       # each buffer, in pieces or whole
+            w.finish(header)                         # header_len bytes of JSON
+    """
+
+    def __init__(self, root: Path, name: str, header_len: int):
+        self.path = blob_path(root, name)
+        self.name = name
+        self.header_len = header_len
+        self.size = 0  # of the finished file
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # `.{name}.{pid}.{random}.tmp`: sweep_partial_writes spares a live writer's
+        self._tmp = self.path.with_name(f".{name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+        self._f = open(self._tmp, "wb", buffering=0)
+        self._done = False
+        _write_all(self._f, MAGIC + struct.pack("<I", header_len) + b" " * header_len)
+
+    def start_part(self) -> None:
+        """Begin the next part (the pickle stream, then each buffer) at its alignment."""
+        _pad(self._f)
+
+    def write(self, data) -> None:
+        _write_all(self._f, data)
+
+    def finish(self, header: bytes) -> int:
+        """Write the header into its place and rename the file in. Returns its size."""
+        if len(header) != self.header_len:  # hex digests have a fixed width: a bug
+            raise BlobError(f"blob header of {self.name[:12]} changed size")
+        os.pwrite(self._f.fileno(), header, len(MAGIC) + 4)
+        self.size = os.fstat(self._f.fileno()).st_size
+        self._f.close()
+        os.replace(self._tmp, self.path)  # readers see the whole file or none of it
+        self._done = True
+        return self.size
+
+    def __enter__(self) -> BlobWriter:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if not self._done:  # an error, or never finished: nothing is left behind
+            self._f.close()
+            self._tmp.unlink(missing_ok=True)
+
+
+class BlobReader:
+    """Reads blob file `name` raw, part by part, without unpickling or checking it: its
+    header (`main` and `bufs`, the lengths of the pickle stream and of each buffer,
+    `xx` and `mac`, their digests) and then each part's bytes.
+
+        with BlobReader(root, name) as r:
+            for n in r.parts:
+                r.start_part(); r.readinto(view) ...   # n bytes in all
+    """
+
+    def __init__(self, root: Path, name: str):
+        self.name = name
+        try:
+            self._f = open(blob_path(root, name), "rb", buffering=0)
+        except FileNotFoundError:
+            raise BlobError(f"blob {name[:12]} is missing") from None
+        try:
+            self.header = _read_header(self._f, name)
+        except BaseException:
+            self._f.close()
+            raise
+        self.parts: list[int] = [self.header["main"], *self.header["bufs"]]
+
+    def start_part(self) -> None:
+        """Skip to the next part's start (past its alignment padding)."""
+        _skip_pad(self._f)
+
+    def readinto(self, view) -> int:
+        """Read into `view`; returns the bytes read (0 at the end of the file)."""
+        return self._f.readinto(view)
+
+    def close(self) -> None:
+        self._f.close()
+
+    def __enter__(self) -> BlobReader:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def read_blob(root: Path, name: str) -> Any:
+    """The value stored as blob `name`. Raises BlobError if it cannot be trusted."""
+    path = blob_path(root, name)
+    try:
+        f = open(path, "rb", buffering=0)
+    except FileNotFoundError:
+        raise BlobError(f"blob {name[:12]} is missing") from None
+    with f:
+        size = os.fstat(f.fileno()).st_size
+        if size <= _SMALL:
+            main, buffers, header = _read_small(f, size, name)
+            return _authenticated_loads(main, buffers, header, name)
+        header = _read_header(f, name)
+        _skip_pad(f)
+        main = _read_exact(f, header["main"], name)
+        seed = auth.buffer_seed() if header["bufs"] else 0
+        buffers = [
+            _read_buffer(f, n, xx, seed, name) for n, xx in zip(header["bufs"], header["xx"])
+        ]
+    return _authenticated_loads(main, buffers, header, name)
+
+
+def _authenticated_loads(main: bytes, buffers: list, header: dict, name: str) -> Any:
+    if not auth.verify(main + "".join(header["xx"]).encode(), header.get("mac", "")):
+        raise BlobError(f"blob {name[:12]} fails authentication")
+    try:
+        return serialize.loads(main, buffers)
+    except Exception as e:
+        raise BlobError(f"blob {name[:12]} cannot be restored ({e})") from None
+
+
+def _read_small(f, size: int, name: str) -> tuple[bytes, list, dict]:
+    """A small blob in one read: most blobs (a step's outputs, small values) are a few
+    hundred bytes, where the system calls of the streaming route cost more than the
+    data. The buffers are slices of one bytearray, so restored arrays stay writable."""
+    data = bytearray(size)
+    if f.readinto(data) != size or size < 8 or data[:4] != MAGIC:
+        raise BlobError(f"blob {name[:12]} is not a resumable-cells blob")
+    view = memoryview(data)
+    (n,) = struct.unpack_from("<I", data, 4)
+    try:
+        header = json.loads(bytes(view[8 : 8 + n]))
+        if len(header["bufs"]) != len(header["xx"]) or 8 + n > size:
+            raise ValueError
+        pos = _aligned(8 + n)
+        main = bytes(view[pos : pos + header["main"]])
+        pos += header["main"]
+        if len(main) != header["main"]:
+            raise ValueError
+    except (ValueError, KeyError, TypeError):
+        raise BlobError(f"blob {name[:12]} has a damaged header") from None
+    seed = auth.buffer_seed() if header["bufs"] else 0
+    buffers = []
+    for nbytes, expected in zip(header["bufs"], header["xx"]):
+        pos = _aligned(pos)
+        if pos + nbytes > size:
+            raise BlobError(f"blob {name[:12]} is truncated")
+        buf = view[pos : pos + nbytes]
+        if xxhash.xxh3_128_hexdigest(buf, seed) != expected:
+            raise BlobError(f"blob {name[:12]} fails its integrity check")
+        buffers.append(buf)
+        pos += nbytes
+    return main, buffers, header
+
+
+def _aligned(pos: int) -> int:
+    return pos + (-pos % _ALIGN)
+
+
+def _read_header(f, name: str) -> dict:
+    lead = f.read(8)
+    if len(lead) != 8 or lead[:4] != MAGIC:
+        raise BlobError(f"blob {name[:12]} is not a resumable-cells blob")
+    (n,) = struct.unpack("<I", lead[4:])
+    try:
+        header = json.loads(_read_exact(f, n, name))
+        if len(header["bufs"]) != len(header["xx"]):
+            raise ValueError
+        return header
+    except (ValueError, KeyError, TypeError):
+        raise BlobError(f"blob {name[:12]} has a damaged header") from None
+
+
+def _new_buffer(n: int):
+    """A fresh writable buffer of `n` bytes, not zero-filled first.
+
+    Large buffers are anonymous memory maps advised to use huge pages: the first touch
+    of fresh memory (a page fault per 4 KB page otherwise) is most of what restoring a
+    large array costs, and `bytearray(n)` also zero-fills it before `readinto` writes
+    it again. The map is freed when the last array using it goes."""
+    if n >= _LARGE and _MADV_HUGEPAGE is not None:
+        m = mmap.mmap(-1, n, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        try:
+            m.madvise(_MADV_HUGEPAGE)
+        except OSError:  # a kernel without transparent huge pages
+            pass
+        return m
+    np = sys.modules.get("numpy")
+    if np is not None and n >= _LARGE:
+        return np.empty(n, dtype=np.uint8)  # numpy asks for huge pages on its own
+    return bytearray(n)
+
+
+def _read_buffer(f, n: int, expected: str, seed: int, name: str):
+    _skip_pad(f)
+    buf = _new_buffer(n)
+    view = memoryview(buf).cast("B")
+    h = xxhash.xxh3_128(seed=seed)
+    pos = 0
+    while pos < n:  # hash each chunk while it is still in the CPU cache
+        got = f.readinto(view[pos : pos + _READ_CHUNK])
+        if not got:
+            raise BlobError(f"blob {name[:12]} is truncated")
+        h.update(view[pos : pos + got])
+        pos += got
+    if h.hexdigest() != expected:
+        raise BlobError(f"blob {name[:12]} fails its integrity check")
+    return buf
+
+
+def _read_exact(f, n: int, name: str) -> bytes:
+    data = f.read(n)
+    if len(data) != n:
+        raise BlobError(f"blob {name[:12]} is truncated")
+    return data
+
+
+def _write_all(f, data) -> None:
+    view = memoryview(data).cast("B")
+    while view.nbytes:
+        n = f.write(view)
+        view = view[n:]
+
+
+def _pad(f) -> None:
+    rem = f.tell() % _ALIGN
+    if rem:
+        f.write(b"\0" * (_ALIGN - rem))
+
+
+def _skip_pad(f) -> None:
+    rem = f.tell() % _ALIGN
+    if rem:
+        f.seek(_ALIGN - rem, os.SEEK_CUR)
+
+
+def sweep_partial_writes(root: Path, alive) -> int:
+    """Remove temp files left by writers that died mid-write (`alive(pid)` is False)."""
+    removed = 0
+    for tmp in root.glob("*/.*.tmp"):
+        parts = tmp.name.split(".")
+        pid = int(parts[2]) if len(parts) > 4 and parts[2].isdigit() else None
+        if pid is None or not alive(pid):
+            tmp.unlink(missing_ok=True)
+            removed += 1
+    return removed

@@ -1,0 +1,59 @@
+"""What a team cache holds, step by step (for `resumable-cells ls --remote`)."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from ...errors import TamperedError
+from ..store import entry_blobs
+from . import wire
+
+log = logging.getLogger(__name__)
+
+
+def listing(redis, team_key: bytes | None) -> dict:
+    """{"steps": {step: {"entries", "bytes", "latest"}}, "entries", "blobs", "bytes",
+    "chunks", "unverified"}; entries that fail `team_key` (all, without one) are
+    counted as unverified. Raises the server's errors."""
+    blob_meta = _blob_metas(redis)
+    steps: dict[str, dict] = {}
+    unverified = 0
+    entry_keys = list(redis.scan_iter(match=wire.entry_key("*"), count=1000))
+    for k, raw in zip(entry_keys, redis.mget(entry_keys) if entry_keys else []):
+        key = wire.last_part(k)
+        try:
+            if team_key is not None:
+                e = wire.verified_entry(raw, key, team_key)
+            else:
+                e = json.loads(raw)
+                unverified += 1
+        except (TamperedError, ValueError, TypeError):
+            unverified += 1
+            continue
+        s = steps.setdefault(str(e.get("step")), {"entries": 0, "blobs": set(), "latest": 0})
+        s["entries"] += 1
+        s["blobs"].update(entry_blobs(e))
+        s["latest"] = max(s["latest"], float(e.get("created") or 0))
+    for s in steps.values():
+        s["bytes"] = sum(blob_meta[b]["size"] for b in s.pop("blobs") if b in blob_meta)
+    return {
+        "steps": steps,
+        "entries": sum(s["entries"] for s in steps.values()),
+        "blobs": len(blob_meta),
+        "bytes": sum(m["size"] for m in blob_meta.values()),
+        "chunks": sum(m["chunks"] for m in blob_meta.values()),
+        "unverified": unverified,
+    }
+
+
+def _blob_metas(redis) -> dict[str, dict]:
+    metas = list(redis.scan_iter(match=wire.blob_key("*"), count=1000))
+    out: dict[str, dict] = {}
+    for k, raw in zip(metas, redis.mget(metas) if metas else []):
+        name = wire.last_part(k)
+        try:
+            out[name] = wire.parse_meta(raw, name)
+        except TamperedError:
+            log.debug("blob %s on the team cache has a damaged header", name[:12])
+    return out

@@ -1,0 +1,278 @@
+"""The local store: an index of small JSON rows beside content-addressed blob files.
+
+Rows of the index (`index.py`: JSON only, never a pickle), written and read only by the
+storage package:
+
+    entry:{key}       an entry: bindings, outputs, result, files read, run parameters,
+                      the key's preimage, the cell's source; with `mac`, an HMAC-SHA256
+                      under the per-user key over its canonical JSON
+    used:{key}        when the entry was last served (for least-recently-used eviction)
+    hist:{step}       the keys of the step's latest entries, oldest first (for `why`)
+    lock:{key}        a kernel's claim to compute the key (`claims.py`)
+    nocache:{step}    why the step's last live run left no entry
+    blobbytes         the bytes the blob files take
+    cfg:size_limit    the size limit set with `%step config --size-limit`
+    run:, budget:, spent:, once:, intent:    the runs' rows (`ledger.py`)
+
+Blob files live in `blobs/{name[:2]}/{name}` (`blobs.py`). The interface is small on
+purpose (entries, blobs, the ledger): a team cache plugs in behind it (`tiers.py`).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import diskcache
+
+from .. import settings
+from ..errors import StoreError
+from . import auth, blobs, claims, serialize
+from .index import get_json, open_cache, set_json
+from .ledger import Ledger
+
+FORMAT_VERSION = 2  # bump on any change to keys, entries or blob layout
+INLINE_MAX = 4096  # pickles up to this size live in the entry row, not in a blob file
+DEFAULT_SIZE_LIMIT = 10 << 30
+_HISTORY = 20
+
+__all__ = ["Store", "StoreError", "entry_blobs", "open_cache", "FORMAT_VERSION"]
+
+
+class Store:
+    """Entries and the blobs they name, in one directory (created 0700)."""
+
+    def __init__(self, directory: Path | str | None = None, size_limit: int | None = None):
+        self.dir = Path(directory).absolute() if directory else settings.store_dir()
+        _make_private_dir(self.dir)
+        self.blob_dir = self.dir / "blobs"
+        self._touched: dict[str, float] = {}
+        self.recovered: str | None = None  # what was set aside, when the index was damaged
+        self.index = self._open_index()
+        self.ledger = Ledger(self.index)
+        self.size_limit = size_limit or int(self.index.get("cfg:size_limit", DEFAULT_SIZE_LIMIT))
+        blobs.sweep_partial_writes(self.blob_dir, claims.pid_alive)
+
+    def _open_index(self) -> diskcache.Cache:
+        path = self.dir / "index"
+        try:
+            index = open_cache(path)
+            index.get("cfg:size_limit")  # a damaged database fails here, not later
+            return index
+        except sqlite3.DatabaseError as err:
+            # Set the damaged index aside and start a new one: entries become misses
+            # (their blobs stay and are reused), nothing is unpickled from it.
+            aside = self.dir / f"index.damaged-{int(time.time())}"
+            os.replace(path, aside)
+            self.recovered = f"the store index was damaged ({err}); it was moved to {aside.name}"
+            return open_cache(path)
+
+    def close(self) -> None:
+        self.index.close()
+
+    # -- entries -----------------------------------------------------------------------
+    def get_entry(self, key: str) -> dict | None:
+        """The entry stored under `key`, or None. Raises StoreError on a row that fails
+        authentication, so the caller can warn and treat it as a miss."""
+        raw = self.index.get("entry:" + key)
+        if raw is None:
+            return None
+        entry = json.loads(raw)
+        mac = entry.pop("mac", "")
+        if not auth.verify(auth.canonical(entry), mac):
+            raise StoreError(f"entry {key[:12]} fails authentication; ignoring it")
+        return entry
+
+    def has_entry(self, key: str) -> bool:
+        """Whether an entry is stored under `key` (not checked: see `get_entry`)."""
+        return "entry:" + key in self.index
+
+    def put_entry(self, key: str, entry: dict) -> None:
+        entry = dict(entry, key=key)
+        entry["mac"] = auth.sign(auth.canonical(entry))
+        with self.index.transact():
+            self.index.set("entry:" + key, json.dumps(entry, sort_keys=True))
+            self.index.set("used:" + key, time.time())
+            hist = [k for k in self.history(entry["step"]) if k != key]
+            set_json(self.index, "hist:" + entry["step"], (hist + [key])[-_HISTORY:])
+        if self.used_bytes() > self.size_limit:
+            self.evict(self.size_limit)
+
+    def touch(self, key: str) -> None:
+        """Mark an entry used, for LRU eviction. A minute's precision is plenty, and
+        skipping the write keeps it off most hits."""
+        now = time.time()
+        if now - self._touched.get(key, 0.0) > 60:
+            self.index.set("used:" + key, now)
+            self._touched[key] = now
+
+    def claim(self, key: str, on_wait: Callable[[dict], None] | None = None):
+        """Hold the right to compute `key` (see `claims`): a context manager that
+        yields whether it had to wait for another kernel."""
+        return claims.claim(self.index, key, on_wait)
+
+    def history(self, step: str) -> list[str]:
+        """Keys of `step`'s latest entries, oldest first (at most 20)."""
+        return get_json(self.index, "hist:" + step, [])
+
+    def entries(self) -> list[tuple[str, dict]]:
+        """Every readable entry, as (key, entry)."""
+        out = []
+        for k in self.index.iterkeys():
+            if isinstance(k, str) and k.startswith("entry:"):
+                try:
+                    e = self.get_entry(k[6:])
+                except StoreError:
+                    continue
+                if e is not None:
+                    out.append((k[6:], e))
+        return out
+
+    def delete_entry(self, key: str) -> None:
+        entry = get_json(self.index, "entry:" + key)
+        with self.index.transact():
+            self.index.delete("entry:" + key)
+            self.index.delete("used:" + key)
+            if entry:
+                hist = [k for k in self.history(entry["step"]) if k != key]
+                set_json(self.index, "hist:" + entry["step"], hist)
+
+    def discard_entry(self, key: str, entry: dict) -> None:
+        """Drop an entry that could not be restored, with its blobs: they are suspect,
+        and the live run that follows writes them again."""
+        self.delete_entry(key)
+        for name in entry_blobs(entry):
+            blobs.blob_path(self.blob_dir, name).unlink(missing_ok=True)
+
+    def clear_step(self, step: str, why: str) -> int:
+        """Forget every entry of `step`; a later miss says `why`. Returns how many."""
+        keys = self.history(step)
+        for k in keys:
+            self.delete_entry(k)
+        if keys:
+            self.note_uncached(step, why)
+        return len(keys)
+
+    def clear(self) -> None:
+        """Forget every entry and blob (runs and records stay)."""
+        for key, _ in self.entries():
+            self.delete_entry(key)
+        shutil.rmtree(self.blob_dir, ignore_errors=True)
+        self.index.set("blobbytes", 0)
+
+    def uncached_note(self, step: str) -> str | None:
+        """Why `step`'s last live run left no entry, when it did not."""
+        return get_json(self.index, "nocache:" + step)
+
+    def note_uncached(self, step: str, note: str | None) -> None:
+        """Keep (or, with None, forget) why `step` has no entry."""
+        if note:
+            set_json(self.index, "nocache:" + step, note)
+        elif self.index.get("nocache:" + step) is not None:
+            self.index.delete("nocache:" + step)
+
+    # -- blobs -------------------------------------------------------------------------
+    def has_blob(self, name: str) -> bool:
+        return blobs.blob_path(self.blob_dir, name).exists()
+
+    def put_blob(self, name: str, value: Any, var: str = "value", pickled=None) -> None:
+        written = blobs.write_blob(self.blob_dir, name, value, var, pickled)
+        if written:
+            self.index.incr("blobbytes", written)
+
+    def put_value(self, name: str, value: Any, var: str = "value") -> dict:
+        """Store a value; returns its reference for an entry. Small values without
+        out-of-band buffers are inlined in the entry (authenticated with it), which
+        saves a file per value on every hit."""
+        main, buffers = serialize.dumps(value, var)
+        if not buffers and len(main) <= INLINE_MAX:
+            return {"blob": name, "inline": base64.b64encode(main).decode()}
+        self.put_blob(name, value, var, pickled=(main, buffers))
+        return {"blob": name}
+
+    def get_value(self, ref: dict) -> Any:
+        """The value behind a reference from an entry that passed authentication."""
+        if "inline" in ref:
+            return serialize.loads(base64.b64decode(ref["inline"]), [])
+        return self.get_blob(ref["blob"])
+
+    @contextmanager
+    def blob_writer(self, name: str, header_len: int) -> Iterator[blobs.BlobWriter]:
+        """Write blob `name` from pieces (see `blobs.BlobWriter`) and count its bytes."""
+        with blobs.BlobWriter(self.blob_dir, name, header_len) as writer:
+            yield writer
+        self.index.incr("blobbytes", writer.size)
+
+    def blob_reader(self, name: str) -> blobs.BlobReader:
+        """Read blob `name` raw, part by part (see `blobs.BlobReader`)."""
+        return blobs.BlobReader(self.blob_dir, name)
+
+    def get_blob(self, name: str) -> Any:
+        try:
+            return blobs.read_blob(self.blob_dir, name)
+        except blobs.BlobError:
+            # Untrusted or damaged: drop it, so the next live run can write it again.
+            blobs.blob_path(self.blob_dir, name).unlink(missing_ok=True)
+            raise
+
+    # -- size --------------------------------------------------------------------------
+    def used_bytes(self) -> int:
+        """The bytes the blob files take, as counted when they were written."""
+        return int(self.index.get("blobbytes", 0))
+
+    def set_size_limit(self, limit: int) -> None:
+        """Change the size limit and keep it for the next kernel."""
+        self.size_limit = limit
+        self.index.set("cfg:size_limit", limit)
+
+    def blob_sizes(self) -> dict[str, int]:
+        """Each blob file's name and size, from the disk."""
+        return {p.name: p.stat().st_size for p in self.blob_dir.glob("*/*") if p.is_file()}
+
+    def evict(self, limit: int) -> int:
+        """Drop least recently used entries, then their blobs no other entry uses,
+        until the blobs take at most `limit` bytes. Returns the bytes freed."""
+        entries = sorted(self.entries(), key=lambda kv: self.index.get("used:" + kv[0], 0))
+        sizes = self.blob_sizes()
+        refs: dict[str, int] = {}
+        for _, e in entries:
+            for b in entry_blobs(e):
+                refs[b] = refs.get(b, 0) + 1
+        total = sum(sizes.values())
+        freed = 0
+        for name in [n for n in sizes if n not in refs and not n.startswith(".")]:
+            freed += self._unlink_blob(name, sizes[name])  # orphans from failed puts
+        while entries and total - freed > limit:
+            key, entry = entries.pop(0)
+            self.delete_entry(key)
+            for b in entry_blobs(entry):
+                refs[b] -= 1
+                if refs[b] == 0:
+                    freed += self._unlink_blob(b, sizes.get(b, 0))
+        self.index.set("blobbytes", max(0, total - freed))
+        return freed
+
+    def _unlink_blob(self, name: str, size: int) -> int:
+        blobs.blob_path(self.blob_dir, name).unlink(missing_ok=True)
+        return size
+
+
+def entry_blobs(entry: dict) -> list[str]:
+    """Names of the blob files an entry uses (inlined values have none)."""
+    refs = [*entry.get("bindings", []), entry.get("outputs"), entry.get("result")]
+    return [r["blob"] for r in refs if isinstance(r, dict) and "blob" in r and "inline" not in r]
+
+
+def _make_private_dir(path: Path) -> None:
+    existed = path.exists()
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if not existed:
+        os.chmod(path, 0o700)

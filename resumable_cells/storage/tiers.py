@@ -1,0 +1,80 @@
+"""Tiers behind the local store, and the tiered store that looks through them in order.
+
+A `Tier` is a cache of entries kept elsewhere (the team's Redis). `lookup` finds an
+entry there and copies the blobs it names into the local store, so that its values are
+then read from the local store like any other's; `put` sends a local entry there (it
+may queue it). `TieredStore` asks the local store first, then each tier, and keeps a
+tier's hit in the local store (as marimo's tiered store and Bazel's remote cache do);
+it puts a new entry into the local store and hands it to every tier.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from abc import ABC, abstractmethod
+
+from .store import Store
+
+log = logging.getLogger(__name__)
+
+
+class Tier(ABC):
+    """A cache of entries behind the local store."""
+
+    #: What a hit from here says about where it came from (the record's `source`).
+    source: str
+
+    @abstractmethod
+    def lookup(self, key: str, local: Store) -> dict | None:
+        """The entry under `key`, with its blobs copied into `local`; None on a miss.
+        Raises StoreError when what is there cannot be trusted."""
+
+    @abstractmethod
+    def put(self, key: str, local: Store) -> None:
+        """Send `local`'s entry `key` here (perhaps later: it returns at once)."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Stop taking lookups and new entries."""
+
+
+class TieredStore:
+    """The local store, then each tier."""
+
+    def __init__(self, local: Store, tiers: list[Tier] | None = None):
+        self.local = local
+        self.tiers = list(tiers or [])
+
+    def lookup(self, key: str) -> tuple[dict | None, str]:
+        """(entry, where it came from: "local" or a tier's `source`); (None, "local")
+        on a miss. Raises StoreError (an entry that fails authentication) and whatever
+        the local index raises."""
+        entry = self.local.get_entry(key)
+        if entry is not None:
+            return entry, "local"
+        for tier in self.tiers:
+            entry = tier.lookup(key, self.local)
+            if entry is not None:
+                self._keep(key, entry)
+                return entry, tier.source
+        return None, "local"
+
+    def _keep(self, key: str, entry: dict) -> None:
+        try:
+            self.local.put_entry(key, entry)
+        except Exception as err:  # a full or locked local store: serve the hit anyway
+            log.debug("a hit from a tier was not kept locally", exc_info=True)
+            print(
+                f"resumable-cells: the team cache hit was not kept locally ({err})", file=sys.stderr
+            )
+
+    def put(self, key: str, entry: dict) -> None:
+        """Store `entry` locally (raises if that fails), then hand it to every tier
+        (a tier that fails is logged: the entry is kept locally either way)."""
+        self.local.put_entry(key, entry)
+        for tier in self.tiers:
+            try:
+                tier.put(key, self.local)
+            except Exception:
+                log.debug("a tier did not take entry %s", key[:12], exc_info=True)

@@ -1,0 +1,156 @@
+"""The static analysis of a step's code (resumable_cells.engine.analysis): what a cell
+reads before it binds it (its inputs), what it binds, deletes, imports and calls, its
+normalised form and its default name. Pure functions: no kernel."""
+
+from __future__ import annotations
+
+import pytest
+
+from resumable_cells.engine.analysis import analyse
+
+
+def test_a_name_assigned_before_it_is_read_is_not_an_input():
+    info = analyse("x = y + 1\nz = x")
+    assert info.reads == ("y",)
+    assert info.binds == ("x", "z")
+
+
+def test_an_augmented_assignment_reads_its_target():
+    assert analyse("n += 1").reads == ("n",)
+
+
+def test_after_an_if_a_name_counts_as_assigned_only_when_both_branches_assign_it():
+    assert analyse("if c:\n    a = 1\nelse:\n    a = 2\nb = a").reads == ("c",)
+    assert analyse("if c:\n    a = 1\nb = a").reads == ("c", "a")
+
+
+def test_a_loop_body_reading_what_it_rebinds_reads_it():
+    info = analyse("for i in rng:\n    acc = acc + i")
+    assert info.reads == ("rng", "acc")
+    assert info.binds == ("i", "acc")
+
+
+def test_functions_read_their_globals_and_defaults_not_their_parameters_or_locals():
+    info = analyse("def f(p, q=d):\n    loc = p + g\n    return loc\nr = f(1)")
+    assert info.reads == ("d", "g")
+    assert info.binds == ("f", "r")
+
+
+def test_lambdas_and_comprehensions_read_what_they_close_over_only():
+    assert analyse("lam = lambda a, b=dflt: a + b + cap").reads == ("dflt", "cap")
+    assert analyse("[i * k for i in items]").reads == ("items", "k")
+
+
+def test_a_walrus_at_the_top_level_binds_its_name():
+    info = analyse("(w := v + 1)\nu = w")
+    assert info.reads == ("v",)
+    assert info.binds == ("w", "u")
+
+
+def test_class_bodies_read_their_bases_and_what_their_methods_use():
+    info = analyse("class K(Base):\n    attr = val\n    def m(self):\n        return helper(self)")
+    assert info.reads == ("Base", "val", "helper")
+    assert info.binds == ("K",)
+
+
+def test_a_global_statement_in_a_function_binds_the_name():
+    assert analyse("def g():\n    global G\n    G = 1").binds == ("G", "g")
+
+
+def test_with_targets_are_bound():
+    info = analyse("with open(p) as fh:\n    t = fh.read()")
+    assert info.reads == ("open", "p")
+    assert info.binds == ("fh", "t")
+
+
+def test_imports_bind_their_alias_and_remember_the_module():
+    info = analyse("import numpy as np\nfrom os import path as P\nimport a.b.c")
+    assert info.binds == ("np", "P", "a")
+    assert info.imports == {"np": "numpy", "P": "os.path", "a": "a"}
+    assert info.reads == ()
+
+
+def test_del_reads_and_deletes_the_name():
+    info = analyse("del old")
+    assert info.reads == ("old",)
+    assert info.deletes == ("old",)
+    assert info.binds == ()
+
+
+def test_dotted_call_targets_are_collected_in_order():
+    calls = analyse("time.time()\nnp.random.rand(3)\nf(x)").calls
+    assert calls == (("time", "time"), ("np", "random", "rand"), ("f",))
+
+
+def test_comments_and_formatting_do_not_reach_the_normalised_form():
+    a, b = analyse("x = 1  # one\n"), analyse("x=1")
+    assert a.normalised == b.normalised and a.code_hash == b.code_hash
+    assert analyse("x = 2").normalised != a.normalised
+
+
+def test_the_default_name_is_the_first_two_names_bound_else_a_code_hash():
+    assert analyse("a = 1\nb = 2\nc = 3").default_name() == "a,b"
+    assert analyse("df = load()").default_name() == "df"
+    name = analyse("print(1)").default_name()
+    assert name.startswith("cell-") and len(name) == len("cell-") + 8
+    assert analyse("print(1)").default_name() == name
+    assert analyse("print(2)").default_name() != name
+
+
+def test_a_syntax_error_is_raised_as_python_would():
+    with pytest.raises(SyntaxError):
+        analyse("x = (1,")
+
+
+def test_annotated_assignments_bind_only_with_a_value():
+    info = analyse("x: int = y\nz: int")
+    assert info.reads == ("y",)
+    assert info.binds == ("x",)
+
+
+def test_a_star_import_binds_nothing_it_can_name():
+    assert analyse("from m import *\nq = 1").binds == ("q",)
+
+
+def test_deleting_an_attribute_or_item_reads_the_object_and_deletes_no_name():
+    info = analyse("del obj.attr, d[k]")
+    assert info.reads == ("obj", "d", "k")
+    assert info.deletes == ()
+
+
+def test_unpacking_binds_every_target_and_an_attribute_target_reads_its_object():
+    assert analyse("a, (b, *c) = pair").binds == ("a", "b", "c")
+    info = analyse("obj.field = val")
+    assert info.reads == ("val", "obj")
+    assert info.binds == ()
+
+
+def test_names_local_to_a_function_are_not_inputs():
+    body = (
+        "@deco\ndef f(*args, **kw):\n    import os\n    class Inner: pass\n"
+        "    try:\n        pass\n    except E as e:\n        pass\n"
+        "    def h(): return z\n    return os, Inner, h, args, kw, e"
+    )
+    info = analyse(body)
+    assert info.reads == ("deco", "E", "z")
+    assert info.binds == ("f",)
+    assert analyse("def f(a, /, b, *, c=kd): return a").reads == ("kd",)
+    nested = "def outer():\n    n = 0\n    def inner():\n        nonlocal n\n        n += 1\n    return inner"
+    assert analyse(nested).reads == ()
+
+
+def test_try_statements_and_async_definitions():
+    info = analyse(
+        "try:\n    r = risky()\nexcept ValueError:\n    r = None\nfinally:\n    done = True"
+    )
+    assert info.reads == ("risky", "ValueError")
+    assert info.binds == ("r", "done")
+    assert analyse("async def co():\n    await thing").reads == ("thing",)
+
+
+def test_comprehension_targets_are_local_and_a_walrus_inside_binds_outside():
+    assert analyse("{k: v for k, v in items if k in keep}").reads == ("items", "keep")
+    assert analyse("[x for xs in rows for x in xs if x > lim]").reads == ("rows", "lim")
+    info = analyse("[(y := i) for i in seq]\nafter = y")
+    assert info.reads == ("seq",)
+    assert info.binds == ("y", "after")

@@ -1,0 +1,153 @@
+"""`%step plan` (resumable_cells.ipython.plan) against a real engine in this process:
+steps are run with `run_step` in IPython's own in-process shell, then the plan of a
+list of cells is compared with what running them does. No kernel; the plan's agreement
+with a real Run All through a kernel is tested in test_record.py."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+
+import inprocess
+import pytest
+from inprocess import step
+from IPython.core.error import UsageError
+
+from resumable_cells.ipython import notebookfile, plan
+
+
+@pytest.fixture
+def engine(tmp_path, monkeypatch):
+    # The tripwire ignores the temp directory: keep the test's files out of it.
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    monkeypatch.chdir(tmp_path)
+    eng = inprocess.engine(tmp_path / "store")
+    yield eng
+    inprocess.close(eng)
+
+
+def cells_of(*sources: str) -> list[tuple[str, str, None]]:
+    out = []
+    for s in sources:
+        line, _, body = s.partition("\n")
+        out.append((line.removeprefix("%%step").strip(), body, None))
+    return out
+
+
+def actions(rows) -> list[tuple[str, str, str]]:
+    return [(r.step, r.action, r.reason) for r in rows]
+
+
+A = "%%step a\nbase = list(range(5))"
+B = "%%step b\ntotal = sum(base)"
+C = "%%step c\ndoubled = total * 2"
+
+
+def test_steps_that_ran_with_the_same_code_and_inputs_are_served(engine):
+    for s in (A, B, C):
+        step(engine, s)
+    assert actions(plan.make(engine, cells_of(A, B, C))) == [
+        ("a", "serve", ""),
+        ("b", "serve", ""),
+        ("c", "serve", ""),
+    ]
+
+
+def test_a_changed_step_runs_and_so_does_what_reads_it(engine):
+    for s in (A, B, C):
+        step(engine, s)
+    edited = "%%step a\nbase = list(range(6))"
+    rows = plan.make(engine, cells_of(edited, B, C))
+    assert actions(rows) == [
+        ("a", "run", "code changed"),
+        ("b", "run", "input base comes from step a, which runs"),
+        ("c", "run", "input total comes from step b, which runs"),
+    ]
+    assert repr(plan.Plan(rows)).splitlines()[-1] == "0 served, 3 run"
+
+
+def test_a_changed_input_from_the_namespace_is_named(engine):
+    engine.ns["n"] = 1
+    step(engine, "%%step t\ny = n + 1")
+    engine.ns["n"] = 5
+    assert actions(plan.make(engine, cells_of("%%step t\ny = n + 1"))) == [
+        ("t", "run", "input n changed")
+    ]
+
+
+def test_ignored_inputs_and_effects(engine):
+    engine.ns["client"] = object()
+    step(engine, "%%step q --ignore client\nanswer = 42")
+    engine.ns["client"] = object()
+    rows = plan.make(
+        engine, cells_of("%%step q --ignore client\nanswer = 42", "%%step e --effect\nx = 1")
+    )
+    assert actions(rows) == [("q", "serve", ""), ("e", "effect", "effects always run")]
+
+
+def test_a_new_step_and_an_input_that_cannot_be_hashed(engine):
+    import threading
+
+    engine.ns["lock"] = threading.Lock()
+    rows = plan.make(engine, cells_of("%%step fresh\nv = 1", "%%step locked\nw = lock"))
+    assert actions(rows) == [
+        ("fresh", "run", "new step"),
+        ("locked", "run", "input lock cannot be hashed"),
+    ]
+
+
+def test_an_entry_of_another_run_epoch_is_not_served_to_a_step_that_used_it(engine):
+    step(engine, "%%step clock\nwhen = str(step.now())")
+    step(engine, "%%step plain\nk = 1")
+    engine.new_run()
+    assert actions(
+        plan.make(engine, cells_of("%%step clock\nwhen = str(step.now())", "%%step plain\nk = 1"))
+    ) == [
+        ("clock", "run", "package, file or run parameter changed"),
+        ("plain", "serve", ""),
+    ]
+
+
+def test_a_file_the_step_read_that_changed_makes_it_run(engine, tmp_path):
+    (tmp_path / "data.txt").write_text("one")
+    reader = "%%step reader\ntext = open('data.txt').read()"
+    step(engine, reader)
+    assert actions(plan.make(engine, cells_of(reader))) == [("reader", "serve", "")]
+    (tmp_path / "data.txt").write_text("two!")
+    assert actions(plan.make(engine, cells_of(reader)))[0][1] == "run"
+
+
+def test_a_bad_step_line_is_a_usage_error_naming_the_line(engine):
+    with pytest.raises(UsageError, match=r"%step plan: a cell has a bad %%step line '--nosuch'"):
+        plan.make(engine, [("--nosuch", "x = 1", None)])
+
+
+def test_step_cells_are_read_from_the_notebook_in_order(tmp_path):
+    nb = {
+        "cells": [
+            {"cell_type": "markdown", "source": "%%step not code"},
+            {"cell_type": "code", "source": ["%%step one --effect\n", "x = 1\n"]},
+            {"cell_type": "code", "source": "y = 2"},
+            {"cell_type": "code", "id": "c-z", "source": "%%step\nz = 3"},
+        ]
+    }
+    path = tmp_path / "nb.ipynb"
+    path.write_text(json.dumps(nb))
+    cells = notebookfile.code_cells(str(path))
+    assert plan.step_cells(cells) == [("one --effect", "x = 1\n", None), ("", "z = 3", "c-z")]
+    path.write_text("{not json")
+    with pytest.raises(UsageError, match="cannot read"):
+        notebookfile.code_cells(str(path))
+
+
+def test_the_notebook_is_explicit_the_kernels_own_or_recognised(engine, tmp_path, monkeypatch):
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    with pytest.raises(UsageError, match="no notebook at"):
+        notebookfile.locate(engine.shell, "missing.ipynb")
+    found = notebookfile.locate(engine.shell, None)  # no session, no notebook here
+    assert found.path is None and "was not told its notebook file" in found.note
+    (tmp_path / "mine.ipynb").write_text("{}")
+    monkeypatch.setenv("JPY_SESSION_NAME", "mine.ipynb")
+    assert notebookfile.locate(engine.shell, None).path == "mine.ipynb"
+    assert notebookfile.locate(engine.shell, None).note == ""
