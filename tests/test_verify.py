@@ -10,7 +10,9 @@ import json
 from pathlib import Path
 
 import nbformat
+import psutil
 import pytest
+from kernels import wait_until
 
 from resumable_cells import cli
 from resumable_cells.verify.compare import difference, normalise, user_outputs
@@ -39,6 +41,22 @@ def verify(tmp_path: Path, capsys, *args: str) -> tuple[int, dict, str]:
 
 def cells_of(report: dict, notebook: int = 0) -> list[dict]:
     return report["notebooks"][notebook]["cells"]
+
+
+def kernels_left() -> list[int]:
+    """Kernel processes this test process started and that still run."""
+    left = []
+    for p in psutil.Process().children(recursive=True):
+        try:
+            if "ipykernel_launcher" in " ".join(p.cmdline()) and p.status() != "zombie":
+                left.append(p.pid)
+        except psutil.NoSuchProcess:
+            continue
+    return left
+
+
+def no_kernels_left() -> None:
+    wait_until(lambda: not kernels_left(), timeout=30, what="every pass's kernel to exit")
 
 
 def test_clean_notebooks_pass_and_every_step_is_served(tmp_path, capsys):
@@ -93,6 +111,7 @@ def test_nondeterminism_cell_magics_and_effects_are_reported_not_counted(tmp_pat
     s = report["notebooks"][0]["summary"]
     assert (s["nondeterministic"], s["not_wrapped"], s["hung"]) == (1, 1, 0)
     assert not (tmp_path / "out.txt").exists() and not (tmp_path / "notes.txt").exists()
+    no_kernels_left()
 
 
 def test_a_hung_cell_is_interrupted_and_the_pass_goes_on(tmp_path, capsys):
@@ -113,6 +132,7 @@ def test_a_hung_cell_is_interrupted_and_the_pass_goes_on(tmp_path, capsys):
     assert report["notebooks"][0]["passes"]["plain_1"]["restarts"] == 0
     assert report["notebooks"][0]["summary"]["hung"] == 1
     assert "differ or hung" in text
+    no_kernels_left()
 
 
 def test_a_kernel_that_dies_is_restarted_and_reported(tmp_path, capsys):
@@ -131,6 +151,7 @@ def test_a_kernel_that_dies_is_restarted_and_reported(tmp_path, capsys):
     assert after["plain_error"] is None and after["differs"] is None  # it ran, in a new kernel
     assert report["notebooks"][0]["passes"]["stepped"]["restarts"] == 1
     assert "problem: the kernel died at cell 2" in text
+    no_kernels_left()  # the restarted ones too
 
 
 def test_a_difference_between_plain_and_stepped_fails(tmp_path, capsys):
@@ -145,6 +166,33 @@ def test_a_difference_between_plain_and_stepped_fails(tmp_path, capsys):
     assert first["differs"] is None and last["differs"] is None
     assert report["notebooks"][0]["summary"]["identical"] == 2
     assert "differs: output 1: stdout" in text and not report["ok"]
+
+
+def test_in_place_runs_in_the_notebook_folder_with_the_store_apart(tmp_path, capsys):
+    nb = write_notebook(
+        tmp_path / "here" / "writes.ipynb",
+        "with open('marker.txt', 'a') as f:\n    f.write('x')",
+        "print(len(open('marker.txt').read()) > 0)",
+    )
+    rc, report, text = verify(tmp_path, capsys, str(nb), "--in-place")
+    assert rc == 0, text
+    writer, reader = cells_of(report)
+    assert writer["reason"].startswith("not cached: it wrote") and reader["differs"] is None
+    # Each pass appended to the notebook's own marker.txt; the store was elsewhere.
+    assert (tmp_path / "here" / "marker.txt").read_text() == "xxxx"
+    assert sorted(p.name for p in (tmp_path / "here").iterdir()) == ["marker.txt", "writes.ipynb"]
+
+
+def test_a_folder_too_big_to_copy_is_refused_before_any_kernel(tmp_path, capsys, monkeypatch):
+    from resumable_cells.verify import workspace
+
+    monkeypatch.setattr(workspace, "MAX_COPY_FILES", 3)
+    nb = write_notebook(tmp_path / "big" / "nb.ipynb", "x = 1")
+    for n in range(4):
+        (tmp_path / "big" / f"data{n}.csv").write_text("1\n")
+    assert cli.main(["verify", str(nb)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("resumable-cells: the folder") and "verify it with --in-place" in err
 
 
 @pytest.mark.parametrize(

@@ -104,7 +104,9 @@ def run_pass(
     result = PassRun(label, nb)
     with open(log_file, "ab") as klog:
         try:
-            with client.setup_kernel(env=env, stdout=klog, stderr=klog):
+            # cleanup_kc: nbclient shuts down only kernels of its own manager, and
+            # this one is ours (the kernelspec); without it every pass's kernel lives on.
+            with client.setup_kernel(env=env, stdout=klog, stderr=klog, cleanup_kc=True):
                 t0 = time.perf_counter()
                 for index, cell in enumerate(nb.cells):
                     if cell.cell_type == "code" and cell.source.strip():
