@@ -55,7 +55,15 @@ describe('the %%step line, parsed as the magic parses it', () => {
   });
   it('knows exactly the flags the magic declares', () => {
     const flags = spec.step_magic.arguments.map(a => a.name).sort();
-    expect(flags).toEqual(['--deps', '--effect', '--force', '--ignore', '--version', 'name']);
+    expect(flags).toEqual([
+      '--deps',
+      '--effect',
+      '--force',
+      '--ignore',
+      '--ttl',
+      '--version',
+      'name'
+    ]);
   });
 });
 
