@@ -4,9 +4,10 @@ Built from a live run (`build`): each value the step bound, stored by its digest
 ones inline), the names it deleted, its captured outputs, its result (or the result's
 display when the value cannot be stored), the files it read with their digests, the run
 parameters it used, the key's preimage and the cell's source. Valid (`invalid_reason`,
-which `%step plan` asks too) while those files are unchanged and the run's epoch and
-seed are the ones it used. Restored (`load`, then `apply`) by binding its values,
-deleting its names and replaying its outputs in order.
+which `%step plan` asks too) while it is younger than the step's `--ttl`, those files
+are unchanged and the run's epoch and seed are the ones it used. Restored (`load`,
+then `apply`) by binding its values, deleting its names and replaying its outputs in
+order.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .. import formatting
 from ..errors import Unhashable, Unstorable
 from ..hashing import key as step_key
 from ..hashing.values import Hasher
@@ -160,9 +162,14 @@ def described(entry: dict) -> list[dict]:
 
 
 # -- validity -----------------------------------------------------------------------------
-def invalid_reason(entry: dict, run: Run) -> str | None:
-    """Why `entry` cannot be served in `run` (a file it read changed or is gone, the
-    run's epoch or seed it used changed), or None when it can."""
+def invalid_reason(entry: dict, run: Run, ttl: float | None = None) -> str | None:
+    """Why `entry` cannot be served in `run` (older than the step's `--ttl` in seconds,
+    a file it read changed or is gone, the run's epoch or seed it used changed), or
+    None when it can."""
+    if ttl is not None:
+        age = time.time() - entry.get("created", 0.0)
+        if age > ttl:
+            return f"expired (computed {formatting.age(age)} ago, ttl {formatting.age(ttl)})"
     for f in entry.get("files", []):
         try:
             if step_key.file_digest(f["path"]) != f["digest"]:
