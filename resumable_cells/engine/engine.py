@@ -13,6 +13,7 @@ import sys
 import uuid
 from typing import Any
 
+from ..hashing import opaque
 from ..records.journal import Journal
 from ..storage import serialize
 from ..storage.store import Store
@@ -42,6 +43,10 @@ class Engine:
         self.cache = TieredStore(self.store)  # the store, then the team cache
         self.step_spend = {"tokens": 0, "cost": 0.0}  # of the step running now
         self._transformed: dict[str, str] = {}
+        # A cell outside %%step may change any figure: the digests of drawings move.
+        hooks = shell.events.callbacks["post_run_cell"]
+        if opaque.after_cell not in hooks:
+            shell.events.register("post_run_cell", opaque.after_cell)
 
     # -- the record -----------------------------------------------------------------------
     def record(self) -> list[dict]:

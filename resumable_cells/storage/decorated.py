@@ -1,0 +1,65 @@
+"""What the standard library puts around notebook functions and classes, through a
+pickle: `functools.lru_cache`/`cache` wrappers, `functools.cached_property`, mapping
+proxies (a dataclass field's `metadata`) and the dataclasses module's sentinels.
+
+Plain pickle stores an `lru_cache` wrapper by name (`__main__.fib`), which a new kernel
+cannot resolve; here it is the wrapped function (stored by code by the serialiser) and
+the cache's parameters, wrapped again on restore (with an empty cache: it only ever
+holds results the function gives again). A `cached_property` holds a lock pickle
+refuses; it is its function and attribute name. The dataclasses module tells fields
+apart by the identity of its sentinels (`MISSING`, `_FIELD`, `_HAS_DEFAULT_FACTORY`):
+they are stored by name, so that a restored dataclass still has its fields, defaults
+and factories.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import types
+from typing import Any
+
+from ..hashing.code import LRU_WRAPPER
+
+_SENTINEL_TYPES = (dataclasses._MISSING_TYPE, dataclasses._FIELD_BASE,
+                   dataclasses._HAS_DEFAULT_FACTORY_CLASS, dataclasses._KW_ONLY_TYPE)  # fmt: skip
+_SENTINELS = {
+    id(v): name for name, v in vars(dataclasses).items() if isinstance(v, _SENTINEL_TYPES)
+}
+
+
+def reduce(obj: Any) -> Any:
+    """For a pickler's `reducer_override`: the reduction of these objects, or
+    NotImplemented for any other."""
+    t = type(obj)
+    if t is types.MappingProxyType:
+        return _mapping_proxy, (dict(obj),)
+    if t in _SENTINEL_TYPES and id(obj) in _SENTINELS:
+        return getattr, (dataclasses, _SENTINELS[id(obj)])
+    if t is LRU_WRAPPER and getattr(obj, "__module__", None) == "__main__":
+        params = obj.cache_parameters()
+        extra = {k: v for k, v in vars(obj).items() if k not in _LRU_OWN}
+        return _rebuild_lru, (obj.__wrapped__, params["maxsize"], params["typed"], extra)
+    if t is functools.cached_property:
+        return _rebuild_cached_property, (obj.func, obj.attrname, obj.__doc__)
+    return NotImplemented
+
+
+_LRU_OWN = frozenset({"__wrapped__", "cache_parameters"})  # lru_cache sets them again
+
+
+def _mapping_proxy(mapping: dict) -> types.MappingProxyType:
+    return types.MappingProxyType(mapping)
+
+
+def _rebuild_lru(fn, maxsize, typed, extra):
+    wrapper = functools.lru_cache(maxsize=maxsize, typed=typed)(fn)
+    vars(wrapper).update(extra)
+    return wrapper
+
+
+def _rebuild_cached_property(fn, attrname, doc):
+    prop = functools.cached_property(fn)
+    prop.attrname = attrname  # set by __set_name__ when its class is made
+    prop.__doc__ = doc
+    return prop
