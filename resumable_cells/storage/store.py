@@ -188,11 +188,14 @@ class Store:
         if written:
             self.index.incr("blobbytes", written)
 
-    def put_value(self, name: str, value: Any, var: str = "value") -> dict:
+    def put_value(self, name: str, value: Any, var: str = "value", check=None) -> dict:
         """Store a value; returns its reference for an entry. Small values without
         out-of-band buffers are inlined in the entry (authenticated with it), which
-        saves a file per value on every hit."""
+        saves a file per value on every hit. `check(value, main, buffers)`, given,
+        sees the pickle before anything is written and may refuse it (Unstorable)."""
         main, buffers = serialize.dumps(value, var)
+        if check is not None:
+            check(value, main, buffers)
         if not buffers and len(main) <= INLINE_MAX:
             return {"blob": name, "inline": base64.b64encode(main).decode()}
         self.put_blob(name, value, var, pickled=(main, buffers))
