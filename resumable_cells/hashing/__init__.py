@@ -22,5 +22,9 @@ registry.add_library("numpy", arrays.register)
 registry.add_library("pandas", arrays.register)
 registry.add_library("matplotlib", opaque.register)
 registry.add_library("matplotlib", libraries.register)
+registry.add_library("sklearn", libraries.register)
+registry.add_library("astropy", libraries.register)
+registry.add_library("plotly", libraries.register)
+registry.add_library("statsmodels", libraries.register)
 
 __all__ = ["Hasher", "Unhashable", "digest", "hex_digest", "register_hasher"]

@@ -199,10 +199,13 @@ class Hasher:
             raise e.rebased(f"{path}[{i}]") from None
 
     def mapping(self, v, tag: bytes, path: str, attributes: bool = False) -> None:
-        """A dict (or a mapping proxy, an object's state) in its order; `attributes`
-        names a failing member `path.k` instead of `path['k']`."""
+        """A dict (or a mapping proxy) in its order. `attributes`: an object's state,
+        by attribute name (the order its attributes were set in is not its value, and
+        a restore may set them in another), and a failing member is `path.k`."""
         self.tag(tag)
         self.integer(len(v))
+        if attributes and all(type(k) is str for k in v):
+            v = dict(sorted(v.items()))
         if all_atomic(v) and flat_items(v.values()):
             self.flat(v if type(v) is dict else dict(v))
             return

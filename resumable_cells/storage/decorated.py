@@ -1,6 +1,7 @@
 """What the standard library puts around notebook functions and classes, through a
 pickle: `functools.lru_cache`/`cache` wrappers, `functools.cached_property`, mapping
-proxies (a dataclass field's `metadata`) and the dataclasses module's sentinels.
+proxies (a dataclass field's `metadata`), the dataclasses module's sentinels, and
+classes `collections.namedtuple` (or `typing.NamedTuple`) makes.
 
 Plain pickle stores an `lru_cache` wrapper by name (`__main__.fib`), which a new kernel
 cannot resolve; here it is the wrapped function (stored by code by the serialiser) and
@@ -9,11 +10,14 @@ holds results the function gives again). A `cached_property` holds a lock pickle
 refuses; it is its function and attribute name. The dataclasses module tells fields
 apart by the identity of its sentinels (`MISSING`, `_FIELD`, `_HAS_DEFAULT_FACTORY`):
 they are stored by name, so that a restored dataclass still has its fields, defaults
-and factories.
+and factories. A namedtuple class's methods live in a module of their own that only
+exists while `namedtuple` runs: the class is made again by `namedtuple`, then given
+what the notebook added (methods of a `typing.NamedTuple`, a docstring).
 """
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import types
@@ -63,3 +67,34 @@ def _rebuild_cached_property(fn, attrname, doc):
     prop.attrname = attrname  # set by __set_name__ when its class is made
     prop.__doc__ = doc
     return prop
+
+
+def is_namedtuple(cls: type) -> bool:
+    """Whether `cls` was made by `collections.namedtuple` (directly or through
+    `typing.NamedTuple`)."""
+    own = cls.__dict__
+    return issubclass(cls, tuple) and "_make" in own and "_fields" in own
+
+
+def namedtuple_reduce(cls: type) -> tuple:
+    """The reduction of a namedtuple class: its fields and defaults, then the rest."""
+    defaults = tuple(cls._field_defaults[f] for f in cls._fields if f in cls._field_defaults)
+    made = collections.namedtuple(cls.__name__, cls._fields, defaults=defaults or None)
+    late = {
+        k: v
+        for k, v in cls.__dict__.items()
+        if (k not in made.__dict__ or k == "__doc__") and k not in ("__module__", "__dict__")
+    }
+    args = (cls.__name__, cls.__qualname__, cls._fields, defaults)
+    return _rebuild_namedtuple, args, late or None, None, None, _set_attrs
+
+
+def _rebuild_namedtuple(name, qualname, fields, defaults):
+    cls = collections.namedtuple(name, fields, defaults=defaults or None, module="__main__")
+    cls.__qualname__ = qualname
+    return cls
+
+
+def _set_attrs(cls: type, late: dict | None) -> None:
+    for k, v in (late or {}).items():
+        setattr(cls, k, v)

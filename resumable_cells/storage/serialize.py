@@ -152,6 +152,8 @@ def _class_reduce(cls: type):
     """A notebook class by its attributes. Methods that refer to the class itself (a
     `super()` call closes over `__class__`) are set once the class exists, so that
     they refer to the rebuilt class (pickle's memo holds it by then)."""
+    if decorated.is_namedtuple(cls):
+        return decorated.namedtuple_reduce(cls)
     if isinstance(cls, enum.EnumMeta):
         raise pickle.PicklingError(f"{cls.__name__} is an Enum defined in the notebook")
     early, late = {}, {}
