@@ -183,3 +183,20 @@ def test_library_noise_stays_out_of_the_digest():
     assert digest(norm) == d  # pickling it advances a callback counter
     assert digest(serialize.loads(*serialize.dumps(norm))) == d
     assert digest(mpl.colors.Normalize(0, 2)) != d
+
+
+def test_a_drawing_dying_changes_no_table_until_the_tokens_move():
+    # A weak reference callback that removed the entry ran whenever the collector
+    # did, in the middle of `advance`'s loop over the table: "dictionary changed size
+    # during iteration" failed a plotting step. Dead entries wait for `advance`.
+    fig, ax = plt.subplots()
+    digest(ax)
+    plt.close(fig)
+    before = opaque.tracked()
+    del fig, ax
+    import gc
+
+    gc.collect()
+    assert opaque.tracked() == before
+    opaque.advance("k")
+    assert opaque.tracked() < before

@@ -92,14 +92,10 @@ def _token(table: dict, obj: Any) -> str:
 
 
 def _track(table: dict, obj: Any, token: str) -> None:
-    oid = id(obj)
-
-    def forget(ref, oid=oid, table=table):
-        entry = table.get(oid)
-        if entry is not None and entry[0] is ref:
-            del table[oid]
-
-    table[oid] = (weakref.ref(obj, forget), token)
+    # No callback on the weak reference: a callback runs whenever the collector
+    # does, in the middle of any loop over the table. Dead entries are dropped by
+    # `advance`, and `_token` never trusts one (an id may be reused).
+    table[id(obj)] = (weakref.ref(obj), token)
 
 
 # -- the state tokens move ----------------------------------------------------------------
@@ -108,9 +104,10 @@ def advance(key: str | None) -> None:
     becomes hash(state, key); None (no key, an effect) makes each one random."""
     global _advanced
     _advanced = True
+    for table in (_IDENT, _STATE):
+        for oid in [oid for oid, (ref, _) in table.items() if ref() is None]:
+            del table[oid]
     for oid, (ref, token) in list(_STATE.items()):
-        if ref() is None:
-            continue
         new = uuid.uuid4().hex if key is None else xxhash.xxh3_128_hexdigest((token + key).encode())
         _STATE[oid] = (ref, new)
 
@@ -152,3 +149,8 @@ def restore(tokens: tuple[str, str | None], fn: Any, args: tuple) -> Any:
     if state is not None:
         _track(_STATE, obj, state)
     return obj
+
+
+def tracked() -> int:
+    """How many objects and roots have tokens (dead ones until `advance`)."""
+    return len(_IDENT) + len(_STATE)
