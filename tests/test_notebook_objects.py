@@ -74,6 +74,14 @@ DECORATED = [
 def fib(n):
     return n if n < 2 else fib(n - 1) + fib(n - 2)""",
     "%%step v\nv = fib(60)",
+    """%%step fact
+def fact(n):
+    return 1 if n < 2 else n * fact(n - 1)
+def is_even(n):
+    return n == 0 or is_odd(n - 1)
+def is_odd(n):
+    return n != 0 and is_even(n - 1)""",
+    "%%step f10\nf10 = (fact(10), is_even(10))",
     """%%step twice
 def twice(fn):
     @functools.wraps(fn)
@@ -97,7 +105,7 @@ box = Box(7)
 box.square""",
 ]
 DECORATED_PROBE = """print(repr((
-    v, fib(70), fib.cache_parameters(), fib.__wrapped__.__name__,
+    v, fib(70), fib.cache_parameters(), fib.__wrapped__.__name__, f10, fact(5), is_odd(7),
     inc(1), inc.__name__, inc.__doc__, inc.__wrapped__(1), add10(), add10.args,
     box.square, Box(3).square, vars(box),
 )))"""

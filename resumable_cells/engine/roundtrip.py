@@ -17,10 +17,12 @@ large data); a loader that needs to write into them gets copies.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from ..errors import Unhashable, Unstorable
+from ..hashing import opaque
 from ..hashing.plain import ATOMIC, flat_items
 from ..hashing.values import Hasher
 from ..storage import serialize
@@ -35,7 +37,8 @@ def checker(digest: str, ns: dict, name: str) -> Callable[[Any, bytes, list], No
             return
         restored = _load(main, buffers, name)
         try:
-            again = Hasher(ns).value_digest(restored, name)
+            with _bound(ns, name, value, restored):
+                again = Hasher(ns).value_digest(restored, name)
         except Unhashable as err:
             raise Unstorable(name, f"its restored copy cannot be hashed ({err.why})") from None
         if again != digest and again != _now(value, ns, name):
@@ -48,6 +51,20 @@ def checker(digest: str, ns: dict, name: str) -> Callable[[Any, bytes, list], No
             )
 
     return check
+
+
+@contextmanager
+def _bound(ns: dict, name: str, value: Any, restored: Any) -> Iterator[None]:
+    """The copy in the value's place while it is digested: a recursive function (or an
+    `lru_cache` one) reaches itself through the namespace, as a restored one will."""
+    if ns.get(name) is not value:
+        yield
+        return
+    ns[name] = restored
+    try:
+        yield
+    finally:
+        ns[name] = value
 
 
 def _now(value: Any, ns: dict, name: str) -> str | None:
@@ -74,15 +91,17 @@ def _load(main: bytes, buffers: list, name: str) -> Any:
 def exact(value: Any) -> bool:
     """Whether pickling gives `value` back exactly by construction."""
     t = type(value)
-    if t in ATOMIC:
-        return True
+    if t in ATOMIC or opaque.is_drawing(value):
+        return True  # (a drawing's digest is its tokens, which its copy carries)
     if t is list or t is tuple or t is dict:
         return flat_items(value.values() if t is dict else value) and (
             t is not dict or set(map(type, value)) <= ATOMIC
         )
     np = sys.modules.get("numpy")
     if np is not None and t is np.ndarray:
-        return not value.dtype.hasobject
+        if value.dtype.hasobject:  # `fig, axes = plt.subplots(2, 2)`: drawings only
+            return value.size > 0 and all(map(opaque.is_drawing, value.flat))
+        return True
     pd = sys.modules.get("pandas")
     if pd is not None and t in (pd.DataFrame, pd.Series):
         dtypes = list(value.dtypes) if t is pd.DataFrame else [value.dtype]

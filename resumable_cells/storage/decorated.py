@@ -25,11 +25,18 @@ from typing import Any
 
 from ..hashing.code import LRU_WRAPPER
 
+__all__ = ["LRU_WRAPPER", "is_namedtuple", "is_sentinel_type", "namedtuple_reduce", "reduce"]
+
 _SENTINEL_TYPES = (dataclasses._MISSING_TYPE, dataclasses._FIELD_BASE,
                    dataclasses._HAS_DEFAULT_FACTORY_CLASS, dataclasses._KW_ONLY_TYPE)  # fmt: skip
 _SENTINELS = {
     id(v): name for name, v in vars(dataclasses).items() if isinstance(v, _SENTINEL_TYPES)
 }
+
+
+def is_sentinel_type(t: type) -> bool:
+    """Whether `t` is the type of one of the dataclasses module's sentinels."""
+    return t in _SENTINEL_TYPES
 
 
 def reduce(obj: Any) -> Any:

@@ -52,6 +52,15 @@ class _Pickler(pickle.Pickler):
         self._top = top
 
     def reducer_override(self, obj):
+        t = type(obj)
+        if t in _PLAIN:  # a figure pickles tens of thousands of objects: decide once
+            return NotImplemented
+        reduced = self._reduce(obj)
+        if reduced is NotImplemented and not _depends_on_value(t):
+            _PLAIN.add(t)
+        return reduced
+
+    def _reduce(self, obj):
         np = sys.modules.get("numpy")
         if np is not None and type(obj) is np.ndarray and obj.dtype.kind == "O":
             if obj.size >= _STR_ARRAY_MIN:
@@ -82,6 +91,22 @@ class _Pickler(pickle.Pickler):
         if isinstance(obj, property):
             return property, (obj.fget, obj.fset, obj.fdel, obj.__doc__)
         return NotImplemented
+
+
+# Types whose instances `reducer_override` leaves to pickle, whatever their value.
+_PLAIN: set[type] = set()
+
+
+def _depends_on_value(t: type) -> bool:
+    """Types for which the override's answer depends on the object, not its type:
+    arrays (their dtype), functions and classes (where they were made), cache
+    wrappers (their module), the dataclasses sentinels (which instance)."""
+    return (
+        issubclass(t, (types.FunctionType, type))
+        or t.__name__ == "ndarray"
+        or t is decorated.LRU_WRAPPER
+        or decorated.is_sentinel_type(t)
+    )
 
 
 def _by_code(fn: types.FunctionType) -> bool:
