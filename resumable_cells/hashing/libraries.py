@@ -76,7 +76,7 @@ def _h_wcs(h: Any, v: Any, path: str) -> None:
     h.tag(b"o")
     h.text("astropy.wcs.WCS")
     h.value(cls, path)
-    h.mapping(attrs, b"d", path, attributes=True)
+    h.mapping(attrs, b"d", path, attributes=True, by_name=True)
     h.value(fits, path)
     has_cd, has_pc = bool(p.has_cd()), bool(p.has_pc())
     h.value((has_cd, has_pc), f"{path}.wcs")

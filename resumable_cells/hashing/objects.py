@@ -12,6 +12,7 @@ a lock, an open file) is unhashable at once: its internals are never walked.
 from __future__ import annotations
 
 import copyreg
+import struct
 from typing import Any
 
 from ..errors import Unhashable
@@ -19,6 +20,14 @@ from ..errors import Unhashable
 
 def encode(h: Any, v: Any, t: type, path: str) -> None:
     """Hash object `v` of type `t` into hasher `h` by its reduction."""
+    plain = _PLAIN.get(t)
+    if plain is None:
+        plain = _PLAIN[t] = _default_reduction(t)
+    if plain:  # reduces to (copyreg.__newobj__, (t,), its __dict__): only the state varies
+        # (and unpickling updates a fresh __dict__ from it, in the same order)
+        h.tag(b"N")
+        h.mapping(v.__dict__, b"d", path, attributes=True)
+        return
     reducer = copyreg.dispatch_table.get(t)
     try:
         rv = reducer(v) if reducer is not None else v.__reduce_ex__(5)
@@ -45,10 +54,54 @@ def encode(h: Any, v: Any, t: type, path: str) -> None:
 def _state(h: Any, state: Any, path: str) -> None:
     """An object's state; its attributes are named `path.attr` when one fails."""
     if type(state) is dict:
-        h.mapping(state, b"d", path, attributes=True)
+        h.mapping(state, b"d", path, attributes=True, by_name=True)
     elif type(state) is tuple and len(state) == 2 and type(state[1]) is dict:
         h.tag(b"2")  # (__dict__ or None, slots) of a class with __slots__
         _state(h, state[0], path)
-        h.mapping(state[1], b"d", path, attributes=True)
+        h.mapping(state[1], b"d", path, attributes=True, by_name=True)
     else:
         h.value(state, path)
+
+
+_PLAIN: dict[type, bool] = {}
+_HEAPTYPE = 1 << 9
+_OBJECT_GETSTATE = getattr(object, "__getstate__", None)
+
+
+def _default_reduction(t: type) -> bool:
+    """Whether instances of `t` pickle by object's own reduction from their __dict__:
+    classes written in Python, without __slots__, builtin bases or pickling hooks."""
+    mro = getattr(t, "__mro__", ())
+    if not mro or t in copyreg.dispatch_table:
+        return False
+    for base in mro[:-1]:
+        own = vars(base)
+        if not base.__flags__ & _HEAPTYPE or "__slots__" in own:
+            return False
+        if any(k in own for k in _HOOKS):
+            return False
+    return getattr(t, "__getstate__", None) is _OBJECT_GETSTATE and t.__dictoffset__ != 0
+
+
+_HOOKS = ("__reduce_ex__", "__reduce__", "__getstate__", "__getnewargs_ex__", "__getnewargs__")
+
+
+_HEADERS: dict[type, tuple[bytes, str, bool]] = {}
+
+
+def header(t: type) -> tuple[bytes, str, bool]:
+    """An object's tag and qualified class name, its package (for the key's versions)
+    and whether its class is the notebook's: once per type."""
+    found = _HEADERS.get(t)
+    if found is None:
+        name = f"{getattr(t, '__module__', '?')}.{getattr(t, '__qualname__', t.__name__)}".encode(
+            "utf-8", "surrogatepass"
+        )
+        module = getattr(t, "__module__", None)
+        top = module.partition(".")[0] if isinstance(module, str) else ""
+        found = (b"o" + struct.pack("<Q", len(name)) + name,
+                 "" if top in ("", "builtins", "__main__") else top,
+                 top == "__main__")  # fmt: skip
+        if len(_HEADERS) < 65536:
+            _HEADERS[t] = found
+    return found

@@ -131,10 +131,15 @@ class Hasher:
         self._h.update(data)
 
     def text(self, s: str) -> None:
-        self.raw(s.encode("utf-8", "surrogatepass"))
+        b = s.encode("utf-8", "surrogatepass")
+        if len(b) > 4096:
+            self.raw(b)
+        else:
+            self._h.update(_PACK_Q(len(b)) + b)
 
     def integer(self, n: int) -> None:
-        self.raw(n.to_bytes((n.bit_length() + 8) // 8 or 1, "little", signed=True))
+        b = n.to_bytes((n.bit_length() + 8) // 8 or 1, "little", signed=True)
+        self._h.update(_PACK_Q(len(b)) + b)
 
     def note_module(self, t: type) -> None:
         """`t`'s package is reached: its version goes into the key."""
@@ -198,13 +203,14 @@ class Hasher:
         except Unhashable as e:
             raise e.rebased(f"{path}[{i}]") from None
 
-    def mapping(self, v, tag: bytes, path: str, attributes: bool = False) -> None:
+    def mapping(self, v, tag: bytes, path: str, attributes: bool = False, by_name=False) -> None:
         """A dict (or a mapping proxy) in its order. `attributes`: an object's state,
-        by attribute name (the order its attributes were set in is not its value, and
-        a restore may set them in another), and a failing member is `path.k`."""
+        a failing member is `path.k`; `by_name`: in the order of its keys (the order
+        attributes were set in is not the value, and a restore may set them in
+        another)."""
         self.tag(tag)
         self.integer(len(v))
-        if attributes and all(type(k) is str for k in v):
+        if by_name and all(type(k) is str for k in v):
             v = dict(sorted(v.items()))
         if all_atomic(v) and flat_items(v.values()):
             self.flat(v if type(v) is dict else dict(v))
@@ -273,10 +279,11 @@ class Hasher:
         if t is types.MappingProxyType:
             self.mapping(v, b"p", path)
             return
-        self.note_module(t)
-        self.tag(b"o")
-        self.text(_qualname(t))
-        if isinstance(t, type) and getattr(t, "__module__", None) == "__main__":
+        header, top, notebook = objects.header(t)
+        if top:
+            self.shared.modules.add(top)
+        self._h.update(header)
+        if notebook:
             self._h.update(self.callable(t))  # a notebook class: by code
         objects.encode(self, v, t, path)
 
@@ -292,10 +299,10 @@ class Hasher:
 
 
 def _named_builtin(v: Any, t: type) -> bool:
-    """A builtin function of a module (`len`, `math.sqrt`): named by where it lives. A
-    builtin method of an object (`lst.append`) is its object and a name: `objects`."""
+    """A module's builtin function (`len`), not an object's builtin method (`lst.append`,
+    which is its object and a name: `objects`)."""
     return t is types.BuiltinFunctionType and (
-        v.__self__ is None or isinstance(v.__self__, types.ModuleType)
+        v.__self__ is None or type(v.__self__) is types.ModuleType
     )
 
 
