@@ -200,3 +200,14 @@ def test_a_drawing_dying_changes_no_table_until_the_tokens_move():
     assert opaque.tracked() == before
     opaque.advance("k")
     assert opaque.tracked() < before
+
+
+def test_a_drawing_digested_after_its_figure_was_stored_keeps_its_tokens():
+    # The pickler remembers types it leaves to pickle; whether a drawing carries tokens
+    # depends on the drawing (was it digested?), never on its type alone.
+    fig, ax = plt.subplots()
+    digest(fig)
+    serialize.dumps(fig)  # ax is inside, not digested yet
+    d = digest(ax)
+    assert digest(serialize.loads(*serialize.dumps(ax))) == d
+    plt.close("all")

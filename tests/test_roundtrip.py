@@ -47,12 +47,25 @@ def test_a_value_whose_copy_differs_is_refused_with_its_name(tmp_path):
     assert hex_digest(store.get_value(ref)) == d
 
 
+class Plain:
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+
 def test_exact_values_are_not_loaded_back():
     frame = pd.DataFrame({"a": np.arange(5.0), "b": np.arange(5)})
-    for v in (1, "s", [1, 2.0, None], {"a": [1, 2]}, np.arange(10), frame, frame["a"]):
+    records = [Plain(1, [2, "x"]), Plain(2, None)]
+    for v in (1, "s", [1, 2.0, None], {"a": [1, 2]}, np.arange(10), frame, frame["a"], records):
         assert roundtrip.exact(v), v
     objects = pd.DataFrame({"s": ["x", "y"]})
-    for v in (Lossy(1), np.array([object()]), objects, [[1, [2]]], {(1, 2): 3}):
+    for v in (
+        Lossy(1),
+        np.array([object()]),
+        objects,
+        [[1, [2]]],
+        {(1, 2): 3},
+        [Plain(Plain(1, 2), 3)],
+    ):
         assert not roundtrip.exact(v), v
 
 

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import Unhashable, Unstorable
-from ..hashing import opaque
+from ..hashing import objects, opaque
 from ..hashing.plain import ATOMIC, flat_items
 from ..hashing.values import Hasher
 from ..storage import serialize
@@ -94,9 +94,12 @@ def exact(value: Any) -> bool:
     if t in ATOMIC or opaque.is_drawing(value):
         return True  # (a drawing's digest is its tokens, which its copy carries)
     if t is list or t is tuple or t is dict:
-        return flat_items(value.values() if t is dict else value) and (
-            t is not dict or set(map(type, value)) <= ATOMIC
-        )
+        items = value.values() if t is dict else value
+        if t is dict and not set(map(type, value)) <= ATOMIC:
+            return False
+        return flat_items(items) or all(map(_record, items))
+    if _record(value):
+        return True
     np = sys.modules.get("numpy")
     if np is not None and t is np.ndarray:
         if value.dtype.hasobject:  # `fig, axes = plt.subplots(2, 2)`: drawings only
@@ -107,6 +110,18 @@ def exact(value: Any) -> bool:
         dtypes = list(value.dtypes) if t is pd.DataFrame else [value.dtype]
         return all(_plain(np, d) for d in dtypes) and _plain_index(pd, np, value.index)
     return False
+
+
+def _record(value: Any) -> bool:
+    """An instance of a plain Python class (a dataclass, say) whose attributes are plain
+    data: it pickles as its class and that data, and comes back the same."""
+    state = getattr(value, "__dict__", None)
+    return (
+        type(state) is dict
+        and objects.plain_class(type(value))
+        and set(map(type, state)) <= ATOMIC
+        and flat_items(state.values())
+    )
 
 
 def _plain(np: Any, dtype: Any) -> bool:

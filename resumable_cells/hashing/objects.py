@@ -20,10 +20,7 @@ from ..errors import Unhashable
 
 def encode(h: Any, v: Any, t: type, path: str) -> None:
     """Hash object `v` of type `t` into hasher `h` by its reduction."""
-    plain = _PLAIN.get(t)
-    if plain is None:
-        plain = _PLAIN[t] = _default_reduction(t)
-    if plain:  # reduces to (copyreg.__newobj__, (t,), its __dict__): only the state varies
+    if plain_class(t):  # reduces to (copyreg.__newobj__, (t,), its __dict__): only the state varies
         # (and unpickling updates a fresh __dict__ from it, in the same order)
         h.tag(b"N")
         h.mapping(v.__dict__, b"d", path, attributes=True)
@@ -61,6 +58,14 @@ def _state(h: Any, state: Any, path: str) -> None:
         h.mapping(state[1], b"d", path, attributes=True, by_name=True)
     else:
         h.value(state, path)
+
+
+def plain_class(t: type) -> bool:
+    """Whether instances of `t` pickle as their class and their __dict__, nothing else."""
+    plain = _PLAIN.get(t)
+    if plain is None:
+        plain = _PLAIN[t] = _default_reduction(t)
+    return plain
 
 
 _PLAIN: dict[type, bool] = {}

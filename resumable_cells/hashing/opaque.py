@@ -22,6 +22,7 @@ The tokens are kept beside the objects (weakly, by id), never in them.
 
 from __future__ import annotations
 
+import itertools
 import uuid
 import weakref
 from typing import Any
@@ -38,24 +39,32 @@ _advanced = False  # whether a step moved the state tokens during the current ce
 
 def register(top: str) -> None:
     """Make matplotlib's drawing classes drawings (once matplotlib is imported)."""
-    global _classes
+    global _classes, _figure
     if top != "matplotlib" or _classes:
         return
     from matplotlib.artist import Artist
     from matplotlib.backend_bases import FigureCanvasBase, FigureManagerBase
+    from matplotlib.figure import Figure
     from matplotlib.transforms import TransformNode
 
+    _figure = Figure
     _classes = (Artist, FigureCanvasBase, FigureManagerBase, TransformNode)
     for cls in _classes:
         add_handler(cls, h_drawing)
 
 
 _classes: tuple[type, ...] = ()
+_figure: type | tuple = ()  # matplotlib's Figure, once registered
 
 
 def is_drawing(obj: Any) -> bool:
     """Whether `obj` is of a class registered as a drawing."""
     return bool(_classes) and isinstance(obj, _classes)
+
+
+def is_drawing_type(t: type) -> bool:
+    """Whether instances of `t` are drawings."""
+    return bool(_classes) and issubclass(t, _classes)
 
 
 def h_drawing(h: Any, v: Any, path: str) -> None:
@@ -83,12 +92,20 @@ def root_of(obj: Any) -> Any:
 
 
 def _token(table: dict, obj: Any) -> str:
-    hit = table.get(id(obj))
-    if hit is not None and hit[0]() is obj:
-        return hit[1]
-    token = uuid.uuid4().hex
-    _track(table, obj, token)
+    token = _known(table, obj)
+    if token is None:
+        token = f"{_PROCESS}-{next(_COUNT)}"  # unique: this process's, then a count
+        _track(table, obj, token)
     return token
+
+
+def _known(table: dict, obj: Any) -> str | None:
+    hit = table.get(id(obj))
+    return hit[1] if hit is not None and hit[0]() is obj else None
+
+
+_PROCESS = uuid.uuid4().hex
+_COUNT = itertools.count()
 
 
 def _track(table: dict, obj: Any, token: str) -> None:
@@ -130,14 +147,18 @@ def reduce(obj: Any) -> Any:
     at the end of the cell that restored it."""
     if not is_drawing(obj):
         return NotImplemented
+    # Only what was digested has tokens to carry: a figure's other objects (thousands
+    # of transforms and artists) pickle as they are, and get tokens when digested.
+    ident = _known(_IDENT, obj)
+    if ident is None and not isinstance(obj, _figure):  # (a figure: see below)
+        return NotImplemented
     rv = obj.__reduce_ex__(5)
     if isinstance(rv, str):
         return NotImplemented
     state = rv[2] if len(rv) > 2 else None
     if isinstance(state, dict) and "_restore_to_pylab" in state:
         state = {**state, "_restore_to_pylab": False}
-    root = root_of(obj) is obj
-    tokens = (_token(_IDENT, obj), _token(_STATE, obj) if root else None)
+    tokens = (ident, _known(_STATE, obj))
     return (restore, (tokens, rv[0], rv[1]), state, *rv[3:])
 
 
@@ -145,7 +166,8 @@ def restore(tokens: tuple[str, str | None], fn: Any, args: tuple) -> Any:
     """Rebuild a drawing stored by `reduce` and give it its tokens."""
     obj = fn(*args)
     ident, state = tokens
-    _track(_IDENT, obj, ident)
+    if ident is not None:
+        _track(_IDENT, obj, ident)
     if state is not None:
         _track(_STATE, obj, state)
     return obj

@@ -100,9 +100,11 @@ _PLAIN: set[type] = set()
 def _depends_on_value(t: type) -> bool:
     """Types for which the override's answer depends on the object, not its type:
     arrays (their dtype), functions and classes (where they were made), cache
-    wrappers (their module), the dataclasses sentinels (which instance)."""
+    wrappers (their module), the dataclasses sentinels (which instance), drawings
+    (whether they were digested)."""
     return (
         issubclass(t, (types.FunctionType, type))
+        or opaque.is_drawing_type(t)
         or t.__name__ == "ndarray"
         or t is decorated.LRU_WRAPPER
         or decorated.is_sentinel_type(t)
