@@ -126,3 +126,18 @@ def test_an_astropy_wcs_with_sip_and_cd_is_not_served_changed(kernel):
     assert not _served(r)
     assert "not cached: w cannot be stored" in r.stderr
     assert kernel.value("w.all_pix2world([[10.0, 10.0]], 0).tolist()") == live
+
+
+def test_builtin_iterators_are_the_items_they_have_left(tmp_path):
+    # `z = zip(L1, L2); print(*z)` (whirlwind 10): an exhausted iterator reduces to
+    # iter(()) and comes back from a pickle at position 0: the same, empty, iterator.
+    store = Store(tmp_path / "s")
+    exhausted = zip((1, 2, 3), ("a", "b", "c"))
+    list(exhausted)
+    halfway = iter([1, 2, 3])
+    next(halfway)
+    for name, v in (("z", exhausted), ("it", halfway), ("r", iter(range(5)))):
+        d = hex_digest(v)
+        store.put_value(d, v, name, roundtrip.checker(d, {}, name))
+    assert hex_digest(halfway) == hex_digest(iter([2, 3]))
+    assert hex_digest(halfway) != hex_digest(iter([1, 2, 3]))

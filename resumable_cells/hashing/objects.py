@@ -38,6 +38,8 @@ def encode(h: Any, v: Any, t: type, path: str) -> None:
     if not isinstance(rv, tuple) or not 2 <= len(rv) <= 6:
         raise Unhashable(path, f"{t.__name__} has a reduction pickle cannot use")
     fn, args, state, listitems, dictitems = (*rv[:5], None, None, None)[:5]
+    if fn is iter and _remaining(h, args, state, path):
+        return
     h.tag(b"R")
     h.value(fn, path)
     h.value(args, path)
@@ -46,6 +48,21 @@ def encode(h: Any, v: Any, t: type, path: str) -> None:
         h.value(list(listitems), path)
     if dictitems is not None:
         h.value(list(dictitems), path)
+
+
+def _remaining(h: Any, args: Any, state: Any, path: str) -> bool:
+    """A builtin iterator over a sequence (`iter(seq)`, positioned at `state`) is the
+    items it has left: an exhausted one reduces to `iter(())` and comes back from a
+    pickle as `iter(())` at position 0, which is the same iterator."""
+    if not (type(args) is tuple and len(args) == 1 and (state is None or type(state) is int)):
+        return False
+    try:
+        left = args[0][state or 0 :]
+    except TypeError:
+        return False
+    h.tag(b"I")
+    h.value(left, path)
+    return True
 
 
 def _state(h: Any, state: Any, path: str) -> None:
