@@ -115,13 +115,10 @@ def exact(value: Any) -> bool:
 def _record(value: Any) -> bool:
     """An instance of a plain Python class (a dataclass, say) whose attributes are plain
     data: it pickles as its class and that data, and comes back the same."""
-    state = getattr(value, "__dict__", None)
-    return (
-        type(state) is dict
-        and objects.plain_class(type(value))
-        and set(map(type, state)) <= ATOMIC
-        and flat_items(state.values())
-    )
+    if not objects.plain_class(type(value)):
+        return False  # (before reading __dict__: a partial makes one when asked for it)
+    state = value.__dict__
+    return set(map(type, state)) <= ATOMIC and flat_items(state.values())
 
 
 def _plain(np: Any, dtype: Any) -> bool:
