@@ -13,6 +13,7 @@ import sys
 import uuid
 from typing import Any
 
+from ..hashing import opaque
 from ..records.journal import Journal
 from ..storage import serialize
 from ..storage.store import Store
@@ -44,6 +45,10 @@ class Engine:
         self.freshness: Any = None  # ipython.freshness.Watcher: staleness from every input
         self.names = cellnames.Names()  # warns when two cells share a name, not their code
         self._transformed: dict[str, str] = {}
+        # A cell outside %%step may change any figure: the digests of drawings move.
+        hooks = shell.events.callbacks["post_run_cell"]
+        if opaque.after_cell not in hooks:
+            shell.events.register("post_run_cell", opaque.after_cell)
 
     # -- the record -----------------------------------------------------------------------
     def record(self) -> list[dict]:

@@ -26,6 +26,7 @@ from ..hashing import key as step_key
 from ..hashing.values import Hasher
 from ..ipython import capture
 from ..storage.store import Store
+from . import roundtrip
 from .runs import Run
 
 _IPYTHON_NAMES = re.compile(r"^(_+|_i+|_i?\d+|_ii+|In|Out|exit|quit|get_ipython|_oh|_ih|_dh)$")
@@ -122,7 +123,8 @@ def build(run: LiveRun, store: Store, digests: Digests, display: Callable[[Any],
         d = digests.of(name)
         tname, size = step_key.describe(value)
         bindings.append(
-            {**store.put_value(d, value, name), "name": name, "digest": d, "type": tname,
+            {**store.put_value(d, value, name, roundtrip.checker(d, ns, name)),
+             "name": name, "digest": d, "type": tname,
              "size": size, "callable": callable(value) and isinstance(value, type | types.FunctionType)}
         )  # fmt: skip
     out_list = list(run.outputs)
@@ -149,7 +151,8 @@ def _result_ref(result: Any, store: Store, ns: dict, display: Callable[[Any], di
         return None
     try:
         d = Hasher(ns).value_digest(result, "result")
-        return store.put_value(d, result, "the cell's result")
+        check = roundtrip.checker(d, ns, "the cell's result")
+        return store.put_value(d, result, "the cell's result", check)
     except (Unstorable, Unhashable):
         bundle = display(result)
         d = Hasher(ns).value_digest(repr(bundle), "result")

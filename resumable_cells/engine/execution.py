@@ -32,6 +32,7 @@ from ..errors import (
     Unstorable,
 )
 from ..hashing import key as step_key
+from ..hashing import opaque
 from ..ipython import capture
 from ..records import why
 from ..storage.store import FORMAT_VERSION
@@ -203,6 +204,7 @@ class Execution:
         invalid = entry.invalid_reason(found, engine.run, self.args.ttl)
         if invalid:
             return None, invalid
+        opaque.advance(k)  # as the live run did, before the values it left are bound
         try:
             values = entry.load(found, engine.store, engine.ns)
         except Exception as err:  # a damaged or missing blob is a miss, never an error
@@ -238,6 +240,7 @@ class Execution:
         before = {k: id(v) for k, v in engine.ns.items()}
         ctx = stepapi.StepContext(engine, self.name, self.key.digests if self.key else {})
         result, outputs, findings = self._run_body(ctx, reason)
+        opaque.advance(self.key.key if self.key is not None and not effect else None)
         digests = entry.Digests(engine.ns)
         key_digests = self.key.digests if self.key is not None else {}
         bound, deleted = entry.changes(engine.ns, before, self.info.binds, key_digests, digests)

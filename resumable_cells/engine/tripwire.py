@@ -19,6 +19,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import sysprobes
+
 
 @dataclass
 class Findings:
@@ -74,7 +76,8 @@ def _hook(event: str, args) -> None:
     elif event in _FS_EVENTS:
         _on_fs(active, event, args)
     elif event in _PROC_EVENTS or event.startswith("os.exec") or event.startswith("os.spawn"):
-        _note(active, f"started a subprocess ({_short(args)})")
+        if not sysprobes.is_query(event, args):  # `lscpu`: a library asking for the CPUs
+            _note(active, f"started a subprocess ({_short(args)})")
     elif event == "socket.connect":
         _on_connect(active, args)
 

@@ -8,6 +8,7 @@ by module, qualified name and the module's version (the version goes into the ke
 
 from __future__ import annotations
 
+import functools
 import types
 from typing import Any
 
@@ -15,7 +16,12 @@ import xxhash
 
 from .values import Hasher
 
-_SKIP_CLASS_ATTRS = frozenset({"__dict__", "__weakref__", "__module__", "__qualname__"})
+# `__slotnames__` is a cache copyreg adds to a class the first time one of its
+# instances is pickled (or hashed): not part of what the class is.
+_SKIP_CLASS_ATTRS = frozenset(
+    {"__dict__", "__weakref__", "__module__", "__qualname__", "__slotnames__", "_abc_impl"}
+)
+LRU_WRAPPER = type(functools.lru_cache()(lambda: None))
 
 
 def is_notebook_defined(obj: Any, main_ns: dict | None) -> bool:
@@ -25,7 +31,8 @@ def is_notebook_defined(obj: Any, main_ns: dict | None) -> bool:
 
 
 def callable_digest(obj: Any, hasher: Hasher) -> bytes:
-    """16-byte digest of a function, method, class or builtin."""
+    """16-byte digest of a function, class or builtin, in a state of its own: the same
+    wherever in a value it is reached (`Hasher.callable` computes it once per digest)."""
     visiting = hasher.visiting
     oid = id(obj)
     if oid in visiting:  # recursion (f calls g calls f): refer to it by name
@@ -38,11 +45,9 @@ def callable_digest(obj: Any, hasher: Hasher) -> bytes:
 
 
 def _callable_digest(obj: Any, hasher: Hasher) -> bytes:
-    sub = hasher.child()
+    sub = hasher.child("fresh")
     if isinstance(obj, types.MethodType):
-        sub.tag(b"m")
-        sub.raw(callable_digest(obj.__func__, hasher))
-        sub.value(obj.__self__, f"{_name(obj)}.__self__")
+        sub.value(obj, _name(obj))
     elif is_notebook_defined(obj, hasher.main_ns) and isinstance(obj, types.FunctionType):
         _function(sub, obj)
     elif is_notebook_defined(obj, hasher.main_ns) and isinstance(obj, type):
@@ -54,7 +59,6 @@ def _callable_digest(obj: Any, hasher: Hasher) -> bytes:
         top = module.partition(".")[0]
         if top not in ("builtins", "__main__"):
             hasher.modules.add(top)
-    hasher.modules |= sub.modules
     return sub.digest()
 
 
@@ -82,8 +86,10 @@ def _class(h: Hasher, cls: type) -> None:
     h.tag(b"k")
     h.text(cls.__qualname__)
     for base in cls.__bases__:
-        h.raw(callable_digest(base, h))
-    for name, attr in cls.__dict__.items():
+        h.raw(h.callable(base))
+    # By name: the order of a class's attributes is not what it does (a class stored
+    # and rebuilt may set its methods after its other attributes).
+    for name, attr in sorted(cls.__dict__.items(), key=lambda kv: str(kv[0])):
         if name in _SKIP_CLASS_ATTRS:
             continue
         h.text(name)
@@ -133,3 +139,19 @@ def is_own(value: Any) -> bool:
 
 def _name(obj: Any) -> str:
     return getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
+
+
+# -- the standard library's wrappers of functions ------------------------------------------
+def h_lru_wrapper(h: Hasher, v: Any, path: str) -> None:
+    """A `functools.lru_cache` (or `cache`) function: the function it wraps, by code,
+    and the cache's parameters (its contents are results the function gives again)."""
+    h.tag(b"L")
+    h.value(tuple(sorted(v.cache_parameters().items())), path)
+    h.raw(h.callable(v.__wrapped__))
+
+
+def h_cached_property(h: Hasher, v: Any, path: str) -> None:
+    """A `functools.cached_property`: its function and name (not its lock)."""
+    h.tag(b"Q")
+    h.value(v.attrname, path)
+    h.raw(h.callable(v.func))
