@@ -8,6 +8,10 @@ file it creates and removes is no effect. Regular files it opens for reading (ot
 than its own) become discovered inputs of its entry. The store, the Python
 installation, the package itself, system folders and per-user caches and config are
 ignored. One hook for the process, active only for the thread running the step.
+
+The same hook tells `hashing.sources` when a module's code is executed (an import or a
+reload), so that a module file edited after its import is told apart from the code the
+kernel runs. It is installed when the engine starts (`install`).
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from ..hashing import sources
 
 
 @dataclass
@@ -69,13 +75,18 @@ def _ignored_roots(store_dir: Path) -> tuple[str, ...]:
     return tuple(os.path.realpath(r) + os.sep for r in roots if r)
 
 
-@contextmanager
-def watching(store_dir: Path):
-    """Yields the Findings of the block it guards (only the current thread is watched)."""
+def install() -> None:
+    """Add the process's audit hook (once: a hook cannot be removed)."""
     global _installed
     if not _installed:
         sys.addaudithook(_hook)
         _installed = True
+
+
+@contextmanager
+def watching(store_dir: Path):
+    """Yields the Findings of the block it guards (only the current thread is watched)."""
+    install()
     findings = Findings()
     _state.active = (findings, _ignored_roots(store_dir))
     try:
@@ -86,6 +97,11 @@ def watching(store_dir: Path):
 
 
 def _hook(event: str, args) -> None:
+    if event == "exec":
+        code = args[0] if args else None
+        if getattr(code, "co_name", None) == "<module>":
+            sources.note_executed(code.co_filename)
+        return
     active = getattr(_state, "active", None)
     if active is None:
         return

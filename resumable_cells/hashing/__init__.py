@@ -1,6 +1,8 @@
 """Digests: of values (`values`), of functions and classes by code (`code`), of numpy
-and pandas objects (`arrays`), the key of one execution (`key`) and the versions of the
-packages a step reaches (`versions`).
+and pandas objects (`arrays`), the key of one execution (`key`), what a step reaches
+beyond its cell's names (`reach`, reading functions' `bytecode`), the versions of the
+packages it reaches (`versions`) and the source of its local modules (`sources`, with
+`files`).
 
 `values` is the core and imports neither `code` nor `arrays`; both build on it and are
 plugged in here (`registry`), so importing anything under `resumable_cells.hashing`

@@ -65,12 +65,16 @@ class Hasher:
         # Callables being hashed, shared with child states, so that recursion (f calls
         # g calls f) refers back by name instead of recursing forever.
         self.visiting: dict[int, bytes] = {}
+        # What the functions reached read from their namespaces (`reach.Reached`), for
+        # the key to take as inputs; None when nobody asks.
+        self.reach: Any = None
         self._flat_pickler: pickle.Pickler | None = None
 
     def child(self) -> Hasher:
         """A fresh digest state that shares this one's context."""
         sub = Hasher(self.main_ns)
         sub.visiting = self.visiting
+        sub.reach = self.reach
         return sub
 
     def digest(self) -> bytes:
