@@ -29,17 +29,18 @@ class CodeReads:
     dynamic: tuple[str, ...]  # reads of the namespace that cannot be resolved
 
 
-_MEMO: dict[types.CodeType, CodeReads] = {}
+# By id (a code object's own hash reads all of its bytecode), with the code kept alive.
+_MEMO: dict[int, tuple[types.CodeType, CodeReads]] = {}
 
 
 def scan(code: types.CodeType) -> CodeReads:
     """What `code` reads from the namespace of the function's module."""
-    got = _MEMO.get(code)
-    if got is None:
+    got = _MEMO.get(id(code))
+    if got is None or got[0] is not code:
         if len(_MEMO) >= _KEPT:
             _MEMO.clear()
-        got = _MEMO[code] = _scan(code)
-    return got
+        got = _MEMO[id(code)] = (code, _scan(code))
+    return got[1]
 
 
 def _scan(code: types.CodeType) -> CodeReads:

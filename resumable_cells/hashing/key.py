@@ -16,6 +16,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 import xxhash
@@ -39,7 +40,10 @@ class Key:
 
 
 def describe(value: Any) -> tuple[str, int]:
+    """(type name, size in bytes) of an input, for the record."""
     t = type(value)
+    if t is ModuleType:  # asking a module for `nbytes` may run its `__getattr__`
+        return "module", 0
     tname = t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
     size = getattr(value, "nbytes", None)
     if not isinstance(size, int):

@@ -130,14 +130,15 @@ def _attribute(out: Collected, reach: Reached, ns: dict, ref: AttrRef, describe)
     if resolved is None:
         return
     ref, value = resolved
-    if ref.label in out.digests or not (ref.written or _is_input(value, ref, ns)):
+    label = ref.label
+    if label in out.digests or not (ref.written or _is_input(value, ref, ns)):
         return
-    out.attributes[ref.label] = ref
+    out.attributes[label] = ref
     if value is MISSING:
-        out.digests[ref.label] = "missing"
-        out.info[ref.label] = {"type": "missing", "size": 0, "digest": "missing"}
+        out.digests[label] = "missing"
+        out.info[label] = {"type": "missing", "size": 0, "digest": "missing"}
         return
-    _digest(out, reach, ns, ref.label, value, describe)
+    _digest(out, reach, ns, label, value, describe)
 
 
 def _is_input(value: Any, ref: AttrRef, ns: dict) -> bool:
@@ -172,6 +173,8 @@ def _digest(out: Collected, reach: Reached, ns: dict, label: str, value: Any, de
 
 def _drain(reach: Reached, ns: dict, accept: Callable[[str], bool]) -> list[str | AttrRef]:
     """What the last digest reached, as inputs to digest next; empties `reach`."""
+    if not (reach.names or reach.chains or reach.module_chains):
+        return []
     new: list[str | AttrRef] = [n for n in reach.names if accept(n)]
     for chain in reach.chains:
         root = ns.get(chain[0])

@@ -34,13 +34,21 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib.machinery import PathFinder
+from importlib.machinery import (
+    ExtensionFileLoader,
+    PathFinder,
+    SourceFileLoader,
+    SourcelessFileLoader,
+)
 from types import ModuleType
 
 from ..errors import KeyComponentError
 from .files import file_digest, signature
 
 log = logging.getLogger(__name__)
+
+
+_FILE_LOADERS = (SourceFileLoader, SourcelessFileLoader, ExtensionFileLoader)
 
 
 @dataclass
@@ -128,8 +136,13 @@ def reached(names: Iterable[str]) -> Sources:
             local_packages[name] = search
             todo.extend(_loaded_submodules(name))
         if path is not None:
-            out.files[label(name, path)] = _digest(name, path)
-            todo.extend(_with_parents(_imports(name, path, search is not None)))
+            try:
+                st = os.stat(path)
+            except OSError:  # gone since its import: what runs is what was loaded
+                log.debug("the source of %s is gone", name, exc_info=True)
+                raise _stale(name, path) from None
+            out.files[label(name, path)] = _digest(name, path, st)
+            todo.extend(_with_parents(_imports(name, path, search is not None, st)))
     return out
 
 
@@ -153,7 +166,10 @@ def _locate(name: str, parent_search: list[str] | None) -> tuple[str | None, lis
     if module is not None:
         path = getattr(module, "__file__", None)
         search = getattr(module, "__path__", None)
-        return (path if isinstance(path, str) else None), (list(search) if search else None)
+        loader = getattr(getattr(module, "__spec__", None), "loader", None)
+        if not isinstance(path, str) or not isinstance(loader, _FILE_LOADERS):
+            path = None  # not loaded from a file of its own (a zip, frozen, built in)
+        return path, (list(search) if search else None)
     try:
         if parent_search is not None:
             spec = PathFinder.find_spec(name, parent_search)
@@ -164,7 +180,7 @@ def _locate(name: str, parent_search: list[str] | None) -> tuple[str | None, lis
         return None, None
     if spec is None:
         return None, None
-    path = spec.origin if spec.has_location else None
+    path = spec.origin if spec.has_location and isinstance(spec.loader, _FILE_LOADERS) else None
     search = spec.submodule_search_locations
     return path, (list(search) if search is not None else None)
 
@@ -187,14 +203,11 @@ def _loaded_submodules(package: str) -> list[str]:
 _IMPORTS: dict[str, tuple[tuple[int, int], list[str]]] = {}
 
 
-def _imports(name: str, path: str, is_package: bool) -> list[str]:
+def _imports(name: str, path: str, is_package: bool, st: os.stat_result) -> list[str]:
     """The modules the source at `path` imports anywhere in it, as absolute names."""
     if not path.endswith(".py"):
         return []  # an extension module: nothing to read
-    try:
-        sig = signature(os.stat(path))
-    except OSError:
-        return []
+    sig = signature(st)
     memo = _IMPORTS.get(path)
     if memo and memo[0] == sig:
         return memo[1]
@@ -237,10 +250,9 @@ def note_executed(path: str) -> None:
     _EXECUTED[path] = time.time()
 
 
-def _digest(name: str, path: str) -> str:
+def _digest(name: str, path: str, st: os.stat_result) -> str:
     """The digest of the source the kernel runs for module `name`: the file's, unless
     the module was loaded before the file changed."""
-    st = os.stat(path)
     module = sys.modules.get(name)
     if module is None or getattr(module, "__file__", None) != path:
         return file_digest(path, st)  # not loaded: an import runs what the file says
