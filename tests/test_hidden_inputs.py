@@ -163,6 +163,19 @@ def test_a_global_rebound_by_a_helper_is_restored_by_a_hit(kernel):
     assert served(kernel.ok(cell)) and kernel.value("count") == 2
 
 
+def test_a_cached_notebook_function_is_hashed_by_the_code_it_wraps(kernel):
+    helper = "import functools\n@functools.lru_cache\ndef f(x):\n    return x * {m} + offset"
+    cell = "%%step use\ny = f(3)"
+    kernel.ok("offset = 0\n" + helper.format(m=2))
+    kernel.ok(cell)
+    restart(kernel, "offset = 0\n" + helper.format(m=2))
+    assert served(kernel.ok(cell))
+    restart(kernel, "offset = 0\n" + helper.format(m=7))
+    assert "ran" in status(kernel.ok(cell)) and kernel.value("y") == 21
+    restart(kernel, "offset = 1\n" + helper.format(m=7))
+    assert "input offset changed" in status(kernel.ok(cell)) and kernel.value("y") == 22
+
+
 # -- dynamic reads ---------------------------------------------------------------------
 def test_globals_with_a_literal_name_reads_that_name(kernel):
     cell = "%%step dyn\nv = globals()['cfg']['a'] + eval('offset')"

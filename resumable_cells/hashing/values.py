@@ -214,6 +214,12 @@ class Hasher:
             self.tag(b"F")
             self._h.update(callable_digest(v, self))
             return
+        wrapped = wrapped_function(v)
+        if wrapped is not None:  # it pickles by name only: it is the code it wraps
+            self.tag(b"W")
+            self.text(_qualname(t))
+            self._h.update(callable_digest(wrapped, self))
+            return
         if t is types.ModuleType:
             self.tag(b"M")
             self.text(v.__name__)
@@ -290,13 +296,23 @@ class _DigestPickler(pickle.Pickler):
             return self._sub_digest(obj)
         if isinstance(obj, (types.FunctionType, type)) or t in _CALLABLE_TYPES:
             return self._sub_digest(obj)
-        if t in CUSTOM:
+        if t in CUSTOM or wrapped_function(obj) is not None:
             return self._sub_digest(obj)
         self._hasher._note_module(t)
         return None
 
     def _sub_digest(self, obj) -> bytes:
         return self._hasher._part(obj, self._path)
+
+
+def wrapped_function(v: Any) -> types.FunctionType | None:
+    """The function a callable object wraps (`functools.lru_cache`, any object that
+    `functools.update_wrapper` filled), read from its own dict so no `__getattr__` runs."""
+    if not callable(v):
+        return None
+    d = getattr(v, "__dict__", None)
+    wrapped = d.get("__wrapped__") if isinstance(d, dict) else None
+    return wrapped if isinstance(wrapped, types.FunctionType) else None
 
 
 def _qualname(t: type) -> str:
