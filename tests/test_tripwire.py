@@ -87,3 +87,31 @@ def test_a_notebook_inside_the_package_checkout_is_watched(tmp_path):
     finally:
         k.shutdown()
         shutil.rmtree(nb)
+
+
+def test_a_database_a_step_reads_is_an_input_and_one_it_writes_makes_it_uncached(kernel):
+    import sqlite3
+
+    db = kernel.cwd / "data.db"
+    with sqlite3.connect(db) as con:
+        con.execute("create table t (x)")
+        con.execute("insert into t values (1)")
+    con.close()
+    reader = (
+        "%%step query\nimport sqlite3\ncon = sqlite3.connect('data.db')\n"
+        "rows = con.execute('select x from t').fetchall()\ncon.close()\ndel con"
+    )
+    kernel.ok(reader)
+    assert served(kernel.ok(reader))
+    with sqlite3.connect(db) as con:
+        con.execute("insert into t values (2)")
+    con.close()
+    line = status(kernel.ok(reader))
+    assert "ran" in line and "data.db changed" in line
+    assert kernel.value("rows") == [(1,), (2,)]
+    writer = (
+        "%%step insert\nimport sqlite3\ncon = sqlite3.connect('data.db')\n"
+        "con.execute('insert into t values (3)')\ncon.commit()\ncon.close()\ndel con"
+    )
+    r = kernel.ok(writer)
+    assert "not cached" in r.stderr and "changed data.db" in r.stderr

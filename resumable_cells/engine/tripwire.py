@@ -5,7 +5,9 @@ renaming them, subprocesses and network connections mean the step has effects: i
 still runs, but is not cached. Files and folders the step itself creates are exempt
 while it runs, and count as written if they are still there when it ends: a temporary
 file it creates and removes is no effect. Regular files it opens for reading (other
-than its own) become discovered inputs of its entry. The store, the Python
+than its own) become discovered inputs of its entry, and so do SQLite databases it
+connects to; a file it read that changed by the time it ends was written (a database
+through its connection, or a file by code the hook does not see). The store, the Python
 installation, the package itself, system folders and per-user caches and config are
 ignored. One hook for the process, active only for the thread running the step.
 
@@ -17,6 +19,7 @@ kernel runs. It is installed when the engine starts (`install`).
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import threading
 from contextlib import contextmanager
@@ -31,6 +34,11 @@ class Findings:
     effects: list[str] = field(default_factory=list)
     reads: set[str] = field(default_factory=set)
     created: dict[str, bool] = field(default_factory=dict)  # path -> is a folder
+    read_as: dict[str, tuple[int, int]] = field(default_factory=dict)  # path -> (size, mtime)
+
+    def read(self, path: str, st: os.stat_result) -> None:
+        self.reads.add(path)
+        self.read_as.setdefault(path, (st.st_size, st.st_mtime_ns))
 
     def own(self, path: str) -> bool:
         """Whether `path` is, or is inside, something the step created."""
@@ -42,12 +50,21 @@ class Findings:
                 return False
             path = parent
 
-    def left_behind(self) -> None:
-        """What the step created and did not remove is written: an effect."""
+    def finish(self) -> None:
+        """What the step created and did not remove is written, and so is a file it read
+        that changed since: effects."""
         for path, is_dir in self.created.items():
             if os.path.lexists(path) and not self.own(os.path.dirname(path)):
                 what = "created a directory" if is_dir else "wrote"
                 self.effects.append(f"{what} {_rel(path)}")
+        for path, sig in self.read_as.items():
+            try:
+                st = os.stat(path)
+                now = (st.st_size, st.st_mtime_ns)
+            except OSError:
+                now = None
+            if now != sig:
+                self.effects.append(f"changed {_rel(path)}")
 
 
 _state = threading.local()
@@ -93,7 +110,7 @@ def watching(store_dir: Path):
         yield findings
     finally:
         _state.active = None
-        findings.left_behind()
+        findings.finish()
 
 
 def _hook(event: str, args) -> None:
@@ -113,6 +130,8 @@ def _hook(event: str, args) -> None:
         _note(active, f"started a subprocess ({_short(args)})")
     elif event == "socket.connect":
         _on_connect(active, args)
+    elif event == "sqlite3.connect":
+        _on_database(active, args)
 
 
 def _on_open(active, args) -> None:
@@ -131,10 +150,38 @@ def _on_open(active, args) -> None:
     if findings.own(full):
         return
     if not writing:
-        if os.path.isfile(full):
-            findings.reads.add(full)
+        _read(findings, full)
     elif os.path.lexists(full):
         _note(active, f"wrote {_rel(full)}")
+    else:
+        findings.created[full] = False
+
+
+def _read(findings: Findings, full: str) -> None:
+    try:
+        st = os.stat(full)
+    except OSError:
+        return
+    if stat.S_ISREG(st.st_mode):
+        findings.read(full, st)
+
+
+def _on_database(active, args) -> None:
+    """A SQLite database: read like a file; one the connection creates is written."""
+    findings, roots = active
+    path = args[0] if args else None
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        return
+    path = os.fsdecode(path)
+    if path.startswith("file:"):  # a URI: file:data.db?mode=ro
+        path = path[len("file:") :].partition("?")[0]
+    if path in ("", ":memory:"):
+        return
+    full = _real(path)
+    if full is None or full.startswith(roots) or findings.own(full):
+        return
+    if os.path.lexists(full):
+        _read(findings, full)
     else:
         findings.created[full] = False
 
