@@ -204,3 +204,13 @@ def test_a_function_that_reads_the_namespace_dynamically_is_reported():
     _fn("def pick(n):\n    return globals()[n]", ns)
     ns.pop("__builtins__")
     assert _collect(ns, ["pick"]).dynamic == ["`globals()` in pick"]
+
+
+def test_a_module_global_a_local_function_sets_is_an_input_even_when_unset(beside):
+    _write(beside / "rc_state.py", "def configure():\n    global MODE\n    MODE = 'fast'\n")
+    mod = importlib.import_module("rc_state")
+    ns = {"rc_state": mod}
+    got = _collect(ns, [], [reach.AttrRef("rc_state", mod, ("configure",))])
+    assert got.digests["rc_state.MODE"] == "missing"
+    mod.configure()
+    assert reach.changed_attributes(ns, got.attributes, got.digests) == ["rc_state.MODE"]

@@ -27,6 +27,7 @@ class CodeReads:
     names: frozenset[str]  # globals loaded, stored or deleted (literal dynamic reads too)
     chains: frozenset[tuple[str, ...]]  # (global, attribute, ...) read
     dynamic: tuple[str, ...]  # reads of the namespace that cannot be resolved
+    writes: frozenset[str] = frozenset()  # globals stored or deleted
 
 
 # By id (a code object's own hash reads all of its bytecode), with the code kept alive.
@@ -45,12 +46,14 @@ def scan(code: types.CodeType) -> CodeReads:
 
 def _scan(code: types.CodeType) -> CodeReads:
     names: set[str] = set()
+    writes: set[str] = set()
     chains: set[tuple[str, ...]] = set()
     dynamic: list[str] = []
     ins = list(dis.get_instructions(code))
     for i, op in enumerate(ins):
         if op.opname in _WRITES:
             names.add(op.argval)
+            writes.add(op.argval)
         elif op.opname in _LOADS:
             name = op.argval
             if name == "globals":
@@ -66,9 +69,12 @@ def _scan(code: types.CodeType) -> CodeReads:
         if isinstance(const, types.CodeType):
             inner = scan(const)
             names |= inner.names
+            writes |= inner.writes
             chains |= inner.chains
             dynamic.extend(d for d in inner.dynamic if d not in dynamic)
-    return CodeReads(frozenset(names), frozenset(chains), tuple(dict.fromkeys(dynamic)))
+    return CodeReads(
+        frozenset(names), frozenset(chains), tuple(dict.fromkeys(dynamic)), frozenset(writes)
+    )
 
 
 def _attribute_run(ins: list[dis.Instruction], j: int) -> list[str]:

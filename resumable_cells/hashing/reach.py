@@ -69,7 +69,7 @@ class Reached:
 
     names: list[str] = field(default_factory=list)  # notebook globals
     chains: list[tuple[str, ...]] = field(default_factory=list)  # rooted at notebook globals
-    module_chains: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    module_chains: list[tuple[str, tuple[str, ...], bool]] = field(default_factory=list)
     dynamic: list[str] = field(default_factory=list)  # "`globals()` in pick"
 
     def notebook_function(self, qualname: str, reads: Any) -> None:
@@ -79,9 +79,10 @@ class Reached:
         self.dynamic.extend(f"`{d}` in {qualname}" for d in reads.dynamic)
 
     def module_function(self, module: str, reads: Any) -> None:
-        """A function of the local module `module` reached."""
-        self.module_chains.extend((module, (n,)) for n in sorted(reads.names))
-        self.module_chains.extend((module, c) for c in sorted(reads.chains))
+        """A function of the local module `module` reached: what it reads, and the
+        globals it assigns (inputs whatever their value, or their absence)."""
+        self.module_chains.extend((module, (n,), n in reads.writes) for n in sorted(reads.names))
+        self.module_chains.extend((module, c, False) for c in sorted(reads.chains))
 
 
 @dataclass
@@ -180,10 +181,10 @@ def _drain(reach: Reached, ns: dict, accept: Callable[[str], bool]) -> list[str 
         root = ns.get(chain[0])
         if isinstance(root, ModuleType) and accept(chain[0]):
             new.append(AttrRef(chain[0], root, chain[1:]))
-    for module_name, chain in reach.module_chains:
+    for module_name, chain, written in reach.module_chains:
         module = sys.modules.get(module_name)
         if module is not None and accept(f"{module_name}.{chain[0]}"):
-            new.append(AttrRef(module_name, module, chain))
+            new.append(AttrRef(module_name, module, chain, written))
     reach.names.clear()
     reach.chains.clear()
     reach.module_chains.clear()
