@@ -214,3 +214,13 @@ def test_a_module_global_a_local_function_sets_is_an_input_even_when_unset(besid
     assert got.digests["rc_state.MODE"] == "missing"
     mod.configure()
     assert reach.changed_attributes(ns, got.attributes, got.digests) == ["rc_state.MODE"]
+
+
+def test_an_ignored_attribute_is_not_an_input(beside):
+    _write(beside / "rc_db.py", "import threading\nlock = threading.Lock()\nN = 1\n")
+    mod = importlib.import_module("rc_db")
+    refs = [reach.AttrRef("rc_db", mod, ("lock",)), reach.AttrRef("rc_db", mod, ("N",))]
+    with pytest.raises(KeyComponentError, match="input rc_db.lock cannot be hashed"):
+        _collect({"rc_db": mod}, [], refs)
+    got = reach.collect({"rc_db": mod}, [], refs, lambda n: n != "rc_db.lock", describe)
+    assert set(got.digests) == {"rc_db.N"}

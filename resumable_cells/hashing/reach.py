@@ -117,7 +117,7 @@ def collect(
         elif isinstance(item, str):
             _digest(out, reach, ns, item, ns[item], describe)
         else:
-            _attribute(out, reach, ns, item, describe)
+            _attribute(out, reach, ns, item, describe, accept)
         for new in _drain(reach, ns, accept):
             if new not in seen:
                 seen.add(new)
@@ -126,13 +126,15 @@ def collect(
     return out
 
 
-def _attribute(out: Collected, reach: Reached, ns: dict, ref: AttrRef, describe) -> None:
+def _attribute(out: Collected, reach: Reached, ns: dict, ref: AttrRef, describe, accept) -> None:
     resolved = ref.resolve()
     if resolved is None:
         return
     ref, value = resolved
     label = ref.label
-    if label in out.digests or not (ref.written or _is_input(value, ref, ns)):
+    if label in out.digests or not accept(label):
+        return
+    if not (ref.written or _is_input(value, ref, ns)):
         return
     out.attributes[label] = ref
     if value is MISSING:
