@@ -115,3 +115,12 @@ def test_a_database_a_step_reads_is_an_input_and_one_it_writes_makes_it_uncached
     )
     r = kernel.ok(writer)
     assert "not cached" in r.stderr and "changed data.db" in r.stderr
+
+
+def test_a_shell_command_is_an_effect(kernel):
+    # IPython runs `!cmd` through pexpect, whose pty.fork() raises `os.forkpty`.
+    cell = "%%step shell\n!echo ran >> shell.log"
+    r = kernel.ok(cell)
+    assert "not cached" in r.stderr and "started a subprocess" in r.stderr
+    assert "ran" in status(kernel.ok(cell))
+    assert (kernel.cwd / "shell.log").read_text() == "ran\nran\n"

@@ -75,7 +75,12 @@ _FS_EVENTS = {
     "os.mkdir": "created a directory", "shutil.rmtree": "removed a tree", "os.truncate": "truncated",
     "os.chmod": "changed permissions of", "os.link": "linked", "os.symlink": "linked",
 }  # fmt: skip
-_PROC_EVENTS = {"subprocess.Popen", "os.system", "os.posix_spawn", "os.spawn", "os.exec", "os.fork"}
+_PROC_EVENTS = {
+    "subprocess.Popen", "os.system", "os.posix_spawn", "os.spawn", "os.exec", "os.fork",
+    "os.forkpty",  # pty.fork(): IPython's `!cmd` through pexpect
+    "os.popen",
+}  # fmt: skip
+_SIGNAL_EVENTS = {"os.kill", "os.killpg"}
 _DIR_FD = {"os.remove": 1, "os.rmdir": 1, "os.mkdir": 2, "os.chmod": 2, "os.rename": 2}
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -128,6 +133,8 @@ def _hook(event: str, args) -> None:
         _on_fs(active, event, args)
     elif event in _PROC_EVENTS or event.startswith("os.exec") or event.startswith("os.spawn"):
         _note(active, f"started a subprocess ({_short(args)})")
+    elif event in _SIGNAL_EVENTS:
+        _note(active, f"sent signal {args[1]} to process {args[0]}")
     elif event == "socket.connect":
         _on_connect(active, args)
     elif event == "sqlite3.connect":
