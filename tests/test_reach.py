@@ -224,3 +224,16 @@ def test_an_ignored_attribute_is_not_an_input(beside):
         _collect({"rc_db": mod}, [], refs)
     got = reach.collect({"rc_db": mod}, [], refs, lambda n: n != "rc_db.lock", describe)
     assert set(got.digests) == {"rc_db.N"}
+
+
+def test_a_module_attribute_a_notebook_function_sets_is_an_input(beside):
+    _write(beside / "rc_conf.py", "")
+    mod = importlib.import_module("rc_conf")
+    ns: dict = {"rc_conf": mod}
+    _fn("def tune():\n    rc_conf.LEVEL = 3", ns)
+    ns.pop("__builtins__")
+    assert bytecode.scan(ns["tune"].__code__).attr_writes == {("rc_conf", "LEVEL")}
+    got = _collect(ns, ["tune"])
+    assert got.digests["rc_conf.LEVEL"] == "missing"
+    ns["tune"]()
+    assert reach.changed_attributes(ns, got.attributes, got.digests) == ["rc_conf.LEVEL"]

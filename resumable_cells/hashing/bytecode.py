@@ -2,7 +2,8 @@
 
 For a code object and the code nested in it (inner functions, lambdas, comprehensions):
 the global names it loads, stores or deletes; the attribute chains it reads from a
-global (`settings.THRESHOLD`: a global load, then attribute loads); the names it reads
+global (`settings.THRESHOLD`: a global load, then attribute loads) or sets
+(`settings.THRESHOLD = 0.7`: then an attribute store); the names it reads
 through `globals()['name']`, `globals().get('name')`, `eval('...')` or `exec('...')`
 with a literal; and the dynamic reads it cannot resolve (`globals()` used any other
 way, `eval`/`exec` of anything but one literal string). Remembered per code object.
@@ -19,6 +20,7 @@ _LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
 _WRITES = frozenset({"STORE_GLOBAL", "DELETE_GLOBAL", "STORE_NAME", "DELETE_NAME"})
 _ATTRS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
 _SUBSCRIPT_WRITES = frozenset({"STORE_SUBSCR", "DELETE_SUBSCR"})
+_ATTR_WRITES = frozenset({"STORE_ATTR", "DELETE_ATTR"})
 _KEPT = 4096
 
 
@@ -28,6 +30,7 @@ class CodeReads:
     chains: frozenset[tuple[str, ...]]  # (global, attribute, ...) read
     dynamic: tuple[str, ...]  # reads of the namespace that cannot be resolved
     writes: frozenset[str] = frozenset()  # globals stored or deleted
+    attr_writes: frozenset[tuple[str, ...]] = frozenset()  # (global, ..., attribute) set
 
 
 # By id (a code object's own hash reads all of its bytecode), with the code kept alive.
@@ -48,6 +51,7 @@ def _scan(code: types.CodeType) -> CodeReads:
     names: set[str] = set()
     writes: set[str] = set()
     chains: set[tuple[str, ...]] = set()
+    attr_writes: set[tuple[str, ...]] = set()
     dynamic: list[str] = []
     ins = list(dis.get_instructions(code))
     for i, op in enumerate(ins):
@@ -65,15 +69,23 @@ def _scan(code: types.CodeType) -> CodeReads:
                 attrs = _attribute_run(ins, i + 1)
                 if attrs:
                     chains.add((name, *attrs))
+                after = ins[i + 1 + len(attrs)] if i + 1 + len(attrs) < len(ins) else None
+                if after is not None and after.opname in _ATTR_WRITES:
+                    attr_writes.add((name, *attrs, after.argval))
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             inner = scan(const)
             names |= inner.names
             writes |= inner.writes
+            attr_writes |= inner.attr_writes
             chains |= inner.chains
             dynamic.extend(d for d in inner.dynamic if d not in dynamic)
     return CodeReads(
-        frozenset(names), frozenset(chains), tuple(dict.fromkeys(dynamic)), frozenset(writes)
+        frozenset(names),
+        frozenset(chains),
+        tuple(dict.fromkeys(dynamic)),
+        frozenset(writes),
+        frozenset(attr_writes),
     )
 
 

@@ -68,14 +68,15 @@ class Reached:
     """What the functions hashed so far read: filled by `code`, drained by `collect`."""
 
     names: list[str] = field(default_factory=list)  # notebook globals
-    chains: list[tuple[str, ...]] = field(default_factory=list)  # rooted at notebook globals
+    chains: list[tuple[tuple[str, ...], bool]] = field(default_factory=list)  # (chain, set)
     module_chains: list[tuple[str, tuple[str, ...], bool]] = field(default_factory=list)
     dynamic: list[str] = field(default_factory=list)  # "`globals()` in pick"
 
     def notebook_function(self, qualname: str, reads: Any) -> None:
         """A notebook function reached: `reads` is its `bytecode.CodeReads`."""
         self.names.extend(sorted(reads.names))
-        self.chains.extend(sorted(reads.chains))
+        self.chains.extend((c, False) for c in sorted(reads.chains))
+        self.chains.extend((c, True) for c in sorted(reads.attr_writes))
         self.dynamic.extend(f"`{d}` in {qualname}" for d in reads.dynamic)
 
     def module_function(self, module: str, reads: Any) -> None:
@@ -83,6 +84,7 @@ class Reached:
         globals it assigns (inputs whatever their value, or their absence)."""
         self.module_chains.extend((module, (n,), n in reads.writes) for n in sorted(reads.names))
         self.module_chains.extend((module, c, False) for c in sorted(reads.chains))
+        self.module_chains.extend((module, c, True) for c in sorted(reads.attr_writes))
 
 
 @dataclass
@@ -179,10 +181,10 @@ def _drain(reach: Reached, ns: dict, accept: Callable[[str], bool]) -> list[str 
     if not (reach.names or reach.chains or reach.module_chains):
         return []
     new: list[str | AttrRef] = [n for n in reach.names if accept(n)]
-    for chain in reach.chains:
+    for chain, written in reach.chains:
         root = ns.get(chain[0])
         if isinstance(root, ModuleType) and accept(chain[0]):
-            new.append(AttrRef(chain[0], root, chain[1:]))
+            new.append(AttrRef(chain[0], root, chain[1:], written))
     for module_name, chain, written in reach.module_chains:
         module = sys.modules.get(module_name)
         if module is not None and accept(f"{module_name}.{chain[0]}"):
