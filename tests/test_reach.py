@@ -237,3 +237,16 @@ def test_a_module_attribute_a_notebook_function_sets_is_an_input(beside):
     assert got.digests["rc_conf.LEVEL"] == "missing"
     ns["tune"]()
     assert reach.changed_attributes(ns, got.attributes, got.digests) == ["rc_conf.LEVEL"]
+
+
+def test_input_digests_are_the_keys_own_for_names_and_attribute_labels(beside):
+    from resumable_cells.hashing.key import input_digests
+
+    _write(beside / "rc_lab.py", "T = 0.5\n")
+    mod = importlib.import_module("rc_lab")
+    ns: dict = {"rc_lab": mod, "factor": 2}
+    _fn("def f():\n    return factor", ns)
+    ns.pop("__builtins__")
+    got = _collect(ns, ["f"], [reach.AttrRef("rc_lab", mod, ("T",))])
+    digests, _, _ = input_digests(ns, ["f", "factor", "rc_lab.T"])
+    assert digests == {k: got.digests[k] for k in ("f", "factor", "rc_lab.T")}

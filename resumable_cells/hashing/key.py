@@ -26,7 +26,10 @@ from . import reach, sources, versions
 from .files import file_digest
 from .reach import AttrRef
 
-__all__ = ["Key", "compute", "describe", "file_digest", "deps_digests", "code_id", "PYTHON"]
+__all__ = [
+    "Key", "compute", "describe", "input_digests", "file_digest", "deps_digests", "code_id",
+    "PYTHON",
+]  # fmt: skip
 
 PYTHON = ".".join(map(str, sys.version_info[:3]))
 
@@ -77,6 +80,22 @@ def dynamic_error(reads: list[str]) -> KeyComponentError:
         "before it runs",
         ways_out=DYNAMIC_WAY_OUT,
     )
+
+
+def input_digests(ns: dict, names: list[str]) -> tuple[dict[str, str], set[str], dict]:
+    """Each input's digest as a key holds it (a name, or a module attribute's label such
+    as `settings.THRESHOLD`), without following what it reaches: for staleness, which
+    watches the inputs a step used. Returns (digests, modules reached, descriptions).
+    Raises KeyComponentError."""
+    wanted = set(names)
+    plain = [n for n in names if "." not in n and n in ns]
+    refs = []
+    for label in (n for n in names if "." in n):
+        ref = reach.ref_of(ns, label)
+        if ref is not None:  # taken whatever its value, as an attribute the step sets is
+            refs.append(AttrRef(ref.root, ref.module, ref.attrs, written=True))
+    got = reach.collect(ns, plain, refs, wanted.__contains__, describe)
+    return got.digests, got.modules, got.info
 
 
 def deps_digests(patterns: list[str]) -> dict[str, str]:
