@@ -132,7 +132,7 @@ def _hook(event: str, args) -> None:
     elif event in _FS_EVENTS:
         _on_fs(active, event, args)
     elif event in _PROC_EVENTS or event.startswith("os.exec") or event.startswith("os.spawn"):
-        _note(active, f"started a subprocess ({_short(args)})")
+        _note(active, f"started a subprocess ({_short(args) if args else event})")
     elif event in _SIGNAL_EVENTS:
         _note(active, f"sent signal {args[1]} to process {args[0]}")
     elif event == "socket.connect":
