@@ -142,7 +142,8 @@ def compute(
     if got.dynamic:
         raise dynamic_error(got.dynamic)
     digests = got.digests
-    found = sources.reached(sorted(got.modules) + list(cell_modules))
+    reached = sorted(got.modules) + list(cell_modules)
+    found = sources.reached(reached) if reached else sources.Sources()
     modules = got.modules | found.packages | {m.partition(".")[0] for m in cell_modules}
     env = {"python": PYTHON}
     for m in sorted(modules):

@@ -108,9 +108,12 @@ def collect(
     says whether a name (or label) reached is an input; `given` holds digests known
     already (None: not known yet), taken as they are and not followed (`%step plan`'s
     names bound by earlier steps). Raises KeyComponentError."""
-    out, reach, given = Collected(), Reached(), given or {}
+    out = Collected()
     todo: deque[str | AttrRef] = deque(names)
     todo.extend(refs)
+    if not todo:  # a step that reads nothing of the namespace: the common trivial case
+        return out
+    reach, given = Reached(), given or {}
     seen: set[Any] = set(todo)
     while todo:
         item = todo.popleft()
