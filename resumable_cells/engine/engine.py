@@ -18,7 +18,7 @@ from ..records.journal import Journal
 from ..storage import serialize
 from ..storage.store import Store
 from ..storage.tiers import Tier, TieredStore
-from . import cellnames, runs
+from . import cellnames, runs, tripwire
 
 log = logging.getLogger(__name__)
 _TRANSFORMS_KEPT = 512
@@ -28,6 +28,7 @@ class Engine:
     def __init__(self, shell, store: Store | None = None):
         self.shell = shell
         self.ns: dict = shell.user_ns
+        tripwire.install()  # from now on, when a module's code runs is known (`sources`)
         serialize.set_main_namespace(self.ns)
         self.store = store or Store()
         if self.store.recovered:

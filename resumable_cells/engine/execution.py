@@ -32,7 +32,7 @@ from ..errors import (
     Unstorable,
 )
 from ..hashing import key as step_key
-from ..hashing import opaque
+from ..hashing import opaque, reach
 from ..ipython import capture
 from ..records import why
 from ..storage.store import FORMAT_VERSION
@@ -138,7 +138,6 @@ class Execution:
         """Set the key (None when a component cannot be computed: returned, to say
         why the step is not cached). UsageError on a --deps pattern matching nothing."""
         engine = self.engine
-        names = inputs.select(self.info.reads, self.args.ignore, engine.ns, engine.hidden)
         try:
             self.key, self.rec.inputs = step_key.compute(
                 format_version=FORMAT_VERSION,
@@ -146,9 +145,8 @@ class Execution:
                 normalised=self.info.normalised,
                 version_tag=self.args.version,
                 ns=engine.ns,
-                inputs=names,
-                cell_modules=list(self.info.imports.values()),
                 deps=list(self.args.deps),
+                **inputs.of_cell(self.info, self.args.ignore, engine.ns, engine.hidden),
             )
         except MissingDeps as err:
             raise UsageError(f"%%step {self.name}: {err}") from None
@@ -246,7 +244,7 @@ class Execution:
         bound, deleted = entry.changes(engine.ns, before, self.info.binds, key_digests, digests)
         note = None
         if key_problem is not None:
-            note = f"not cached: {key_problem}. {WAYS_OUT}"
+            note = f"not cached: {key_problem}. {key_problem.ways_out or WAYS_OUT}"
         elif effect:
             rec.outputs = digests.describe(bound)
         else:
@@ -254,7 +252,7 @@ class Execution:
                 self.name, self.cell, self.key, bound, deleted, outputs, result,
                 ctx.params, findings.reads, time.perf_counter() - rec.t0,
             )  # fmt: skip
-            note = self._store(live, digests, findings.effects)
+            note = self._store(live, digests, findings.effects + self._attributes_changed())
         if not effect:  # so the next miss can say why there was nothing to serve
             rec.survive(None, why.remember_uncached, engine.store, self.name, note)
         rec.finished("effect" if effect else "live", reason=reason, note=note)
@@ -283,6 +281,12 @@ class Execution:
             if effect:
                 self._intent("done")
         return result, outputs, found
+
+    def _attributes_changed(self) -> list[str]:
+        """Module attributes among the inputs that the run changed: a hit could not
+        change them again, so they are effects."""
+        changed = reach.changed_attributes(self.engine.ns, self.key.attributes, self.key.digests)
+        return [f"changed the module attribute {label}" for label in changed]
 
     def _store(self, live: entry.LiveRun, digests: entry.Digests, effects: list[str]) -> str | None:
         """Store the entry; returns a note when the step could not be cached."""

@@ -1,7 +1,9 @@
 """Digests: of values (`values`), of functions and classes by code (`code`), of numpy
 and pandas objects (`arrays`), of drawings by identity (`opaque`), of library objects
-whose pickling carries noise (`libraries`), the key of one execution (`key`) and the
-versions of the packages a step reaches (`versions`).
+whose pickling carries noise (`libraries`), the key of one execution (`key`), what a
+step reaches beyond its cell's names (`reach`, reading functions' `bytecode`), the
+versions of the packages it reaches (`versions`) and the source of its local modules
+(`sources`, with `files`).
 
 `values` is the core and imports none of `code`, `arrays`, `opaque` or `libraries`;
 they build on it and are plugged in here (`registry`), so importing anything under

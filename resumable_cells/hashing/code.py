@@ -1,9 +1,12 @@
 """Digests of functions and classes.
 
 Notebook-defined functions and classes are hashed by what they do: bytecode, constants,
-defaults, closure cells and the globals they read, transitively, so editing a helper in
-an earlier cell invalidates exactly the steps that reach it. Imported ones are hashed
-by module, qualified name and the module's version (the version goes into the key).
+defaults and closure cells, so editing a helper in an earlier cell invalidates exactly
+the steps that reach it. The notebook globals they read are not part of their digest:
+they are inputs of the step that reaches them, told to the hasher's `reach` (see
+`reach`). Imported ones are hashed by module, qualified name and the module's version
+(the version goes into the key), or for a local module the digest of its source
+(`sources`); what functions of a local module read from it is told to `reach` too.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from typing import Any
 
 import xxhash
 
+from . import bytecode
+from .sources import is_local_module
 from .values import Hasher
 
 # `__slotnames__` is a cache copyreg adds to a class the first time one of its
@@ -59,6 +64,8 @@ def _callable_digest(obj: Any, hasher: Hasher) -> bytes:
         top = module.partition(".")[0]
         if top not in ("builtins", "__main__"):
             hasher.modules.add(top)
+        if hasher.reach is not None and is_local_module(module):
+            _local_reads(obj, module, hasher.reach)
     return sub.digest()
 
 
@@ -76,10 +83,28 @@ def _function(h: Hasher, fn: types.FunctionType) -> None:
             continue
         h.value(contents, f"{path}.<closure {fn.__code__.co_freevars[i]}>")
     g = fn.__globals__
-    for name in sorted(_global_names(fn.__code__)):
+    reads = bytecode.scan(fn.__code__)
+    if g is h.main_ns:  # its globals are inputs of the step: the key digests them
+        if h.reach is not None:
+            h.reach.notebook_function(fn.__qualname__, reads)
+        return
+    for name in sorted(reads.names):
         if name in g and not is_own(g[name]):
             h.text(name)
             h.value(g[name], name)
+
+
+def _local_reads(obj: Any, module: str, reach: Any) -> None:
+    """Tell `reach` what a function (or the methods of a class) of a local module reads
+    from the module's namespace."""
+    if isinstance(obj, types.FunctionType):
+        reach.module_function(module, bytecode.scan(obj.__code__))
+    elif isinstance(obj, type):
+        for attr in vars(obj).values():
+            if isinstance(attr, (staticmethod, classmethod)):
+                attr = attr.__func__
+            if isinstance(attr, types.FunctionType):
+                reach.module_function(module, bytecode.scan(attr.__code__))
 
 
 def _class(h: Hasher, cls: type) -> None:
@@ -122,14 +147,6 @@ def _code(h: Hasher, code: types.CodeType) -> None:
             _code(h, const)
         else:
             h.value(const, "<const>")
-
-
-def _global_names(code: types.CodeType) -> set[str]:
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= _global_names(const)
-    return names
 
 
 def is_own(value: Any) -> bool:

@@ -41,7 +41,7 @@ class Memo:
 class Shared:
     """What every state of one digest shares."""
 
-    __slots__ = ("main_ns", "modules", "meter", "callables", "visiting")
+    __slots__ = ("main_ns", "modules", "meter", "callables", "visiting", "reach")
 
     def __init__(self, main_ns: dict | None):
         self.main_ns = main_ns
@@ -52,3 +52,4 @@ class Shared:
         # (f calls g calls f) refers back by name instead of recursing forever.
         self.callables: dict[int, tuple[bytes, Any]] = {}
         self.visiting: dict[int, bytes] = {}
+        self.reach: Any = None  # what reached functions read (`reach.Reached`), if asked

@@ -81,6 +81,15 @@ class Hasher:
     def visiting(self) -> dict[int, bytes]:
         return self.shared.visiting
 
+    @property
+    def reach(self) -> Any:
+        """What reached functions read (`reach.Reached`, shared by the digest's states)."""
+        return self.shared.reach
+
+    @reach.setter
+    def reach(self, value: Any) -> None:
+        self.shared.reach = value
+
     def child(self, memo: str = "shared") -> Hasher:
         """Another digest state of this digest: `memo` "shared" (a part of the value,
         whose shared members refer to the same first visits), "chained" (a set
