@@ -223,7 +223,9 @@ def execute(
     t0 = None
     with open(workdir / "kernel.log", "ab") as log:
         try:
-            with client.setup_kernel(env=env, stdout=log, stderr=log):
+            # cleanup_kc: nbclient shuts down only kernels of managers it made itself,
+            # and `km` is ours (the workspace's kernelspec); without it each one lives on.
+            with client.setup_kernel(env=env, stdout=log, stderr=log, cleanup_kc=True):
                 t0 = time.perf_counter()
                 for index, cell in enumerate(nb.cells):
                     try:

@@ -25,6 +25,25 @@ def wait_until(cond, timeout: float = 60.0, what: str = "condition"):
         time.sleep(0.01)  # a poll interval, not a wait for something to happen
 
 
+def kernel_processes() -> set[int]:
+    """Kernel processes this test process started (directly or not) that still run."""
+    import psutil
+
+    pids = set()
+    for p in psutil.Process().children(recursive=True):
+        try:
+            if "ipykernel_launcher" in " ".join(p.cmdline()) and p.status() != "zombie":
+                pids.add(p.pid)
+        except psutil.NoSuchProcess:
+            continue
+    return pids
+
+
+def no_kernels_left(before: set[int], timeout: float = 30.0) -> None:
+    """Wait until every kernel started since `before` was taken has exited."""
+    wait_until(lambda: not kernel_processes() - before, timeout, "every new kernel to exit")
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on right now."""
     with socket.socket() as s:

@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import run_demos as demo  # noqa: E402
+from kernels import kernel_processes, no_kernels_left  # noqa: E402
 
 NOTEBOOKS = ROOT / "demo_notebooks"
 ALL = sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
@@ -35,7 +36,9 @@ def ran(workspace):
 
     def run(name: str) -> demo.NotebookDemo:
         if name not in done:
+            kernels = kernel_processes()
             done[name] = demo.run_notebook(NOTEBOOKS / name, workspace)
+            no_kernels_left(kernels)  # each execution's kernel is shut down after it
         return done[name]
 
     return run

@@ -10,9 +10,8 @@ import json
 from pathlib import Path
 
 import nbformat
-import psutil
 import pytest
-from kernels import wait_until
+from kernels import kernel_processes, no_kernels_left
 
 from resumable_cells import cli
 from resumable_cells.verify.compare import difference, normalise, user_outputs
@@ -41,22 +40,6 @@ def verify(tmp_path: Path, capsys, *args: str) -> tuple[int, dict, str]:
 
 def cells_of(report: dict, notebook: int = 0) -> list[dict]:
     return report["notebooks"][notebook]["cells"]
-
-
-def kernels_left() -> list[int]:
-    """Kernel processes this test process started and that still run."""
-    left = []
-    for p in psutil.Process().children(recursive=True):
-        try:
-            if "ipykernel_launcher" in " ".join(p.cmdline()) and p.status() != "zombie":
-                left.append(p.pid)
-        except psutil.NoSuchProcess:
-            continue
-    return left
-
-
-def no_kernels_left() -> None:
-    wait_until(lambda: not kernels_left(), timeout=30, what="every pass's kernel to exit")
 
 
 def test_clean_notebooks_pass_and_every_step_is_served(tmp_path, capsys):
@@ -91,6 +74,7 @@ def test_clean_notebooks_pass_and_every_step_is_served(tmp_path, capsys):
 
 
 def test_nondeterminism_cell_magics_and_effects_are_reported_not_counted(tmp_path, capsys):
+    kernels = kernel_processes()
     nb = write_notebook(
         tmp_path / "mixed.ipynb",
         "import random\nr = random.random()\nprint(r)",  # unseeded: differs between runs
@@ -111,10 +95,11 @@ def test_nondeterminism_cell_magics_and_effects_are_reported_not_counted(tmp_pat
     s = report["notebooks"][0]["summary"]
     assert (s["nondeterministic"], s["not_wrapped"], s["hung"]) == (1, 1, 0)
     assert not (tmp_path / "out.txt").exists() and not (tmp_path / "notes.txt").exists()
-    no_kernels_left()
+    no_kernels_left(kernels)
 
 
 def test_a_hung_cell_is_interrupted_and_the_pass_goes_on(tmp_path, capsys):
+    kernels = kernel_processes()
     nb = write_notebook(
         tmp_path / "hangs.ipynb",
         "x = 41",
@@ -132,10 +117,11 @@ def test_a_hung_cell_is_interrupted_and_the_pass_goes_on(tmp_path, capsys):
     assert report["notebooks"][0]["passes"]["plain_1"]["restarts"] == 0
     assert report["notebooks"][0]["summary"]["hung"] == 1
     assert "differ or hung" in text
-    no_kernels_left()
+    no_kernels_left(kernels)
 
 
 def test_a_kernel_that_dies_is_restarted_and_reported(tmp_path, capsys):
+    kernels = kernel_processes()
     nb = write_notebook(
         tmp_path / "dies.ipynb",
         "import os",
@@ -151,7 +137,7 @@ def test_a_kernel_that_dies_is_restarted_and_reported(tmp_path, capsys):
     assert after["plain_error"] is None and after["differs"] is None  # it ran, in a new kernel
     assert report["notebooks"][0]["passes"]["stepped"]["restarts"] == 1
     assert "problem: the kernel died at cell 2" in text
-    no_kernels_left()  # the restarted ones too
+    no_kernels_left(kernels)  # the restarted ones too
 
 
 def test_a_difference_between_plain_and_stepped_fails(tmp_path, capsys):
