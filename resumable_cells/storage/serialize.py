@@ -3,9 +3,13 @@
 Plain pickle stores notebook functions by reference (`__main__.f`), which a new kernel
 cannot resolve, and refuses lambdas and modules. Here notebook functions are stored by
 code (marshal; the Python version is part of every key) and rebuilt against the
-notebook namespace; modules are stored by name and imported again on restore. Object
-arrays of strings (pandas string and object columns) travel as one joined UTF-8 buffer
-out of band instead of one pickled string at a time.
+notebook namespace; their closure cells are stored as cells, so that functions closing
+over one variable still share it when they are stored together. Modules are stored by
+name and imported again on restore. Object arrays of strings (pandas string and object
+columns) travel as one joined UTF-8 buffer out of band instead of one pickled string at
+a time. A caller may write some objects as persistent ids (`persistent_id`) and give
+them back when loading (`persistent_load`): the engine does so for objects a step's
+entry refers to rather than stores (`engine/unit.py`).
 """
 
 from __future__ import annotations
@@ -16,9 +20,10 @@ import marshal
 import pickle
 import sys
 import types
+from collections.abc import Callable
 from typing import Any
 
-from ..errors import Unstorable
+from ..errors import ResumableCellsError, Unstorable
 
 _MAIN_NS: dict[str, Any] = {}
 
@@ -28,19 +33,33 @@ def set_main_namespace(ns: dict) -> None:
     _MAIN_NS = ns
 
 
-def dumps(value: Any, name: str = "value") -> tuple[bytes, list[pickle.PickleBuffer]]:
-    """Main stream and out-of-band buffers (zero-copy views of the value's data)."""
+def dumps(
+    value: Any, name: str = "value", persistent_id: Callable[[Any], Any] | None = None
+) -> tuple[bytes, list[pickle.PickleBuffer]]:
+    """Main stream and out-of-band buffers (zero-copy views of the value's data).
+    `persistent_id(obj)` may return an id to write instead of `obj` (None: pickle it)."""
     buffers: list[pickle.PickleBuffer] = []
     out = io.BytesIO()
+    pickler = _Pickler(out, buffers.append, top=value)
+    if persistent_id is not None:
+        pickler.persistent_id = persistent_id
     try:
-        _Pickler(out, buffers.append, top=value).dump(value)
+        pickler.dump(value)
+    except ResumableCellsError:
+        raise
     except Exception as e:
         raise Unstorable(name, f"{type(value).__name__} cannot be pickled ({e})") from None
     return out.getvalue(), buffers
 
 
-def loads(main: bytes, buffers: list) -> Any:
-    return pickle.loads(main, buffers=buffers)
+def loads(main: bytes, buffers: list, persistent_load: Callable[[Any], Any] | None = None) -> Any:
+    """The value of a stream from `dumps`; `persistent_load(pid)` gives back the object
+    of each persistent id."""
+    if persistent_load is None:
+        return pickle.loads(main, buffers=buffers)
+    unpickler = pickle.Unpickler(io.BytesIO(main), buffers=buffers)
+    unpickler.persistent_load = persistent_load
+    return unpickler.load()
 
 
 class _Pickler(pickle.Pickler):
@@ -59,7 +78,9 @@ class _Pickler(pickle.Pickler):
         if isinstance(obj, types.ModuleType):
             return _import_module, (obj.__name__,)
         if isinstance(obj, types.FunctionType) and _is_notebook_function(obj):
-            return _function_reduce(obj)
+            return function_reduce(obj)
+        if isinstance(obj, types.CellType):
+            return _new_cell, (), _cell_value(obj), None, None, _set_cell
         if isinstance(obj, type) and obj.__module__ == "__main__":
             if obj is self._top:
                 return _class_reduce(obj)
@@ -77,12 +98,10 @@ def _is_notebook_function(fn: types.FunctionType) -> bool:
     return fn.__module__ == "__main__" or fn.__globals__ is _MAIN_NS
 
 
-def _function_reduce(fn: types.FunctionType):
-    closure = None
-    if fn.__closure__:
-        closure = tuple(_cell_value(c) for c in fn.__closure__)
+def function_reduce(fn: types.FunctionType) -> tuple:
+    """How a notebook function is pickled: by code, with its closure cells as cells."""
     state = (fn.__defaults__, fn.__kwdefaults__, fn.__dict__ or None, fn.__qualname__)
-    return _rebuild_function, (marshal.dumps(fn.__code__), fn.__name__, closure, state)
+    return _rebuild_function, (marshal.dumps(fn.__code__), fn.__name__, fn.__closure__, state)
 
 
 _EMPTY = "__resumable_cells_empty_cell__"
@@ -95,15 +114,20 @@ def _cell_value(cell):
         return _EMPTY
 
 
+def _new_cell() -> types.CellType:
+    return types.CellType()
+
+
+def _set_cell(cell, value) -> None:
+    # The contents are set after the cell exists, so a function closing over itself
+    # (a recursive inner function) pickles: the cell is memoized before its contents.
+    if not (isinstance(value, str) and value == _EMPTY):
+        cell.cell_contents = value
+
+
 def _rebuild_function(code_bytes, name, closure, state):
     code = marshal.loads(code_bytes)
-    cells = None
-    if closure is not None:
-        cells = tuple(
-            types.CellType() if v == _EMPTY and isinstance(v, str) else types.CellType(v)
-            for v in closure
-        )
-    fn = types.FunctionType(code, _MAIN_NS, name, None, cells)
+    fn = types.FunctionType(code, _MAIN_NS, name, None, closure)
     defaults, kwdefaults, fdict, qualname = state
     fn.__defaults__ = defaults
     fn.__kwdefaults__ = kwdefaults
