@@ -28,6 +28,7 @@ from ..errors import (
     MissingDeps,
     StepRefused,
     StoreError,
+    Unfaithful,
     Unhashable,
     Unstorable,
 )
@@ -35,7 +36,17 @@ from ..hashing import key as step_key
 from ..ipython import capture
 from ..records import why
 from ..storage.store import FORMAT_VERSION
-from . import analysis, cellcode, entry, inputs, nondeterminism, stepapi, tripwire
+from . import (
+    analysis,
+    cellcode,
+    entry,
+    inputs,
+    nondeterminism,
+    process_state,
+    sharing,
+    stepapi,
+    tripwire,
+)
 from .engine import Engine
 from .recording import Recording
 
@@ -199,12 +210,15 @@ class Execution:
             return None, invalid
         try:
             values = entry.load(found, engine.store, engine.ns)
+        except Unfaithful as err:  # the namespace differs from the live run's: a miss
+            log.debug("an entry of %s does not fit this namespace", self.name, exc_info=True)
+            return None, f"{err.name} is not as it was ({err.why})"
         except Exception as err:  # a damaged or missing blob is a miss, never an error
             log.debug("an entry of %s could not be restored", self.name, exc_info=True)
             rec.warn(f"cached entry of {self.name} could not be restored ({err}); running it")
             rec.survive(None, engine.store.discard_entry, k, found)
             return None, "cached values unreadable"
-        result, wrote = entry.apply(found, values, engine.ns, engine.shell)
+        result, wrote = entry.apply(found, values, engine.ns, engine.shell, rec.warn)
         rec.wrote_streams = rec.wrote_streams or wrote
         rec.outputs = entry.described(found)
         rec.survive(None, engine.store.touch, k)
@@ -229,6 +243,9 @@ class Execution:
         rec.started(reason)
         before = {k: id(v) for k, v in engine.ns.items()}
         ctx = stepapi.StepContext(engine, self.name, self.key.digests if self.key else {})
+        watch = not effect and self.key is not None
+        held = sharing.before(engine.ns, self.key.digests) if watch else None
+        state = process_state.snapshot() if watch else None
         result, outputs, findings = self._run_body(ctx, reason)
         digests = entry.Digests(engine.ns)
         key_digests = self.key.digests if self.key is not None else {}
@@ -243,7 +260,8 @@ class Execution:
                 self.name, self.cell, self.key, bound, deleted, outputs, result,
                 ctx.params, findings.reads, time.perf_counter() - rec.t0,
             )  # fmt: skip
-            note = self._store(live, digests, findings.effects)
+            note = self._store(live, digests, findings.effects, held, state)
+        del held  # the inputs' objects, kept alive for the analysis
         if not effect:  # so the next miss can say why there was nothing to serve
             rec.survive(None, why.remember_uncached, engine.store, self.name, note)
         rec.finished("effect" if effect else "live", reason=reason, note=note)
@@ -272,14 +290,22 @@ class Execution:
                 self._intent("done")
         return result, outputs, found
 
-    def _store(self, live: entry.LiveRun, digests: entry.Digests, effects: list[str]) -> str | None:
+    def _store(
+        self, live: entry.LiveRun, digests: entry.Digests, effects: list[str], held, state
+    ) -> str | None:
         """Store the entry; returns a note when the step could not be cached."""
         engine, rec = self.engine, self.rec
         if effects:
             rec.outputs = digests.describe(live.bound)
             return f"not cached: it {effects[0]}. Mark it `%%step {self.name} --effect`"
         try:
-            built = entry.build(live, engine.store, digests, engine.display_bundle)
+            changed = sharing.mutated(held, engine.ns, self.key.digests, digests.of)
+            plan = sharing.analyse(held, engine.ns, live.bound, changed, engine.hidden)
+            recorded = process_state.changes(state)
+            built = entry.build(live, engine.store, digests, engine.display_bundle, plan, recorded)
+        except Unfaithful as err:
+            rec.outputs = digests.describe(live.bound)
+            return f"not cached: {err.name}: {err.why}. To cache it, {err.way_out}"
         except (Unstorable, KeyComponentError, Unhashable) as err:
             rec.outputs = digests.describe(live.bound)
             var = getattr(err, "name", None) or getattr(err, "path", "a value")
