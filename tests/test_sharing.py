@@ -134,7 +134,9 @@ def test_a_value_that_is_an_object_of_a_name_the_step_does_not_read_is_not_cache
     kernel.ok("class Box:\n    pass\nbox = Box()\nregistry = {box: 'first'}")
     cell = "%%step take\nb = next(iter(registry))"
     first = kernel.ok(cell)
-    assert "not cached: b: it is the same object as box, which the step does not read" in first.stderr
+    assert (
+        "not cached: b: it is the same object as box, which the step does not read" in first.stderr
+    )
     assert "read box in the step too, or mark the step `--effect`" in first.stderr
     again = kernel.ok(cell)
     assert "ran in" in again.status_lines()[0]

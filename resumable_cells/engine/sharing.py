@@ -46,6 +46,7 @@ object at all. Arrays and frames are leaves: no buffer is read or copied.
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -147,7 +148,7 @@ def analyse(pre: Before, ns: dict, bound: list[str], changed: dict[str, Any], hi
             plan.unit_bind[name] = ns[name]
         else:
             plan.alone.append(name)
-    _look_around(plan, ns, _others(ns, pre, bound, hidden), region)
+    _look_around(plan, ns, pre, bound, hidden, region)
     return plan
 
 
@@ -224,6 +225,7 @@ def _place_changed(plan: Plan, ns: dict, changed: dict, region: set, movable: se
             and id(obj) in movable
             and root not in linked
             and under_root.get(root, 0) == 1
+            and id(obj) not in post.parents  # it does not hold itself
             and ns.get(name, _MISSING) is obj
         ):
             plan.alone_inplace.append(name)
@@ -248,61 +250,78 @@ def _replace(plan: Plan, ns: dict, changed: dict, oid: int) -> None:
             plan.unit_bind[name] = obj
 
 
-def _others(ns: dict, pre: Before, bound: list[str], hidden: dict) -> list[tuple[str, Any]]:
-    """The user's names the step neither read nor bound whose value could be shared."""
-    skip = set(pre.values).union(bound)
-    out = []
-    for name, value in ns.items():
-        if name in skip or name.startswith("_") or type(value) in objgraph.ATOMIC:
-            continue
-        if name in hidden and hidden[name] is value:
-            continue
-        if objgraph.kind_of(type(value)) != objgraph.SKIP:
-            out.append((name, value))
-    return out
-
-
-def _look_around(plan: Plan, ns: dict, others: list, region: set) -> None:
-    """Names the step does not read: those holding an object it changed saw the change
-    (recorded, or rebound when the object is replaced); one holding an object it bound
-    but did not read cannot be served faithfully."""
+def _look_around(plan: Plan, ns: dict, pre: Before, bound: list[str], hidden: dict, region: set):
+    """Names the step neither read nor bound: those holding an object it changed saw the
+    change (recorded, or rebound when the object is replaced); one holding an object it
+    bound but did not read, or memory such an array views, cannot be served faithfully.
+    Identities are compared for the whole namespace at C speed; a name is looked at in
+    Python only when its object is one of those, or for arrays and closures when the
+    step made or changed some."""
     old, post = plan.graph, plan.post
-    changed_owners = {
-        id(objgraph.memory_owner(old.nodes[oid][0]))
-        for oid in region
-        if objgraph.kind_of(type(old.nodes[oid][0])) == objgraph.ARRAY
+    watched = region | {oid for oid in post.nodes if oid not in old.nodes}
+    skip = set(pre.values).union(bound)
+    ids = list(map(id, ns.values()))
+    own = Counter(id(ns[n]) for n in skip if n in ns)
+    suspects = {h for h in watched.intersection(ids) if ids.count(h) > own[h]}
+    for name in [k for k, v in ns.items() if id(v) in suspects] if suspects else ():
+        if _other(name, ns[name], skip, hidden):
+            _look_at(plan, name, ns[name], region)
+    arrays = {
+        id(objgraph.memory_owner(old.nodes[o][0])) for o in region if _is_array(old.nodes[o][0])
     }
-    for name, value in others:
-        oid, kind = id(value), objgraph.kind_of(type(value))
-        if oid in region:
-            if oid in plan.replaced:
-                plan.unit_bind[name] = value
-            else:
+    fresh = {o for o in post.owners if o not in old.owners}
+    cells = {o for o in region if objgraph.kind_of(type(old.nodes[o][0])) == objgraph.CELL}
+    kinds = {objgraph.kind_of(t) for t in set(map(type, ns.values()))}
+    look_arrays = (arrays or fresh) and objgraph.ARRAY in kinds
+    if not (look_arrays or cells):
+        return
+    for name, value in ns.items():
+        kind = objgraph.kind_of(type(value))
+        if kind not in (objgraph.ARRAY, objgraph.FUNC) or id(value) in watched:
+            continue
+        if not _other(name, value, skip, hidden):
+            continue
+        if kind == objgraph.FUNC:
+            if cells and any(id(c) in cells for c in value.__closure__ or ()):
                 plan.seen.append(name)
-        elif oid in post.nodes and oid not in old.nodes and _data(value, kind):
-            root = post.root[oid].lstrip("\0")
-            raise Unfaithful(
-                root,
-                f"it is the same object as {name}, which the step does not read",
-                f"read {name} in the step too, or mark the step `--effect`",
-            )
-        elif kind == objgraph.ARRAY:
-            _look_at_array(plan, name, value, changed_owners)
-        elif kind == objgraph.FUNC and any(id(c) in region for c in value.__closure__ or ()):
-            plan.seen.append(name)
+        elif look_arrays:
+            _look_at_array(plan, name, value, arrays, fresh)
 
 
-def _look_at_array(plan: Plan, name: str, arr: Any, changed_owners: set) -> None:
-    owner = id(objgraph.memory_owner(arr))
-    if owner in changed_owners:
+def _other(name: str, value: Any, skip: set, hidden: dict) -> bool:
+    """A user's name the step neither read nor bound (not IPython's own, not `_x`)."""
+    return not (name in skip or name.startswith("_") or hidden.get(name, _MISSING) is value)
+
+
+def _look_at(plan: Plan, name: str, value: Any, region: set) -> None:
+    oid = id(value)
+    if oid in plan.replaced:
+        plan.unit_bind[name] = value
+    elif oid in region:
         plan.seen.append(name)
-    elif owner in plan.post.owners and owner not in plan.graph.owners:
+    elif _data(value, objgraph.kind_of(type(value))):
+        raise Unfaithful(
+            plan.post.root[oid].lstrip("\0"),
+            f"it is the same object as {name}, which the step does not read",
+            f"read {name} in the step too, or mark the step `--effect`",
+        )
+
+
+def _look_at_array(plan: Plan, name: str, arr: Any, changed: set, fresh: set) -> None:
+    owner = id(objgraph.memory_owner(arr))
+    if owner in changed:
+        plan.seen.append(name)
+    elif owner in fresh:
         root = plan.post.root[plan.post.owners[owner][0]].lstrip("\0")
         raise Unfaithful(
             root,
             f"it views the memory of {name}, which the step does not read",
             f"read {name} in the step too, or mark the step `--effect`",
         )
+
+
+def _is_array(value: Any) -> bool:
+    return objgraph.kind_of(type(value)) == objgraph.ARRAY
 
 
 def _data(value: Any, kind: int) -> bool:

@@ -6,15 +6,18 @@ loaded. Three kinds of objects are written as persistent ids instead of by value
 
     ("r", path, type)                 an object the step's inputs held before it ran:
                                       in the serving kernel, the object at that path
-    ("v", path, offset, shape, strides, dtype, writeable)
+    ("v", n, path, offset, shape, strides, dtype, writeable)
                                       an array viewing the memory of an input array (at
                                       `path`): rebuilt over that memory, at the same byte
                                       offset from it, with the same strides
-    ("w", base, offset, shape, strides, dtype, writeable)
+    ("w", n, base, offset, shape, strides, dtype, writeable)
                                       an array viewing memory that several of the unit's
                                       arrays view: `base` is that memory (the owning
                                       array when the unit has it, else only the bytes
                                       they view), pickled once, out of band
+
+An array met twice is one array: `n` numbers the arrays of the stream (persistent ids
+bypass pickle's memo).
 
 `load` resolves them against the input names' values in the serving kernel, taken before
 anything of the entry is bound; a path that leads nowhere, or to an object of another
@@ -93,6 +96,7 @@ class _Writer:
         self.roots: set[str] = set()
         self.plain: set[int] = set()  # arrays pickled as themselves
         self.bases: dict[int, tuple[Any, int]] = {}  # id(owner) -> (base, its address)
+        self.numbers: dict[int, int] = {}  # id(array) -> its number in the stream
         self.np = sys.modules.get("numpy")
 
     def __call__(self, obj: Any):
@@ -115,12 +119,13 @@ class _Writer:
         owner = objgraph.memory_owner(arr)
         key = id(owner)
         spec = (arr.shape, arr.strides, arr.dtype, bool(arr.flags.writeable))
+        n = self.numbers.setdefault(oid, len(self.numbers))
         if key in self.old.owners:
             over = _covering(self.old, self.old.owners[key], arr, self.replaced)
             if over is None:
                 return None
             rel = objgraph.address(arr) - objgraph.address(over[0])
-            return ("v", self._path(over[1]), rel, *spec)
+            return ("v", n, self._path(over[1]), rel, *spec)
         arrays = self.post.owners.get(key, ())
         if oid not in self.post.nodes or len(arrays) < 2:
             return None
@@ -128,7 +133,7 @@ class _Writer:
             self.plain.add(oid)
             return None
         base, start = self._base(owner, arrays)
-        return ("w", base, objgraph.address(arr) - start, *spec)
+        return ("w", n, base, objgraph.address(arr) - start, *spec)
 
     def _base(self, owner: Any, arrays: list[int]) -> tuple[Any, int]:
         """The owner itself when the unit has it, else the bytes of it the unit's arrays
@@ -220,34 +225,41 @@ def roots_of(ref: dict, ns: dict) -> dict:
 def load(ref: dict, store: Store, roots: dict) -> dict:
     """The unit's payload, its references resolved against `roots`."""
 
+    arrays: dict[int, Any] = {}
+
     def resolve(pid):
         try:
-            return _resolve(pid, roots)
+            if pid[0] == "r":
+                return _resolve_ref(pid[1], pid[2], roots)
+            if pid[1] not in arrays:
+                arrays[pid[1]] = _resolve_array(pid, roots)
+            return arrays[pid[1]]
         except (LookupError, AttributeError, TypeError, ValueError) as err:
-            where = str(pid[1][0]) if pid[0] in ("r", "v") else "an array"
-            raise Unfaithful(where, f"an object it held is not where it was ({err})") from None
+            where = {"r": pid[1], "v": pid[2]}.get(pid[0], ["an array"])[0]
+            raise Unfaithful(str(where), f"an object it held is not where it was ({err})") from None
 
     return store.get_value(ref, persistent_load=resolve)
 
 
-def _resolve(pid: tuple, roots: dict) -> Any:
-    kind = pid[0]
-    if kind == "r":
-        obj = objgraph.resolve(pid[1], roots)
-        if type(obj).__qualname__ != pid[2]:
-            raise TypeError(f"{type(obj).__qualname__} instead of {pid[2]}")
-        return obj
+def _resolve_ref(path: tuple, type_name: str, roots: dict) -> Any:
+    obj = objgraph.resolve(path, roots)
+    if type(obj).__qualname__ != type_name:
+        raise TypeError(f"{type(obj).__qualname__} instead of {type_name}")
+    return obj
+
+
+def _resolve_array(pid: tuple, roots: dict) -> Any:
     np = sys.modules["numpy"]
-    if kind == "v":
-        over = objgraph.resolve(pid[1], roots)
+    if pid[0] == "v":
+        over = objgraph.resolve(pid[2], roots)
         owner = objgraph.memory_owner(over)
-        offset = objgraph.address(over) - objgraph.address(owner) + pid[2]
+        offset = objgraph.address(over) - objgraph.address(owner) + pid[3]
         buffer = owner
-    elif kind == "w":
-        buffer, offset = pid[1], pid[2]
+    elif pid[0] == "w":
+        buffer, offset = pid[2], pid[3]
     else:
-        raise ValueError(f"unknown reference {kind!r}")
-    shape, strides, dtype, writeable = pid[3:]
+        raise ValueError(f"unknown reference {pid[0]!r}")
+    shape, strides, dtype, writeable = pid[4:]
     arr = np.ndarray(shape, dtype, buffer=buffer, offset=offset, strides=strides)
     if arr.flags.writeable != writeable:
         if writeable:
