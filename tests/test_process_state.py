@@ -81,3 +81,18 @@ def test_a_step_that_changes_no_process_state_stores_none(kernel):
     kernel.ok("%%step plain\nx = int(np.arange(3).sum())")
     engine = "__import__('resumable_cells').ipython.magics.current_engine()"
     assert kernel.value(f"[e.get('state') for _, e in {engine}.store.entries()]") == [None]
+
+
+def test_magics_that_configure_the_kernel_are_called_again(kernel):
+    cells = [
+        "%%step setup\n%matplotlib inline\nimport matplotlib.pyplot as plt\n"
+        "plt.style.use('seaborn-v0_8-white')\n%config InlineBackend.figure_format = 'svg'\n"
+        "%xmode Minimal\n%precision 2"
+    ]
+    ip = "get_ipython()"
+    probe = (
+        f"(plt.rcParams['axes.facecolor'], {ip}.config.InlineBackend.figure_format, "
+        f"{ip}.InteractiveTB.mode, {ip}.display_formatter.formatters['text/plain'].float_precision)"
+    )
+    live, again = replay(kernel, cells, probe)
+    assert live == again == "('white', 'svg', 'Minimal', '2')\n"

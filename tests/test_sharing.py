@@ -153,3 +153,13 @@ def test_an_input_too_large_to_follow_is_not_cached_when_the_step_shares_it(kern
     r = kernel.ok("%%step count\nn = len(rows)")  # reads it, shares nothing: cached
     assert "not cached" not in r.stderr
     assert "served from cache" in kernel.ok("%%step count\nn = len(rows)").status_lines()[0]
+
+
+def test_attributes_a_step_sets_on_a_notebook_module_are_set_again(kernel):
+    (kernel.cwd / "settings.py").write_text("THRESHOLD = 0.5\n")
+    cells = [
+        "import settings",
+        "%%step tune\nmodel = [1, 2]\nsettings.THRESHOLD = 0.7\nsettings.model = model",
+    ]
+    live, again = replay(kernel, cells, "(settings.THRESHOLD, settings.model is model)")
+    assert live == again == "(0.7, True)\n"

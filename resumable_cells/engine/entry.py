@@ -29,7 +29,7 @@ from ..hashing import key as step_key
 from ..hashing.values import Hasher
 from ..ipython import capture
 from ..storage.store import Store
-from . import inplace, process_state, sharing, unit
+from . import inplace, modattrs, process_state, sharing, unit
 from .runs import Run
 
 _IPYTHON_NAMES = re.compile(r"^(_+|_i+|_i?\d+|_ii+|In|Out|exit|quit|get_ipython|_oh|_ih|_dh)$")
@@ -134,6 +134,10 @@ def build(
     extra = [n for n in plan.unit_bind if n not in run.bound]
     bindings += [_binding(name, plan, store, digests) for name in extra]
     bindings += [{**_row(name, digests), "seen": True} for name in plan.seen]
+    for name, value in modattrs.values(plan.modules).items():
+        tname, size = step_key.describe(value)
+        d = Hasher(ns).value_digest(value, name)
+        bindings.append({"name": name, "digest": d, "type": tname, "size": size, "unit": True})
     out_list = list(run.outputs)
     out_ref = store.put_value(
         Hasher(ns).value_digest(repr(out_list), "outputs"), out_list, "outputs"

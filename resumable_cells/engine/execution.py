@@ -244,9 +244,10 @@ class Execution:
         before = {k: id(v) for k, v in engine.ns.items()}
         ctx = stepapi.StepContext(engine, self.name, self.key.digests if self.key else {})
         watch = not effect and self.key is not None
-        held = sharing.before(engine.ns, self.key.digests) if watch else None
-        state = process_state.snapshot() if watch else None
-        result, outputs, findings = self._run_body(ctx, reason)
+        imports = self.info.imports.values()
+        held = sharing.before(engine.ns, self.key.digests, imports) if watch else None
+        with process_state.watching(engine.shell) if watch else nullcontext() as state:
+            result, outputs, findings = self._run_body(ctx, reason)
         digests = entry.Digests(engine.ns)
         key_digests = self.key.digests if self.key is not None else {}
         bound, deleted = entry.changes(engine.ns, before, self.info.binds, key_digests, digests)

@@ -225,6 +225,16 @@ def slot_names(t: type) -> tuple[str, ...]:
     return names
 
 
+def lookup(ns: dict, name: str) -> Any:
+    """The value of a name, or of an attribute chain from one (`settings.THRESHOLD`).
+    Raises KeyError or AttributeError."""
+    head, *attrs = name.split(".")
+    value = ns[head]
+    for a in attrs:
+        value = getattr(value, a)
+    return value
+
+
 def resolve(path: tuple, roots: dict) -> Any:
     """The object at `path` from `roots` (name -> value). Raises LookupError,
     AttributeError, ValueError or TypeError when the path does not lead anywhere."""

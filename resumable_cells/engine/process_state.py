@@ -3,6 +3,8 @@ on a hit.
 
 What is watched, in the order a hit sets it again:
 
+    ipython.magics   line magics that configure the kernel (`%matplotlib`, `%config`,
+                     `%load_ext`, `%autoreload`, `%precision`, `%xmode`, ...): called again
     cwd              the working directory (recorded relative to where it was)
     sys.path         entries added at the front or the end, entries removed
     environ          variables set or removed (`os.environ`)
@@ -16,7 +18,8 @@ What is watched, in the order a hit sets it again:
 then what `register_state(name, get, set)` added. A library's state is watched only once
 the library is imported; one imported by the step itself has its whole state recorded.
 
-`snapshot()` before a live step, `changes(snapshot)` after it: the changes, each as
+`watching(shell)` around a live step (a snapshot, and the configuring magics it calls),
+`changes(watch)` after it: the changes, each as
 small as it can be (the keys that changed, not the whole state). A snapshot is cheap:
 where copying a state costs more than comparing it (environ, rcParams) the previous
 snapshot is reused while the process still matches it, and the numpy generator is
@@ -28,12 +31,14 @@ pickle, a state that cannot be read) raises Unfaithful: the step is not cached.
 from __future__ import annotations
 
 import copy
+import io
 import logging
 import os
 import random
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from typing import Any
 
 from ..errors import Unfaithful
@@ -265,6 +270,57 @@ def _watched() -> list[State]:
     return [s for s in _STATES if s.module is None or s.module in sys.modules]
 
 
+CONFIGURING = frozenset(
+    {"matplotlib", "pylab", "config", "load_ext", "reload_ext", "unload_ext", "autoreload"}
+    | {"aimport", "precision", "xmode", "colors", "pdb", "autocall", "automagic", "pprint"}
+)
+
+
+class Watch:
+    """What `changes` compares with: a snapshot before the step, and the configuring
+    magics the step called, in order."""
+
+    def __init__(self, before: dict[str, Any]):
+        self.before = before
+        self.magics: list[tuple[str, str]] = []
+
+
+@contextmanager
+def watching(shell) -> Iterator[Watch]:
+    """Snapshot the process state and record the configuring line magics the body calls
+    (`%config X` runs as `get_ipython().run_line_magic("config", "X")`)."""
+    watch = Watch(snapshot())
+    run = shell.run_line_magic
+    own = shell.__dict__.get("run_line_magic")
+
+    def recording(magic_name, line, _stack_depth=1):
+        if magic_name in CONFIGURING and not (magic_name.endswith("_ext") and _ours(line)):
+            watch.magics.append((magic_name, line))
+        return run(magic_name, line, _stack_depth + 1)  # the caller's frame, for $var
+
+    shell.run_line_magic = recording
+    try:
+        yield watch
+    finally:
+        if own is None:
+            del shell.run_line_magic
+        else:
+            shell.run_line_magic = own
+
+
+def _ours(line: str) -> bool:
+    return line.strip() == "resumable_cells"
+
+
+def _magics_put(calls: list[tuple[str, str]]) -> None:
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):  # said live already
+        for name, line in calls:
+            shell.run_line_magic(name, line)
+
+
 def snapshot() -> dict[str, Any]:
     """The watched state now, before a live step."""
     out = {}
@@ -279,10 +335,12 @@ def snapshot() -> dict[str, Any]:
     return out
 
 
-def changes(before: dict[str, Any]) -> list[tuple[str, Any]]:
-    """What the step changed since `before`, in order. Raises Unfaithful for a change
-    that cannot be recorded."""
-    out = []
+def changes(watch: Watch | dict[str, Any]) -> list[tuple[str, Any]]:
+    """What the step changed since the snapshot, in order. Raises Unfaithful for a
+    change that cannot be recorded."""
+    before = watch.before if isinstance(watch, Watch) else watch
+    magics = watch.magics if isinstance(watch, Watch) else []
+    out = [("ipython.magics", list(magics))] if magics else []
     for s in _watched():
         try:
             prior = before.get(s.name)
@@ -305,6 +363,7 @@ def changes(before: dict[str, Any]) -> list[tuple[str, Any]]:
 def apply(recorded: list[tuple[str, Any]]) -> list[str]:
     """Set recorded changes again, in order. Returns a warning for each that failed."""
     states = {s.name: s for s in _STATES}
+    states["ipython.magics"] = State("ipython.magics", list, _magics_put)
     problems = []
     for name, change in recorded:
         s = states.get(name)

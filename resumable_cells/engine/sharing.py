@@ -53,31 +53,37 @@ from typing import Any
 
 from ..errors import Unfaithful, Unhashable
 from ..hashing.values import Hasher
-from . import inplace, objgraph
+from . import inplace, modattrs, objgraph
 
 log = logging.getLogger(__name__)
 BUDGET = 1_000_000  # objects walked per step, before and after
-WAY_OUT = "read it in the step, or mark the step `--effect`"
 
 
 @dataclass
 class Before:
-    """The step's inputs before it ran: their objects, and the graph they hold."""
+    """The step's inputs before it ran: their objects, the graph they hold, and the
+    attributes of the notebook's modules it reads or imports (`modattrs`)."""
 
     graph: objgraph.Graph
     values: dict[str, Any]
+    modules: dict[str, dict] = field(default_factory=dict)
 
 
-def before(ns: dict, inputs: Iterable[str], budget: int | None = None) -> Before:
-    """Walk the inputs of a step that is about to run live (names of the namespace;
-    others, such as a module's attribute, are not walked)."""
+def before(
+    ns: dict, inputs: Iterable[str], imports: Iterable[str] = (), budget: int | None = None
+) -> Before:
+    """Walk the inputs of a step that is about to run live: names of the namespace, or
+    attribute chains from one (`settings.THRESHOLD`); `imports` are the modules the
+    step imports."""
     graph = objgraph.Graph(ns, budget or BUDGET)
     values = {}
     for name in inputs:
-        if name in ns:
-            values[name] = ns[name]
-            graph.add(name, ns[name])
-    return Before(graph, values)
+        try:
+            values[name] = objgraph.lookup(ns, name)
+        except (KeyError, AttributeError):
+            continue
+        graph.add(name, values[name])
+    return Before(graph, values, modattrs.snapshot(ns, values, imports))
 
 
 @dataclass
@@ -90,12 +96,13 @@ class Plan:
     unit_inplace: list[Any] = field(default_factory=list)  # objects restored in place
     seen: list[str] = field(default_factory=list)  # not bound; changed with the step
     replaced: set[int] = field(default_factory=set)  # input objects stored anew
+    modules: dict[str, dict] = field(default_factory=dict)  # module attributes set (modattrs)
     graph: objgraph.Graph | None = None  # the inputs' graph (references resolve in it)
     post: objgraph.Graph | None = None  # what the step bound or changed
 
     @property
     def has_unit(self) -> bool:
-        return bool(self.unit_bind or self.unit_inplace)
+        return bool(self.unit_bind or self.unit_inplace or self.modules)
 
 
 def mutated(pre: Before, ns: dict, before_digests: dict[str, str], digest_of) -> dict[str, Any]:
@@ -133,7 +140,9 @@ def analyse(pre: Before, ns: dict, bound: list[str], changed: dict[str, Any], hi
         post.add(name, ns[name])
     for name, obj in changed.items():
         post.add("\0" + name, obj)
-    plan = Plan(graph=old, post=post)
+    plan = Plan(graph=old, post=post, modules=modattrs.changes(pre.modules))
+    for name, value in modattrs.values(plan.modules).items():
+        post.add("\1" + name, value)
     if not post.nodes:  # only atomic values bound, nothing changed: the usual step
         plan.alone = list(bound)
         return plan
@@ -158,6 +167,12 @@ def _changed_itself(name: str, ns: dict, pre: Before, changed: dict) -> bool:
     return name in changed and ns[name] is pre.values[name]
 
 
+def root_name(root: str) -> str:
+    """A root of the post-step graph as the user writes it (changed inputs and module
+    attributes are marked apart from bound names)."""
+    return root.lstrip("\0\1")
+
+
 def _check_budget(old: objgraph.Graph, post: objgraph.Graph, changed: dict) -> None:
     if old.truncated:
         name = sorted(old.truncated)[0]
@@ -168,7 +183,7 @@ def _check_budget(old: objgraph.Graph, post: objgraph.Graph, changed: dict) -> N
             "split it into smaller values, or mark the step `--effect`",
         )
     if post.truncated:
-        name = sorted(post.truncated)[0].lstrip("\0")
+        name = root_name(sorted(post.truncated)[0])
         raise Unfaithful(
             name, f"it holds more than {post.budget:,} objects", "mark the step `--effect`"
         )
@@ -301,7 +316,7 @@ def _look_at(plan: Plan, name: str, value: Any, region: set) -> None:
         plan.seen.append(name)
     elif _data(value, objgraph.kind_of(type(value))):
         raise Unfaithful(
-            plan.post.root[oid].lstrip("\0"),
+            root_name(plan.post.root[oid]),
             f"it is the same object as {name}, which the step does not read",
             f"read {name} in the step too, or mark the step `--effect`",
         )
@@ -312,7 +327,7 @@ def _look_at_array(plan: Plan, name: str, arr: Any, changed: set, fresh: set) ->
     if owner in changed:
         plan.seen.append(name)
     elif owner in fresh:
-        root = plan.post.root[plan.post.owners[owner][0]].lstrip("\0")
+        root = root_name(plan.post.root[plan.post.owners[owner][0]])
         raise Unfaithful(
             root,
             f"it views the memory of {name}, which the step does not read",

@@ -19,10 +19,11 @@ loaded. Three kinds of objects are written as persistent ids instead of by value
 An array met twice is one array: `n` numbers the arrays of the stream (persistent ids
 bypass pickle's memo).
 
-`load` resolves them against the input names' values in the serving kernel, taken before
-anything of the entry is bound; a path that leads nowhere, or to an object of another
-type, raises Unfaithful (the hit becomes a miss). `apply` restores the states in place,
-then binds the names.
+The payload also carries the attributes the step set on the notebook's modules
+(`modattrs`). `load` resolves the ids against the input names' values in the serving
+kernel, taken before anything of the entry is bound; a path that leads nowhere, or to
+an object of another type, raises Unfaithful (the hit becomes a miss). `apply` restores
+the states in place, sets the module attributes, then binds the names.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ import xxhash
 from ..errors import Unfaithful
 from ..storage import serialize
 from ..storage.store import Store
-from . import inplace, objgraph
+from . import inplace, modattrs, objgraph
 from .sharing import Plan
 
 
@@ -199,6 +200,7 @@ def dump(plan: Plan, name: str = "shared values") -> tuple[bytes, list, list[str
     payload = {
         "bind": plan.unit_bind,
         "inplace": [(obj, StateOf(obj)) for obj in plan.unit_inplace],
+        "modules": plan.modules,
     }
     writer = _Writer(plan)
     main, buffers = serialize.dumps(payload, name, persistent_id=writer)
@@ -215,11 +217,15 @@ def put(plan: Plan, store: Store) -> dict:
 
 
 def roots_of(ref: dict, ns: dict) -> dict:
-    """The values the unit's references start from, taken before anything is bound."""
-    missing = [r for r in ref.get("roots", []) if r not in ns]
-    if missing:
-        raise Unfaithful(missing[0], "it is not defined here", "")
-    return {r: ns[r] for r in ref.get("roots", [])}
+    """The values the unit's references start from (names, or attribute chains from
+    one), taken before anything is bound."""
+    roots = {}
+    for r in ref.get("roots", []):
+        try:
+            roots[r] = objgraph.lookup(ns, r)
+        except (KeyError, AttributeError):
+            raise Unfaithful(r, "it is not defined here") from None
+    return roots
 
 
 def load(ref: dict, store: Store, roots: dict) -> dict:
@@ -269,7 +275,8 @@ def _resolve_array(pid: tuple, roots: dict) -> Any:
 
 
 def apply(payload: dict, ns: dict) -> None:
-    """Restore the unit's states in place, then bind its names."""
+    """Restore the unit's states in place, set the module attributes, bind its names."""
     for target, fresh in payload["inplace"]:
         inplace.restore(target, fresh)
+    modattrs.apply(payload["modules"])
     ns.update(payload["bind"])
