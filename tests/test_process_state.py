@@ -35,8 +35,42 @@ from replay import replay
             ["import random", "%%step seeded\nrandom.seed(5)\nfirst = random.random()"],
             "(first, random.random())",
         ),
+        (
+            ["import numpy as np", "%%step quiet\nold = np.seterr(all='ignore')"],
+            "np.geterr()['divide']",
+        ),
+        (
+            ["%%step filters\nimport warnings\nwarnings.simplefilter('error', UserWarning)"],
+            "__import__('warnings').filters[0][:1]",
+        ),
+        (["%%step path\nimport sys\nsys.path.insert(0, 'src-extra')"], "__import__('sys').path[0]"),
+        (
+            [
+                "import os\nos.makedirs('sub', exist_ok=True)",
+                "%%step into\nimport os\nos.chdir('sub')",
+            ],
+            "__import__('os').path.basename(__import__('os').getcwd())",
+        ),
+        (
+            [
+                "%%step show\nfrom IPython.core.interactiveshell import InteractiveShell\n"
+                "InteractiveShell.ast_node_interactivity = 'all'"
+            ],
+            "get_ipython().ast_node_interactivity",
+        ),
     ],
-    ids=["environ", "printoptions", "pandas-option", "numpy-rng", "random-rng"],
+    ids=[
+        "environ",
+        "printoptions",
+        "pandas-option",
+        "numpy-rng",
+        "random-rng",
+        "seterr",
+        "filters",
+        "sys.path",
+        "cwd",
+        "interactivity",
+    ],
 )
 def test_process_state_a_step_changes_is_set_again_on_a_hit(kernel, cells, probe):
     live, again = replay(kernel, cells, probe)

@@ -9,9 +9,12 @@ What is watched, in the order a hit sets it again:
     sys.path         entries added at the front or the end, entries removed
     environ          variables set or removed (`os.environ`)
     warnings         the warning filters (`warnings.simplefilter`, `filterwarnings`)
+    recursionlimit   `sys.setrecursionlimit`
+    ipython.interactivity   what IPython displays of a cell (`ast_node_interactivity`)
     random           the state of the `random` module's generator
     numpy.random     the state of numpy's global generator (`np.random.seed`, draws)
     numpy.print      numpy's print options (`np.set_printoptions`)
+    numpy.errors     numpy's floating-point error handling (`np.seterr`)
     matplotlib.rc    matplotlib's rcParams, and so styles (`plt.style.use`), but the backend
     pandas.options   pandas' options (`pd.set_option`)
 
@@ -125,16 +128,14 @@ def _path_put(change: dict) -> None:
 
 
 def _warnings_put(change: dict) -> None:
-    target = seq_apply(list(warnings.filters), change)
-    warnings.resetwarnings()  # through the public calls: they reset the filters' caches
-    for action, message, category, module, lineno in reversed(target):
-        warnings.filterwarnings(
-            action,
-            message.pattern if message is not None else "",
-            category,
-            module.pattern if module is not None else "",
-            lineno,
-        )
+    warnings.filters[:] = seq_apply(list(warnings.filters), change)  # the tuples as they were
+    # what filterwarnings() does after changing the list: forget the verdicts cached per
+    # module (the function has no public name; without it a filter applies to new code only)
+    mutated = getattr(warnings, "_filters_mutated", None) or getattr(
+        warnings, "_filters_mutated_lock_held", None
+    )
+    if mutated is not None:
+        mutated()
 
 
 def _mapping_change(before: dict | None, after: dict) -> dict:
@@ -169,6 +170,31 @@ def _np_print_take() -> dict:
 
 def _np_print_put(change: dict) -> None:
     sys.modules["numpy"].set_printoptions(**change)
+
+
+def _np_err_take() -> dict:
+    return sys.modules["numpy"].geterr()
+
+
+def _np_err_put(change: dict) -> None:
+    sys.modules["numpy"].seterr(**change)
+
+
+def _interactivity() -> str | None:
+    """What IPython displays of a cell (`InteractiveShell.ast_node_interactivity = "all"`
+    is a common first cell)."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    return None if shell is None else shell.ast_node_interactivity
+
+
+def _set_interactivity(value: str | None) -> None:
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is not None and value is not None:
+        shell.ast_node_interactivity = value
 
 
 # -- matplotlib and pandas -------------------------------------------------------------------
@@ -238,9 +264,12 @@ _STATES: list[State] = [
     State("sys.path", lambda: list(sys.path), _path_put, change=seq_change),
     State("environ", _environ_take, _environ_put, _environ_differs, _environ_change),
     State("warnings", lambda: list(warnings.filters), _warnings_put, change=seq_change),
+    State("recursionlimit", sys.getrecursionlimit, sys.setrecursionlimit),
+    State("ipython.interactivity", _interactivity, _set_interactivity),
     State("random", random.getstate, random.setstate),
     State("numpy.random", _np_rng_take, _np_rng_put, change=_np_rng_change, module="numpy"),
     State("numpy.print", _np_print_take, _np_print_put, change=_mapping_change, module="numpy"),
+    State("numpy.errors", _np_err_take, _np_err_put, change=_mapping_change, module="numpy"),
     State("matplotlib.rc", _rc_take, _rc_put, _rc_differs, _rc_change, module="matplotlib"),
     State("pandas.options", _pd_take, _pd_put, _pd_differs, _pd_change, module="pandas"),
 ]
