@@ -32,6 +32,7 @@ FIGURES = ["hash_array", "hash_frame", "hash_dict", "store_restore", "store_fram
 FIGURES += ["live_step", "sharing"]
 FIGURES += ["step_100mb"]
 FIGURES += ["resume", "remote_hit"]
+FIGURES += ["sidebar_view", "sidebar_scale"]  # need `make ui-deps` (and labext)
 TIMEOUT = 900  # seconds for one figure
 
 

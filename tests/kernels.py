@@ -80,10 +80,7 @@ class Kernel:
         self.kc.wait_for_ready(timeout=60)
 
     def run(self, code: str, timeout: float = 120, cell_id: str | None = None) -> Reply:
-        metadata = {"cellId": cell_id} if cell_id else {}
-        msg_id = self.kc.execute(code, store_history=True)
-        if metadata:  # jupyter_client's execute() has no metadata argument before 8.x
-            pass
+        msg_id = self._execute(code, cell_id)
         outputs: list[dict] = []
         while True:
             try:
@@ -107,6 +104,17 @@ class Kernel:
         content = reply["content"]
         error = content if content["status"] == "error" else None
         return Reply(content["status"], outputs, error)
+
+    def _execute(self, code: str, cell_id: str | None) -> str:
+        """Send an execute request; with `cell_id`, as JupyterLab sends it (the cell's
+        id in the request's metadata), which jupyter_client's execute() cannot do."""
+        if cell_id is None:
+            return self.kc.execute(code, store_history=True)
+        content = {"code": code, "silent": False, "store_history": True,
+                   "user_expressions": {}, "allow_stdin": False, "stop_on_error": True}  # fmt: skip
+        msg = self.kc.session.msg("execute_request", content, metadata={"cellId": cell_id})
+        self.kc.shell_channel.send(msg)
+        return msg["header"]["msg_id"]
 
     def ok(self, code: str, **kw) -> Reply:
         r = self.run(code, **kw)

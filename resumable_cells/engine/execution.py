@@ -80,7 +80,12 @@ def run_step(engine: Engine, args: StepArgs, line: str, cell: str) -> Any:
     except SyntaxError as err:
         raise _syntax_error(engine, err, args, line, cell) from None
     name = args.name or info.default_name()
-    return Execution(engine, name, args, info, line, cell, transformed).go()
+    execution = Execution(engine, name, args, info, line, cell, transformed)
+    count = getattr(engine.shell, "execution_count", None)
+    clash = engine.names.check(name, info.normalised, execution.rec.cell_id, count)
+    if clash:
+        execution.rec.warn(clash)
+    return execution.go()
 
 
 @lru_cache(maxsize=512)

@@ -89,14 +89,18 @@ def load(ipython) -> None:
     _ENGINE = magics.engine
     ipython.register_magics(magics)
     ipython.push({"step": step_api}, interactive=False)
-    from . import comm
+    from . import comm, freshness
 
+    freshness.attach(_ENGINE)
     comm.attach(_ENGINE)
 
 
 def unload(ipython) -> None:
     global _ENGINE
     if _ENGINE is not None:
+        from . import freshness
+
+        freshness.detach(_ENGINE)
         _ENGINE.journal.close()
         _ENGINE.store.close()
         _ENGINE = None
