@@ -25,6 +25,7 @@ graph then says which names it did not finish).
 from __future__ import annotations
 
 import enum
+import gc
 import itertools
 import logging
 import sys
@@ -45,6 +46,7 @@ NODE_KINDS = frozenset({SEQ, MAP, SET, BYTES, ARRAY, FRAME, FUNC, CELL, OBJ})
 _GLOBAL_TYPES = (type, types.ModuleType, types.BuiltinFunctionType, enum.Enum)
 _GLOBAL_TYPES += (types.MethodDescriptorType, types.WrapperDescriptorType)
 _KINDS: dict[type, int] = {}
+_PLAIN = frozenset({list, dict, tuple, set, bytearray})  # no attributes, no slots
 _OBJECT_ARRAY_MAX = 100_000  # elements of an object array walked one by one
 
 
@@ -121,15 +123,22 @@ class Graph:
         """Walk `value`, the value of root `name`."""
         if type(value) in ATOMIC:
             return
+        enabled = gc.isenabled()
+        gc.disable()  # the walk makes a tuple per node and no garbage: collecting halves it
+        try:
+            self._walk(name, value)
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _walk(self, name: str, value: Any) -> None:
         stack = [(value, None, ("n", name))]
         nodes = self.nodes
         while stack:
             obj, parent, step = stack.pop()
             oid = id(obj)
             if oid in nodes:
-                self.parents.setdefault(oid, []).append(parent)
-                if self.root[oid] != name:
-                    self.links.append((self.root[oid], name))
+                self._again(oid, parent, name)
                 continue
             kind = kind_of(type(obj))
             if kind == SKIP or (kind == FUNC and obj.__globals__ is not self.main_ns):
@@ -144,19 +153,26 @@ class Graph:
                     self._array(obj, oid, [])
                 continue
             try:
-                self._children(obj, oid, kind, stack)
+                self._children(obj, oid, kind, stack, name)
             except Exception:  # an object whose parts cannot be listed: a leaf
                 log.debug("the walk treats a %s as a leaf", type(obj).__name__, exc_info=True)
 
-    def _children(self, obj: Any, oid: int, kind: int, stack: list) -> None:
+    def _again(self, oid: int, parent: int | None, name: str) -> None:
+        """A node reached once more: another holder, perhaps from another root."""
+        self.parents.setdefault(oid, []).append(parent)
+        if self.root[oid] != name:
+            self.links.append((self.root[oid], name))
+
+    def _children(self, obj: Any, oid: int, kind: int, stack: list, name: str) -> None:
         if kind == SEQ or kind == TUPLE:
+            items = enumerate(obj)
             if not set(map(type, obj)) <= ATOMIC:
-                stack.extend((x, oid, ("i", i)) for i, x in enumerate(obj) if type(x) not in ATOMIC)
+                self._items(((x, ("i", i)) for i, x in items), oid, stack, name)
         elif kind == MAP:
             if not set(map(type, dict.values(obj))) <= ATOMIC:
-                for i, (k, v) in enumerate(dict.items(obj)):
-                    if type(v) not in ATOMIC:
-                        stack.append((v, oid, ("k", k) if type(k) in _KEYS else ("p", i)))
+                pairs = enumerate(dict.items(obj))
+                steps = ((v, ("k", k) if type(k) in _KEYS else ("p", i)) for i, (k, v) in pairs)
+                self._items(steps, oid, stack, name)
         elif kind == ARRAY:
             self._array(obj, oid, stack)
         elif kind == FUNC:
@@ -169,8 +185,31 @@ class Graph:
                 pass
         elif kind == METHOD:
             stack.append((obj.__self__, oid, ("m",)))
-        if kind in (OBJ, SEQ, MAP, SET, BYTES, FUNC):
+        if kind in (OBJ, SEQ, MAP, SET, BYTES, FUNC) and type(obj) not in _PLAIN:
             _attributes(obj, oid, stack)
+
+    def _items(self, items, oid: int, stack: list, name: str) -> None:
+        """Children of a container. The common leaves (a list, tuple or dict of atomic
+        values: the rows of a table) are recorded here rather than stacked: a million
+        records cost a pass, not a million trips round the walk."""
+        nodes, root = self.nodes, self.root
+        for x, step in items:
+            t = type(x)
+            if t in ATOMIC:
+                continue
+            leaf = (t is dict and set(map(type, dict.values(x))) <= ATOMIC) or (
+                (t is list or t is tuple) and set(map(type, x)) <= ATOMIC
+            )
+            if not leaf:
+                stack.append((x, oid, step))
+            elif id(x) in nodes:
+                self._again(id(x), oid, name)
+            elif len(nodes) < self.budget:
+                nodes[id(x)] = (x, oid, step)
+                root[id(x)] = name
+            else:
+                self.truncated.add(name)
+                return
 
     def _array(self, arr: Any, oid: int, stack: list) -> None:
         owner = memory_owner(arr)

@@ -267,7 +267,7 @@ _STATES: list[State] = [
     State("recursionlimit", sys.getrecursionlimit, sys.setrecursionlimit),
     State("ipython.interactivity", _interactivity, _set_interactivity),
     State("random", random.getstate, random.setstate),
-    State("numpy.random", _np_rng_take, _np_rng_put, change=_np_rng_change, module="numpy"),
+    State("numpy.random", _np_rng_take, _np_rng_put, change=_np_rng_change, module="numpy.random"),
     State("numpy.print", _np_print_take, _np_print_put, change=_mapping_change, module="numpy"),
     State("numpy.errors", _np_err_take, _np_err_put, change=_mapping_change, module="numpy"),
     State("matplotlib.rc", _rc_take, _rc_put, _rc_differs, _rc_change, module="matplotlib"),
