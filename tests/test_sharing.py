@@ -163,3 +163,17 @@ def test_attributes_a_step_sets_on_a_notebook_module_are_set_again(kernel):
     ]
     live, again = replay(kernel, cells, "(settings.THRESHOLD, settings.model is model)")
     assert live == again == "(0.7, True)\n"
+
+
+def test_a_config_object_changed_in_a_step_is_changed_for_every_holder(kernel):
+    cells = [
+        "from types import SimpleNamespace\n"
+        "class Opts:\n    def __init__(self):\n        self.lr = 0.1\n"
+        "cfg = SimpleNamespace(lr=0.1)\nopts = Opts()\nholders = {'cfg': cfg, 'opts': opts}",
+        "%%step tune\ncfg.lr = 0.2\nopts.lr = 0.3",
+    ]
+    probe = (
+        "(holders['cfg'].lr, holders['opts'].lr, holders['cfg'] is cfg, holders['opts'] is opts)"
+    )
+    live, again = replay(kernel, cells, probe)
+    assert live == again == "(0.2, 0.3, True, True)\n"

@@ -15,8 +15,8 @@ from the store). What is restored, per type:
 - closure cells: the contents; notebook functions: defaults, attributes and code;
 - `random.Random`, numpy `Generator`, `RandomState` and bit generators: their state;
 - instances of pure-Python classes (every class of the MRO but `object` written in
-  Python, pandas objects among them): the instance dict and slots, set the way pickle
-  sets them (`__setstate__` when the class has one).
+  Python, pandas objects among them) and `SimpleNamespace`s: the instance dict and
+  slots, set the way pickle sets them (`__setstate__` when the class has one).
 
 Anything else (a C extension object, an array whose shape changed) is not restorable:
 the sharing analysis stores it as a new object and rebinds what holds it, or refuses.
@@ -72,6 +72,9 @@ def _random_kind(obj: Any) -> str | None:
     return None
 
 
+_NAMESPACES = (types.SimpleNamespace,)  # only their attributes, though written in C
+
+
 def restorable(obj: Any, shape: tuple | None = None) -> bool:
     """Whether `restore` can give `obj` any later state of itself exactly. `shape` is
     (shape, dtype) of an array before the step: an array restores in place only into
@@ -86,6 +89,8 @@ def restorable(obj: Any, shape: tuple | None = None) -> bool:
     if kind in (objgraph.CELL, objgraph.FUNC):
         return True
     if _random_kind(obj) is not None:
+        return True
+    if t in _NAMESPACES:
         return True
     return kind in (objgraph.OBJ, objgraph.FRAME) and pure_python(t)
 

@@ -35,10 +35,13 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-ATOMIC = frozenset(
-    {str, bytes, int, float, complex, bool, type(None), range, slice, type(Ellipsis)}
-    | {type(NotImplemented), types.CodeType}
-)
+# Values whose identity no mutation can show: never nodes. A set, not a frozenset: the
+# immutable values of libraries (numpy scalars, dates, decimals) join it when first met,
+# so that the checks of whole containers at C speed (`set(map(type, x)) <= ATOMIC`) pass
+# over them.
+ATOMIC = {str, bytes, int, float, complex, bool, type(None), range, slice, type(Ellipsis)}
+ATOMIC |= {type(NotImplemented), types.CodeType}
+_IMMUTABLE_MODULES = frozenset({"datetime", "decimal", "fractions", "uuid", "ipaddress", "re"})
 _KEYS = frozenset({str, bytes, int, bool, type(None)})
 
 SKIP, SEQ, TUPLE, MAP, SET, BYTES, ARRAY, FRAME, FUNC, CELL, METHOD, OBJ = range(12)
@@ -61,6 +64,9 @@ def kind_of(t: type) -> int:
 def _classify(t: type) -> int:
     if t in ATOMIC or issubclass(t, _GLOBAL_TYPES):
         return SKIP
+    if _immutable(t):
+        ATOMIC.add(t)
+        return SKIP
     for base, kind in ((tuple, TUPLE), (list, SEQ), (dict, MAP), (set, SET), (frozenset, SKIP)):
         if issubclass(t, base):
             return kind
@@ -81,6 +87,15 @@ def _classify(t: type) -> int:
     if issubclass(t, deque):
         return SEQ
     return OBJ
+
+
+def _immutable(t: type) -> bool:
+    """Library values that cannot change: numpy scalars and dtypes, dates and times,
+    decimals, fractions, UUIDs, IP addresses, compiled patterns."""
+    if t.__module__ in _IMMUTABLE_MODULES:  # their own types (a subclass has another module)
+        return t.__module__ != "re" or t.__name__ == "Pattern"
+    np = sys.modules.get("numpy")
+    return np is not None and issubclass(t, (np.generic, np.dtype))
 
 
 def memory_owner(arr: Any) -> Any:
