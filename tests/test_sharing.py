@@ -148,11 +148,13 @@ def test_an_input_too_large_to_follow_is_not_cached_when_the_step_shares_it(kern
         "import resumable_cells.engine.sharing as sharing\nsharing.BUDGET = 50\n"
         "rows = [[i] for i in range(100)]"
     )
-    r = kernel.ok("%%step first\nfirst = rows[0]")
+    r = kernel.ok("%%step last\nlast = rows[-1]")  # past what the walk followed
     assert "not cached: rows: it holds more than 50 objects" in r.stderr
     r = kernel.ok("%%step count\nn = len(rows)")  # reads it, shares nothing: cached
     assert "not cached" not in r.stderr
     assert "served from cache" in kernel.ok("%%step count\nn = len(rows)").status_lines()[0]
+    frame = "%%step frame\nimport numpy as np\nsums = np.array([r[0] for r in rows])"
+    assert "not cached" not in kernel.ok(frame).stderr  # a new array of its own: cached
 
 
 def test_attributes_a_step_sets_on_a_notebook_module_are_set_again(kernel):

@@ -173,8 +173,14 @@ def root_name(root: str) -> str:
     return root.lstrip("\0\1")
 
 
+_PYTHON_KINDS = frozenset({objgraph.SEQ, objgraph.MAP, objgraph.SET, objgraph.OBJ, objgraph.CELL})
+
+
 def _check_budget(old: objgraph.Graph, post: objgraph.Graph, changed: dict) -> None:
-    if old.truncated:
+    """Refuse when an input was too large to walk and the step could have taken an
+    object from the part not walked: it changed that input, or it bound Python
+    containers or objects, or views of arrays (a new frame or array of its own is fine)."""
+    if old.truncated and (old.truncated.intersection(changed) or _could_share(old, post)):
         name = sorted(old.truncated)[0]
         raise Unfaithful(
             name,
@@ -187,6 +193,16 @@ def _check_budget(old: objgraph.Graph, post: objgraph.Graph, changed: dict) -> N
         raise Unfaithful(
             name, f"it holds more than {post.budget:,} objects", "mark the step `--effect`"
         )
+
+
+def _could_share(old: objgraph.Graph, post: objgraph.Graph) -> bool:
+    for oid, (obj, _, _) in post.nodes.items():
+        if oid in old.nodes:
+            continue
+        kind = objgraph.kind_of(type(obj))
+        if kind in _PYTHON_KINDS or (kind == objgraph.ARRAY and obj.base is not None):
+            return True
+    return False
 
 
 def _sharing_roots(post: objgraph.Graph, old: objgraph.Graph) -> set[str]:
