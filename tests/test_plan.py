@@ -104,8 +104,24 @@ def test_an_entry_of_another_run_epoch_is_not_served_to_a_step_that_used_it(engi
     assert actions(
         plan.make(engine, cells_of("%%step clock\nwhen = str(step.now())", "%%step plain\nk = 1"))
     ) == [
-        ("clock", "run", "package, file or run parameter changed"),
+        ("clock", "run", "run epoch changed"),  # the words the run's own miss says
         ("plain", "serve", ""),
+    ]
+
+
+def test_an_expired_entry_is_planned_to_run_with_the_reason_the_run_gives(engine):
+    fetch = "%%step fetch --ttl 1h\nprice = 42"
+    step(engine, fetch)
+    assert actions(plan.make(engine, cells_of(fetch))) == [("fetch", "serve", "")]
+    key = engine.store.history("fetch")[-1]
+    entry = engine.store.get_entry(key)
+    entry.pop("key")
+    engine.store.put_entry(key, {**entry, "created": entry["created"] - 3 * 3600})
+    assert actions(plan.make(engine, cells_of(fetch))) == [
+        ("fetch", "run", "expired (computed 3 h ago, ttl 60 min)")
+    ]
+    assert actions(plan.make(engine, cells_of("%%step fetch\nprice = 42"))) == [
+        ("fetch", "serve", "")  # without --ttl the same entry (the same key) is served
     ]
 
 

@@ -8,10 +8,10 @@ value cannot be stored), the files it read with their digests, the run parameter
 used, the key's preimage and the cell's source. A binding is `inplace` when the value
 is given to the object the name already holds, `unit` when the unit binds or changes
 it, `seen` when the name was not bound but its object changed with the step. Valid
-(`invalid_reason`, which `%step plan` asks too) while those files are unchanged and the
-run's epoch and seed are the ones it used. Restored (`load`, then `apply`) by restoring
-objects in place, binding its values, deleting its names, setting the process state
-again and replaying its outputs in order.
+(`invalid_reason`, which `%step plan` asks too) while it is younger than the step's
+`--ttl`, those files are unchanged and the run's epoch and seed are the ones it used.
+Restored (`load`, then `apply`) by restoring objects in place, binding its values,
+deleting its names, setting the process state again and replaying its outputs in order.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .. import formatting
 from ..errors import Unfaithful, Unhashable, Unstorable
 from ..hashing import key as step_key
 from ..hashing.values import Hasher
@@ -201,9 +202,14 @@ def described(entry: dict) -> list[dict]:
 
 
 # -- validity -----------------------------------------------------------------------------
-def invalid_reason(entry: dict, run: Run) -> str | None:
-    """Why `entry` cannot be served in `run` (a file it read changed or is gone, the
-    run's epoch or seed it used changed), or None when it can."""
+def invalid_reason(entry: dict, run: Run, ttl: float | None = None) -> str | None:
+    """Why `entry` cannot be served in `run` (older than the step's `--ttl` in seconds,
+    a file it read changed or is gone, the run's epoch or seed it used changed), or
+    None when it can."""
+    if ttl is not None:
+        age = time.time() - entry.get("created", 0.0)
+        if age > ttl:
+            return f"expired (computed {formatting.age(age)} ago, ttl {formatting.age(ttl)})"
     for f in entry.get("files", []):
         try:
             if step_key.file_digest(f["path"]) != f["digest"]:

@@ -67,6 +67,7 @@ class StepArgs:
     ignore: tuple[str, ...] = ()
     version: str | None = None
     deps: tuple[str, ...] = ()
+    ttl: float | None = None  # seconds an entry is served for; not part of the key
 
 
 def run_step(engine: Engine, args: StepArgs, line: str, cell: str) -> Any:
@@ -210,7 +211,7 @@ class Execution:
         if found is None:
             reason = rec.survive(None, why.miss_reason, engine.store, self.name, self.key.preimage)
             return None, reason or "new key"
-        invalid = entry.invalid_reason(found, engine.run)
+        invalid = entry.invalid_reason(found, engine.run, self.args.ttl)
         if invalid:
             return None, invalid
         try:
@@ -227,7 +228,9 @@ class Execution:
         rec.wrote_streams = rec.wrote_streams or wrote
         rec.outputs = entry.described(found)
         rec.survive(None, engine.store.touch, k)
-        rec.finished("hit", saved=found.get("duration_s", 0.0), source=source)
+        rec.finished(
+            "hit", saved=found.get("duration_s", 0.0), source=source, computed=found.get("created")
+        )
         return (result,), None
 
     # -- live -----------------------------------------------------------------------------
@@ -278,7 +281,8 @@ class Execution:
         context, output capture and (for a pure step) the tripwire."""
         __tracebackhide__ = True  # noqa: F841
         engine, rec, effect = self.engine, self.rec, self.args.effect
-        watch = nullcontext(None) if effect else tripwire.watching(engine.store.dir)
+        network = self.args.ttl is not None  # it reads a live source, fresh for its TTL
+        watch = nullcontext(None) if effect else tripwire.watching(engine.store.dir, network)
         rec.wrote_streams = True  # live code may write anywhere: always flush after
         try:
             with stepapi.running(ctx), capture.capturing(engine.shell) as outputs, watch as found:

@@ -1,7 +1,9 @@
 """The tripwire: an audit hook that watches a pure step while it runs.
 
 Writes outside the temp directory and the store, subprocesses and network connections
-mean the step has effects: it still runs, but is not cached. Regular files it opens for
+mean the step has effects: it still runs, but is not cached. A step with `--ttl` reads a
+live source (an API, a database server) on purpose: its network connections are reads,
+whose answer its TTL keeps from going stale (`network=True`). Regular files it opens for
 reading become discovered inputs of its entry. Library noise (site-packages, caches,
 fonts, the standard library) is ignored. One hook for the process, active only for the
 thread running the step.
@@ -48,14 +50,15 @@ def _ignored_roots(store_dir: Path) -> tuple[str, ...]:
 
 
 @contextmanager
-def watching(store_dir: Path):
-    """Yields the Findings of the block it guards (only the current thread is watched)."""
+def watching(store_dir: Path, network: bool = False):
+    """Yields the Findings of the block it guards (only the current thread is watched).
+    `network`: connections are allowed (reads of a live source), not effects."""
     global _installed
     if not _installed:
         sys.addaudithook(_hook)
         _installed = True
     findings = Findings()
-    _state.active = (findings, _ignored_roots(store_dir))
+    _state.active = (findings, _ignored_roots(store_dir), network)
     try:
         yield findings
     finally:
@@ -77,7 +80,7 @@ def _hook(event: str, args) -> None:
 
 
 def _on_open(active, args) -> None:
-    findings, roots = active
+    findings, roots, _ = active
     path, mode, flags = args
     if not isinstance(path, (str, bytes, os.PathLike)):
         return  # a file descriptor, not a path
@@ -106,7 +109,7 @@ def _on_connect(active, args) -> None:
     sock, address = args[0], args[1]
     import socket
 
-    if getattr(sock, "family", None) == socket.AF_UNIX:
+    if getattr(sock, "family", None) == socket.AF_UNIX or active[2]:
         return
     _note(active, f"opened a network connection to {address}")
 

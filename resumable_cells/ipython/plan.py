@@ -10,6 +10,7 @@ be served if the re-run produces the same values (early cutoff).
 
 from __future__ import annotations
 
+import html
 import logging
 from dataclasses import dataclass
 
@@ -34,26 +35,50 @@ class PlanRow:
     cell_id: str | None = None
     stale: str | None = None  # why this cell's last result is out of date (staleness)
 
-    def line(self) -> str:
-        why = self.reason
+    def why(self) -> str:
         if self.stale:  # the panel's and `%step status`'s words, from the same function
-            why = f"stale: {self.stale}" + (
+            return f"stale: {self.stale}" + (
                 "; an entry for the current inputs exists" if self.action == "serve" else ""
             )
+        return self.reason
+
+    def line(self) -> str:
+        why = self.why()
         return f"{self.action:6s} {self.step}" + (f"  ({why})" if why else "")
 
 
 class Plan:
+    """`%step plan`: plain text in any frontend, a table where HTML renders (an
+    nbconvert export, VS Code, JupyterLab)."""
+
     def __init__(self, rows: list[PlanRow], note: str = ""):
         self.rows = rows
         self.note = note
 
-    def __repr__(self) -> str:
+    def summary(self) -> str:
         serve = sum(r.action == "serve" for r in self.rows)
+        return f"{serve} served, {len(self.rows) - serve} run"
+
+    def __repr__(self) -> str:
         lines = [f"({self.note})"] if self.note else []
         lines += [r.line() for r in self.rows]
-        lines.append(f"{serve} served, {len(self.rows) - serve} run")
+        lines.append(self.summary())
         return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        esc = html.escape
+        note = f"<div>({esc(self.note)})</div>" if self.note else ""
+        td = '<td style="text-align: left">'
+        body = "".join(
+            f'<tr data-action="{esc(r.action)}">{td}{esc(r.action)}</td>{td}{esc(r.step)}</td>'
+            f"{td}{esc(r.why())}</td></tr>"
+            for r in self.rows
+        )
+        th = "".join(f'<th style="text-align: left">{c}</th>' for c in ("action", "step", "why"))
+        return (
+            f'<div class="rc-plan">{note}<table><thead><tr>{th}</tr></thead>'
+            f"<tbody>{body}</tbody></table><div>{esc(self.summary())}</div></div>"
+        )
 
 
 def step_cells(cells: list[dict]) -> list[tuple[str, str, str | None]]:
@@ -115,15 +140,18 @@ def _plan_step(engine, name, args, info, known, producer):
                 digests[n] = Hasher(engine.ns).value_digest(engine.ns[n], n)
             except Unhashable:
                 return PlanRow(name, "run", f"input {n} cannot be hashed"), unknown_bound
-    found = _matching_entry(engine, name, info, args, digests)
+    found, invalid = _matching_entry(engine, name, info, args, digests)
     if found is None:
-        return PlanRow(name, "run", _why_not(engine, name, info, args, digests)), unknown_bound
+        why_not = invalid or _why_not(engine, name, info, args, digests)
+        return PlanRow(name, "run", why_not), unknown_bound
     return PlanRow(name, "serve", ""), {b["name"]: b["digest"] for b in found["bindings"]}
 
 
-def _matching_entry(engine, name, info, args, digests) -> dict | None:
-    """The latest entry of `name` that Run All would serve: the same code, --version,
-    input digests, package versions and --deps files, and valid in this run."""
+def _matching_entry(engine, name, info, args, digests) -> tuple[dict | None, str | None]:
+    """(the latest entry of `name` that Run All would serve: the same code, --version,
+    input digests, package versions and --deps files, and valid in this run, or None;
+    why the latest one that matches is not valid (`expired (...)`), or None)."""
+    invalid = None
     code = step_key.code_id(info.normalised)
     for k in reversed(engine.store.history(name)):
         try:
@@ -143,9 +171,11 @@ def _matching_entry(engine, name, info, args, digests) -> dict | None:
                 continue
         except (OSError, KeyComponentError, MissingDeps):
             continue
-        if entry.invalid_reason(e, engine.run) is None:
-            return e
-    return None
+        reason = entry.invalid_reason(e, engine.run, args.ttl)
+        if reason is None:
+            return e, None
+        invalid = invalid or reason
+    return None, invalid
 
 
 def _same_env(env: dict) -> bool:
