@@ -12,6 +12,8 @@ import random
 import sys
 import warnings
 
+from IPython import get_ipython
+
 
 class State:
     """One part of the process state. `take()` a snapshot; `differs(snapshot)` whether
@@ -146,15 +148,11 @@ def _np_err_put(change: dict) -> None:
 def _interactivity() -> str | None:
     """What IPython displays of a cell (`InteractiveShell.ast_node_interactivity = "all"`
     is a common first cell)."""
-    from IPython import get_ipython
-
     shell = get_ipython()
     return None if shell is None else shell.ast_node_interactivity
 
 
 def _set_interactivity(value: str | None) -> None:
-    from IPython import get_ipython
-
     shell = get_ipython()
     if shell is not None and value is not None:
         shell.ast_node_interactivity = value
