@@ -6,6 +6,9 @@ after the live run, identities between names included."""
 
 from __future__ import annotations
 
+import importlib.util
+
+import pytest
 from replay import replay
 
 
@@ -179,3 +182,21 @@ def test_a_config_object_changed_in_a_step_is_changed_for_every_holder(kernel):
     )
     live, again = replay(kernel, cells, probe)
     assert live == again == "(0.2, 0.3, True, True)\n"
+
+
+DRAWINGS = pytest.mark.skipif(
+    importlib.util.find_spec("resumable_cells.hashing.opaque") is None,
+    reason="figures are digested once the hasher treats drawings as such (hashing/opaque.py)",
+)
+
+
+@DRAWINGS
+def test_a_figure_is_one_thing_its_names_come_back_as_parts_of_one_figure(kernel):
+    cells = [
+        "import matplotlib\nmatplotlib.use('agg')\nimport matplotlib.pyplot as plt",
+        "%%step draw\nfig, ax = plt.subplots()\nline, = ax.plot([1, 2, 3])",
+        "%%step more\nax.set_title('three points')\nsecond, = ax.plot([3, 2, 1])",
+    ]
+    probe = "(len(ax.lines), ax.get_title(), ax.figure is fig, line.axes is ax, second in ax.lines)"
+    live, again = replay(kernel, cells, probe)
+    assert live == again == "(2, 'three points', True, True, True)\n"

@@ -4,9 +4,10 @@ hold too, and the path from a name to each of them.
 A node is an object whose identity can be seen through a mutation: lists, dicts, sets,
 bytearrays and deques (and their subclasses), numpy arrays (with the memory they view:
 their *owner*, the last array down their `.base` chain), pandas objects (whole: under
-copy-on-write their parts are not shared), instances with attributes, notebook
-functions and their closure cells, and any other object the walk does not know (a leaf:
-a random generator, a connection). Tuples and bound methods are walked through but are
+copy-on-write their parts are not shared), matplotlib artists (whole, with the figure
+they belong to: their *drawing*), instances with attributes, notebook functions and
+their closure cells, and any other object the walk does not know (a leaf: a random
+generator, a connection). Tuples and bound methods are walked through but are
 not nodes (they cannot be mutated, or are made anew on each access). Not walked at all:
 atomic values, classes, modules, library functions and enum members, which are global
 (pickle restores them by name, so their identity survives anyway).
@@ -44,8 +45,8 @@ ATOMIC |= {type(NotImplemented), types.CodeType}
 _IMMUTABLE_MODULES = frozenset({"datetime", "decimal", "fractions", "uuid", "ipaddress", "re"})
 _KEYS = frozenset({str, bytes, int, bool, type(None)})
 
-SKIP, SEQ, TUPLE, MAP, SET, BYTES, ARRAY, FRAME, FUNC, CELL, METHOD, OBJ = range(12)
-NODE_KINDS = frozenset({SEQ, MAP, SET, BYTES, ARRAY, FRAME, FUNC, CELL, OBJ})
+SKIP, SEQ, TUPLE, MAP, SET, BYTES, ARRAY, FRAME, FUNC, CELL, METHOD, OBJ, DRAWING = range(13)
+NODE_KINDS = frozenset({SEQ, MAP, SET, BYTES, ARRAY, FRAME, FUNC, CELL, OBJ, DRAWING})
 _GLOBAL_TYPES = (type, types.ModuleType, types.BuiltinFunctionType, enum.Enum)
 _GLOBAL_TYPES += (types.MethodDescriptorType, types.WrapperDescriptorType)
 _KINDS: dict[type, int] = {}
@@ -84,6 +85,9 @@ def _classify(t: type) -> int:
     pd = sys.modules.get("pandas")
     if pd is not None and issubclass(t, (pd.DataFrame, pd.Series, pd.Index)):
         return FRAME
+    artist = sys.modules.get("matplotlib.artist")
+    if artist is not None and issubclass(t, artist.Artist):
+        return DRAWING
     if issubclass(t, deque):
         return SEQ
     return OBJ
@@ -96,6 +100,18 @@ def _immutable(t: type) -> bool:
         return t.__module__ != "re" or t.__name__ == "Pattern"
     np = sys.modules.get("numpy")
     return np is not None and issubclass(t, (np.generic, np.dtype))
+
+
+def drawing_root(artist: Any) -> Any:
+    """The figure a matplotlib artist (an axes, a line, a subfigure) belongs to: the
+    whole drawing is one thing, restored together (the artist itself when it is in no
+    figure)."""
+    get = getattr(artist, "get_figure", None)
+    try:
+        root = get(root=True) if get is not None else None
+    except TypeError:  # matplotlib before 3.10: `figure` is already the root
+        root = getattr(artist, "figure", None)
+    return artist if root is None else root
 
 
 def memory_owner(arr: Any) -> Any:
@@ -125,6 +141,7 @@ class Graph:
         self.owners: dict[int, list[int]] = {}
         self.owner_obj: dict[int, Any] = {}
         self.shape: dict[int, tuple] = {}  # array id -> (shape, dtype) when walked
+        self.drawings: dict[int, list[int]] = {}  # id(figure) -> ids of its artists met
         self.truncated: set[str] = set()
         self.links: list[tuple[str, str]] = []  # (root, root) pairs that reach one node
         self.old: dict[int, tuple] = {}  # nodes of an earlier graph: not walked into...
@@ -163,6 +180,9 @@ class Graph:
                 return
             nodes[oid] = (obj, parent, step)
             self.root[oid] = name
+            if kind == DRAWING:  # a leaf: matplotlib's graph is the figure's business
+                self.drawings.setdefault(id(drawing_root(obj)), []).append(oid)
+                continue
             if oid in self.old and oid not in self.open:
                 if kind == ARRAY:
                     self._array(obj, oid, [])

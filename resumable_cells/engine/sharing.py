@@ -158,6 +158,7 @@ def analyse(pre: Before, ns: dict, bound: list[str], changed: dict[str, Any], hi
         else:
             plan.alone.append(name)
     _look_around(plan, ns, pre, bound, hidden, region)
+    _drawings(plan, ns, hidden)
     return plan
 
 
@@ -173,7 +174,9 @@ def root_name(root: str) -> str:
     return root.lstrip("\0\1")
 
 
-_PYTHON_KINDS = frozenset({objgraph.SEQ, objgraph.MAP, objgraph.SET, objgraph.OBJ, objgraph.CELL})
+_PYTHON_KINDS = frozenset(
+    {objgraph.SEQ, objgraph.MAP, objgraph.SET, objgraph.OBJ, objgraph.CELL, objgraph.DRAWING}
+)
 
 
 def _check_budget(old: objgraph.Graph, post: objgraph.Graph, changed: dict) -> None:
@@ -221,12 +224,13 @@ def _sharing_roots(post: objgraph.Graph, old: objgraph.Graph) -> set[str]:
     for a, b in post.links:
         union(a, b)
     touching = set()
-    for owner, arrays in post.owners.items():
-        roots = [post.root[a] for a in arrays]
-        for r in roots[1:]:
-            union(roots[0], r)
-        if owner in old.owners:
-            touching.update(roots)
+    for owned, old_owners in ((post.owners, old.owners), (post.drawings, old.drawings)):
+        for owner, members in owned.items():  # arrays over one memory, parts of one figure
+            roots = [post.root[a] for a in members]
+            for r in roots[1:]:
+                union(roots[0], r)
+            if owner in old_owners:
+                touching.update(roots)
     touching.update(post.root[oid] for oid in post.nodes if oid in old.nodes)
     groups: dict[str, list[str]] = {}
     for r in set(post.root.values()).union(*post.links):
@@ -268,8 +272,30 @@ def _place_changed(plan: Plan, ns: dict, changed: dict, region: set, movable: se
 
 def _pinned(old: objgraph.Graph, oid: int, changed: dict) -> bool:
     """Whether an input the step did not change holds this object of a changed one too:
-    then it did not change, and is stored by reference."""
+    then it did not change, and is stored by reference (not a drawing: see `_drawings`)."""
+    if objgraph.kind_of(type(old.nodes[oid][0])) == objgraph.DRAWING:
+        return False
     return any(p is not None and old.root[p] not in changed for p in old.parents.get(oid, []))
+
+
+def _drawings(plan: Plan, ns: dict, hidden: dict) -> None:
+    """A matplotlib figure is one thing: its parts hold each other (an axes its figure,
+    a figure its axes), none can be restored in place, and the analysis does not walk
+    inside them. When a step binds or changes part of one, the figure is stored whole in
+    the unit and every name holding a part of it (an input, a bound name or another) is
+    bound to the restored figure's part, so that `ax.figure is fig` still holds."""
+    touched = set(plan.post.drawings)
+    if not touched:
+        return
+    old = plan.graph
+    for root in touched:
+        plan.replaced.update(old.drawings.get(root, ()))
+    for name, value in ns.items():
+        if objgraph.kind_of(type(value)) != objgraph.DRAWING or name.startswith("_"):
+            continue
+        if hidden.get(name, _MISSING) is not value and id(objgraph.drawing_root(value)) in touched:
+            plan.unit_bind[name] = value
+    plan.alone = [n for n in plan.alone if n not in plan.unit_bind]
 
 
 def _replace(plan: Plan, ns: dict, changed: dict, oid: int) -> None:
@@ -357,7 +383,13 @@ def _is_array(value: Any) -> bool:
 
 def _data(value: Any, kind: int) -> bool:
     """Values whose sharing a user relies on (library singletons are left alone: pickle
-    restores most of them by name)."""
+    restores most of them by name; drawings are rebound whole, `_drawings`)."""
     if kind == objgraph.OBJ:
         return type(value).__module__ == "__main__"
-    return kind not in (objgraph.FUNC, objgraph.SKIP, objgraph.TUPLE, objgraph.METHOD)
+    return kind not in (
+        objgraph.FUNC,
+        objgraph.SKIP,
+        objgraph.TUPLE,
+        objgraph.METHOD,
+        objgraph.DRAWING,
+    )
