@@ -103,6 +103,14 @@ class Execution:
 
     def go(self) -> Any:
         __tracebackhide__ = True  # noqa: F841
+        try:
+            return self._go()
+        except KeyboardInterrupt:
+            self.rec.interrupted()
+            raise
+
+    def _go(self) -> Any:
+        __tracebackhide__ = True  # noqa: F841
         key_problem = self._compute_key()
         if not self.args.effect:
             self._warn_nondeterminism()
@@ -262,8 +270,7 @@ class Execution:
                     engine.shell, engine.ns, self.line, self.cell, self.transformed
                 )
         except KeyboardInterrupt:
-            rec.finished("interrupted", reason="interrupted by the user")
-            raise
+            raise  # the execution records it (`go`)
         except BaseException:
             rec.finished("error", reason=reason)
             raise
