@@ -16,7 +16,6 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import xxhash
@@ -35,7 +34,7 @@ from ..hashing import key as step_key
 from ..ipython import capture
 from ..records import why
 from ..storage.store import FORMAT_VERSION
-from . import analysis, cellcode, entry, inputs, nondeterminism, stepapi, tripwire
+from . import cellcode, entry, inputs, nondeterminism, stepapi, stepcode, tripwire
 from .engine import Engine
 from .recording import Recording
 
@@ -65,16 +64,11 @@ def run_step(engine: Engine, args: StepArgs, line: str, cell: str) -> Any:
     __tracebackhide__ = True  # noqa: F841 (IPython hides this frame in tracebacks)
     transformed = engine.transform(cell)
     try:
-        info = _analyse(transformed)
+        code = stepcode.of(engine.shell, transformed)
     except SyntaxError as err:
         raise _syntax_error(engine, err, args, line, cell) from None
-    name = args.name or info.default_name()
-    return Execution(engine, name, args, info, line, cell, transformed).go()
-
-
-@lru_cache(maxsize=512)
-def _analyse(transformed: str) -> analysis.CellInfo:
-    return analysis.analyse(transformed)
+    name = args.name or code.info.default_name()
+    return Execution(engine, name, args, code, line, cell, transformed).go()
 
 
 def _syntax_error(engine: Engine, err: SyntaxError, args: StepArgs, line: str, cell: str):
@@ -90,11 +84,12 @@ def _syntax_error(engine: Engine, err: SyntaxError, args: StepArgs, line: str, c
 class Execution:
     """One run of `%%step`: sequences the key, the lookup, the claim and the live run."""
 
-    def __init__(self, engine: Engine, name: str, args: StepArgs, info, line, cell, transformed):
+    def __init__(self, engine: Engine, name: str, args: StepArgs, code, line, cell, transformed):
         self.engine = engine
         self.name = name
         self.args = args
-        self.info = info
+        self.code = code
+        self.info = code.info
         self.line = line
         self.cell = cell
         self.transformed = transformed
@@ -269,6 +264,8 @@ class Execution:
                 result = cellcode.run(
                     engine.shell, engine.ns, self.line, self.cell, self.transformed
                 )
+            if self.code.quiet:  # evaluated, as IPython does, but neither shown nor kept
+                result = None
         except KeyboardInterrupt:
             raise  # the execution records it (`go`)
         except BaseException:

@@ -1,0 +1,59 @@
+"""A step's code as the engine uses it: the analysis of its IPython-transformed body,
+with what IPython itself decides about that code folded in.
+
+- A trailing `;` suppresses the result, decided by the displayhook's own test on the
+  source, as for a plain cell. A quiet step neither shows nor stores its result, so the
+  decision is part of the code in its key (`normalised` ends with `;`).
+
+A pure function of the transformed source and the shell: computed once per source.
+"""
+
+from __future__ import annotations
+
+import io
+import tokenize
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from . import analysis
+
+__all__ = ["StepCode", "of"]
+
+_QUIET = ";"  # appended to the normalised code of a step whose result is suppressed
+
+
+@dataclass(frozen=True)
+class StepCode:
+    info: analysis.CellInfo  # what the code reads and binds, and its normalised form
+    quiet: bool  # a trailing `;`: the result is neither shown nor stored
+
+
+def of(shell, transformed: str) -> StepCode:
+    """The step code of a body that IPython transformed into `transformed`. Raises
+    SyntaxError like Python would."""
+    return _of(shell, transformed)
+
+
+@lru_cache(maxsize=512)
+def _of(shell, transformed: str) -> StepCode:
+    info = analysis.analyse(transformed)
+    quiet = _suppressed(shell, transformed)
+    if quiet:
+        info = replace(info, normalised=info.normalised + _QUIET)
+    return StepCode(info=info, quiet=quiet)
+
+
+def _suppressed(shell, source: str) -> bool:
+    """Whether IPython would not display the value of `source`'s last expression."""
+    test = getattr(type(shell.displayhook), "semicolon_at_end_of_expression", None)
+    return (test or _semicolon_at_end)(source)
+
+
+def _semicolon_at_end(source: str) -> bool:
+    # Older IPython has no static test: the same one as its DisplayHook.quiet.
+    tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    for token in reversed(tokens):
+        if token[0] in (tokenize.ENDMARKER, tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT):
+            continue
+        return token[0] == tokenize.OP and token[1] == ";"
+    return False
