@@ -274,6 +274,8 @@ class Execution:
         finally:
             if effect:
                 self._intent("done")
+        if found is not None:  # script magics start theirs where the tripwire cannot see
+            found.effects += [f"started a subprocess ({s})" for s in self.code.scripts]
         return result, outputs, found
 
     def _store(self, live: entry.LiveRun, digests: entry.Digests, effects: list[str]) -> str | None:

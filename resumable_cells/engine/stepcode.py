@@ -4,6 +4,9 @@ with what IPython itself decides about that code folded in.
 - A trailing `;` suppresses the result, decided by the displayhook's own test on the
   source, as for a plain cell. A quiet step neither shows nor stores its result, so the
   decision is part of the code in its key (`normalised` ends with `;`).
+- The code magics run (`%time y = f(df)`) is analysed as the cell's own (`magiccode`):
+  its reads are inputs, its assignments bindings. The key's code stays the cell's.
+- Script cell magics (`%%bash`) start a subprocess: the step has an effect.
 
 A pure function of the transformed source and the shell: computed once per source.
 """
@@ -15,7 +18,7 @@ import tokenize
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from . import analysis
+from . import analysis, magiccode
 
 __all__ = ["StepCode", "of"]
 
@@ -26,6 +29,7 @@ _QUIET = ";"  # appended to the normalised code of a step whose result is suppre
 class StepCode:
     info: analysis.CellInfo  # what the code reads and binds, and its normalised form
     quiet: bool  # a trailing `;`: the result is neither shown nor stored
+    scripts: tuple[str, ...] = ()  # script cell magics it calls (`%%bash`): subprocesses
 
 
 def of(shell, transformed: str) -> StepCode:
@@ -37,10 +41,15 @@ def of(shell, transformed: str) -> StepCode:
 @lru_cache(maxsize=512)
 def _of(shell, transformed: str) -> StepCode:
     info = analysis.analyse(transformed)
+    magics = magiccode.read(shell, transformed)
+    if magics.expanded is not None:
+        wide = analysis.analyse(magics.expanded)
+        binds = tuple(b for b in wide.binds if b != magiccode.SCOPE)
+        info = replace(wide, normalised=info.normalised, code_hash=info.code_hash, binds=binds)
     quiet = _suppressed(shell, transformed)
     if quiet:
         info = replace(info, normalised=info.normalised + _QUIET)
-    return StepCode(info=info, quiet=quiet)
+    return StepCode(info=info, quiet=quiet, scripts=magics.scripts)
 
 
 def _suppressed(shell, source: str) -> bool:

@@ -1,7 +1,8 @@
 """The tripwire: an audit hook that watches a pure step while it runs.
 
-Writes outside the temp directory and the store, subprocesses and network connections
-mean the step has effects: it still runs, but is not cached. Regular files it opens for
+Writes outside the temp directory and the store, subprocesses (IPython's `!cmd`, `%sx`
+and `%system` included: they start theirs in a pseudo-terminal, `os.forkpty`) and network
+connections mean the step has effects: it still runs, but is not cached. Regular files it opens for
 reading become discovered inputs of its entry. Library noise (site-packages, caches,
 fonts, the standard library) is ignored. One hook for the process, active only for the
 thread running the step.
@@ -33,6 +34,7 @@ _FS_EVENTS = {
     "os.chmod": "changed permissions of", "os.link": "linked", "os.symlink": "linked",
 }  # fmt: skip
 _PROC_EVENTS = {"subprocess.Popen", "os.system", "os.posix_spawn", "os.spawn", "os.exec", "os.fork"}
+_PTY_EVENTS = {"os.forkpty", "pty.spawn"}  # pexpect, under IPython's shell escapes
 
 
 def _ignored_roots(store_dir: Path) -> tuple[str, ...]:
@@ -72,6 +74,8 @@ def _hook(event: str, args) -> None:
         _on_fs(active, event, args)
     elif event in _PROC_EVENTS or event.startswith("os.exec") or event.startswith("os.spawn"):
         _note(active, f"started a subprocess ({_short(args)})")
+    elif event in _PTY_EVENTS:
+        _note(active, f"started a subprocess ({_shell_command() or 'in a pseudo-terminal'})")
     elif event == "socket.connect":
         _on_connect(active, args)
 
@@ -130,6 +134,23 @@ def _rel(path: str) -> str:
         return rel if not rel.startswith("..") else path
     except ValueError:
         return path
+
+
+def _shell_command() -> str | None:
+    """The command of the shell escape forking now: the `cmd` IPython's `system` and
+    `getoutput` hold, a few frames up."""
+    frame = sys._getframe(2)
+    for _ in range(30):
+        if frame is None:
+            return None
+        cmd = frame.f_locals.get("cmd") if frame.f_code.co_name in _SHELL_CALLS else None
+        if isinstance(cmd, str):
+            return cmd if len(cmd) < 60 else cmd[:57] + "..."
+        frame = frame.f_back
+    return None
+
+
+_SHELL_CALLS = {"system", "system_piped", "system_raw", "getoutput", "getoutputerror"}
 
 
 def _short(args) -> str:
