@@ -6,7 +6,8 @@ display when the value cannot be stored), the files it read with their digests, 
 parameters it used, the key's preimage and the cell's source. Valid (`invalid_reason`,
 which `%step plan` asks too) while those files are unchanged and the run's epoch and
 seed are the ones it used. Restored (`load`, then `apply`) by binding its values,
-deleting its names and replaying its outputs in order.
+deleting its names and replaying its outputs in order (figures after the cell, as the
+inline backend shows them).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 from ..errors import Unhashable, Unstorable
 from ..hashing import key as step_key
 from ..hashing.values import Hasher
-from ..ipython import capture
+from ..ipython import capture, figures
 from ..storage.store import Store
 from .runs import Run
 
@@ -107,6 +108,7 @@ class LiveRun:
     params: dict  # run parameters used: epoch, seed
     reads: set[str]  # files read
     duration: float
+    inline_backend: bool = False  # matplotlib's inline backend was loaded after the run
 
 
 def build(run: LiveRun, store: Store, digests: Digests, display: Callable[[Any], dict]) -> dict:
@@ -137,6 +139,7 @@ def build(run: LiveRun, store: Store, digests: Digests, display: Callable[[Any],
         "result": _result_ref(run.result, store, ns, display),
         "files": [{"path": p, "digest": step_key.file_digest(p)} for p in sorted(run.reads)],
         "params": run.params,
+        "inline_backend": run.inline_backend,
         "preimage": run.key.preimage,
         "source": run.cell,
     }
@@ -196,12 +199,15 @@ def load(entry: dict, store: Store, ns: dict) -> dict:
 def apply(entry: dict, values: dict, ns: dict, shell) -> tuple[Any, bool]:
     """Bind the values, delete the names the run deleted, replay the outputs. Returns
     (the result to display, whether a stream was written)."""
+    if entry.get("inline_backend"):  # restored figures show as images, as they did
+        figures.activate(shell)
     for b in entry["bindings"]:
         ns[b["name"]] = values[b["name"]]
     for n in entry.get("deleted", []):
         ns.pop(n, None)
     outputs = values["__outputs__"]
     capture.replay(shell, outputs)
+    figures.show_after_cell(shell, outputs)
     wrote = any(o[0] == "stream" for o in outputs)
     res = entry.get("result")
     if res is None:

@@ -31,7 +31,7 @@ from ..errors import (
     Unstorable,
 )
 from ..hashing import key as step_key
-from ..ipython import capture
+from ..ipython import capture, figures
 from ..records import why
 from ..storage.store import FORMAT_VERSION
 from . import cellcode, entry, inputs, nondeterminism, stepapi, stepcode, tripwire
@@ -200,14 +200,15 @@ class Execution:
         invalid = entry.invalid_reason(found, engine.run)
         if invalid:
             return None, invalid
-        try:
-            values = entry.load(found, engine.store, engine.ns)
-        except Exception as err:  # a damaged or missing blob is a miss, never an error
-            log.debug("an entry of %s could not be restored", self.name, exc_info=True)
-            rec.warn(f"cached entry of {self.name} could not be restored ({err}); running it")
-            rec.survive(None, engine.store.discard_entry, k, found)
-            return None, "cached values unreadable"
-        result, wrote = entry.apply(found, values, engine.ns, engine.shell)
+        with figures.queue_kept(engine.shell):  # restored figures are not drawn again
+            try:
+                values = entry.load(found, engine.store, engine.ns)
+            except Exception as err:  # a damaged or missing blob is a miss, never an error
+                log.debug("an entry of %s could not be restored", self.name, exc_info=True)
+                rec.warn(f"cached entry of {self.name} could not be restored ({err}); running it")
+                rec.survive(None, engine.store.discard_entry, k, found)
+                return None, "cached values unreadable"
+            result, wrote = entry.apply(found, values, engine.ns, engine.shell)
         rec.wrote_streams = rec.wrote_streams or wrote
         rec.outputs = entry.described(found)
         rec.survive(None, engine.store.touch, k)
@@ -245,6 +246,7 @@ class Execution:
             live = entry.LiveRun(
                 self.name, self.cell, self.key, bound, deleted, outputs, result,
                 ctx.params, findings.reads, time.perf_counter() - rec.t0,
+                inline_backend=figures.in_use(engine.shell),
             )  # fmt: skip
             note = self._store(live, digests, findings.effects)
         if not effect:  # so the next miss can say why there was nothing to serve
@@ -266,6 +268,7 @@ class Execution:
                 )
             if self.code.quiet:  # evaluated, as IPython does, but neither shown nor kept
                 result = None
+            outputs += figures.flush(engine.shell)  # what the inline backend would show
         except KeyboardInterrupt:
             raise  # the execution records it (`go`)
         except BaseException:
@@ -276,6 +279,7 @@ class Execution:
                 self._intent("done")
         if found is not None:  # script magics start theirs where the tripwire cannot see
             found.effects += [f"started a subprocess ({s})" for s in self.code.scripts]
+        figures.show_after_cell(engine.shell, outputs)
         return result, outputs, found
 
     def _store(self, live: entry.LiveRun, digests: entry.Digests, effects: list[str]) -> str | None:
