@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
+from asyncio import CancelledError
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
@@ -60,7 +61,10 @@ class StepArgs:
 def run_step(engine: Engine, args: StepArgs, line: str, cell: str) -> Any:
     """Run the cell `cell` of `%%step {line}`: returns its last expression's value (on
     a hit, the stored one) for IPython to display. Raises what the cell raises, a
-    SyntaxError with the cell's own line numbers, UsageError, or StepRefused."""
+    SyntaxError with the cell's own line numbers, UsageError, or StepRefused.
+
+    A body with top-level `await` gives an `AwaitedStep` instead, which the cell awaits
+    (`ipython/awaiting.py` rewrites it so), or a UsageError when the cell does not."""
     __tracebackhide__ = True  # noqa: F841 (IPython hides this frame in tracebacks)
     transformed = engine.transform(cell)
     try:
@@ -68,7 +72,39 @@ def run_step(engine: Engine, args: StepArgs, line: str, cell: str) -> Any:
     except SyntaxError as err:
         raise _syntax_error(engine, err, args, line, cell) from None
     name = args.name or code.info.default_name()
-    return Execution(engine, name, args, code, line, cell, transformed).go()
+    execution = Execution(engine, name, args, code, line, cell, transformed)
+    if not code.awaits:
+        return _to_the_end(execution.go())
+    if not cellcode.awaited_by_cell():
+        raise UsageError(
+            f"%%step {name}: the body has a top-level `await`, which runs only in a cell "
+            "IPython awaits, with autoawait on (the default in Jupyter). Turn it on with "
+            "`%autoawait on`, or await inside an `async def` defined in a plain cell."
+        )
+    return AwaitedStep(execution.go())
+
+
+class AwaitedStep:
+    """A step whose body has top-level `await`: the cell awaits it, in IPython's event
+    loop, as it would await the plain cell."""
+
+    def __init__(self, coroutine):
+        self._coroutine = coroutine
+
+    def __await__(self):
+        return self._coroutine.__await__()
+
+
+def _to_the_end(coroutine) -> Any:
+    """Run an execution whose body does not await: nothing in it suspends, so it runs
+    to its end at once, without an event loop."""
+    __tracebackhide__ = True  # noqa: F841
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        return done.value
+    coroutine.close()
+    raise RuntimeError("a step without top-level await was suspended")
 
 
 def _syntax_error(engine: Engine, err: SyntaxError, args: StepArgs, line: str, cell: str):
@@ -96,15 +132,17 @@ class Execution:
         self.rec = Recording(engine, name)
         self.key: step_key.Key | None = None
 
-    def go(self) -> Any:
+    async def go(self) -> Any:
+        """The whole execution. It suspends only where its body awaits (`AwaitedStep`);
+        a body without `await` runs it to the end at once (`_to_the_end`)."""
         __tracebackhide__ = True  # noqa: F841
         try:
-            return self._go()
-        except KeyboardInterrupt:
+            return await self._go()
+        except (KeyboardInterrupt, CancelledError):  # Ctrl-C (in an awaited cell: a cancel)
             self.rec.interrupted()
             raise
 
-    def _go(self) -> Any:
+    async def _go(self) -> Any:
         __tracebackhide__ = True  # noqa: F841
         key_problem = self._compute_key()
         if not self.args.effect:
@@ -117,7 +155,7 @@ class Execution:
         if self.args.force:
             reason = "--force"
         if self.key is None or self.args.effect:
-            return self._run_live(reason, key_problem)
+            return await self._run_live(reason, key_problem)
         with self._claim() as waited:
             # Another kernel may have stored it while this one waited for the claim, or
             # between the lookup above and taking the claim.
@@ -125,7 +163,7 @@ class Execution:
                 served, _ = self._try_serve()
                 if served is not None:
                     return served[0]
-            return self._run_live(reason, key_problem)
+            return await self._run_live(reason, key_problem)
 
     def _stored_meanwhile(self) -> bool:
         return bool(self.rec.survive(None, self.engine.store.has_entry, self.key.key))
@@ -216,7 +254,7 @@ class Execution:
         return (result,), None
 
     # -- live -----------------------------------------------------------------------------
-    def _run_live(self, reason: str | None, key_problem: KeyComponentError | None) -> Any:
+    async def _run_live(self, reason: str | None, key_problem: KeyComponentError | None) -> Any:
         __tracebackhide__ = True  # noqa: F841
         engine, rec, effect = self.engine, self.rec, self.args.effect
         try:
@@ -233,7 +271,7 @@ class Execution:
         rec.started(reason)
         before = {k: id(v) for k, v in engine.ns.items()}
         ctx = stepapi.StepContext(engine, self.name, self.key.digests if self.key else {})
-        result, outputs, findings = self._run_body(ctx, reason)
+        result, outputs, findings = await self._run_body(ctx, reason)
         digests = entry.Digests(engine.ns)
         key_digests = self.key.digests if self.key is not None else {}
         bound, deleted = entry.changes(engine.ns, before, self.info.binds, key_digests, digests)
@@ -254,7 +292,7 @@ class Execution:
         rec.finished("effect" if effect else "live", reason=reason, note=note)
         return result
 
-    def _run_body(self, ctx: stepapi.StepContext, reason: str | None):
+    async def _run_body(self, ctx: stepapi.StepContext, reason: str | None):
         """(result, outputs, tripwire findings) of the body, run under the step's
         context, output capture and (for a pure step) the tripwire."""
         __tracebackhide__ = True  # noqa: F841
@@ -263,13 +301,14 @@ class Execution:
         rec.wrote_streams = True  # live code may write anywhere: always flush after
         try:
             with stepapi.running(ctx), capture.capturing(engine.shell) as outputs, watch as found:
-                result = cellcode.run(
-                    engine.shell, engine.ns, self.line, self.cell, self.transformed
-                )
+                run = cellcode.run_awaiting if self.code.awaits else cellcode.run
+                result = run(engine.shell, engine.ns, self.line, self.cell, self.transformed)
+                if self.code.awaits:
+                    result = await result
             if self.code.quiet:  # evaluated, as IPython does, but neither shown nor kept
                 result = None
             outputs += figures.flush(engine.shell)  # what the inline backend would show
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, CancelledError):
             raise  # the execution records it (`go`)
         except BaseException:
             rec.finished("error", reason=reason)

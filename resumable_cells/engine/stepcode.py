@@ -7,12 +7,16 @@ with what IPython itself decides about that code folded in.
 - The code magics run (`%time y = f(df)`) is analysed as the cell's own (`magiccode`):
   its reads are inputs, its assignments bindings. The key's code stays the cell's.
 - Script cell magics (`%%bash`) start a subprocess: the step has an effect.
+- Top-level `await`: the body must be awaited, decided by IPython's own test (the code,
+  compiled allowing top-level await, is a coroutine).
 
 A pure function of the transformed source and the shell: computed once per source.
 """
 
 from __future__ import annotations
 
+import ast
+import inspect
 import io
 import tokenize
 from dataclasses import dataclass, replace
@@ -20,7 +24,7 @@ from functools import lru_cache
 
 from . import analysis, magiccode
 
-__all__ = ["StepCode", "of"]
+__all__ = ["StepCode", "awaits", "of"]
 
 _QUIET = ";"  # appended to the normalised code of a step whose result is suppressed
 
@@ -30,6 +34,7 @@ class StepCode:
     info: analysis.CellInfo  # what the code reads and binds, and its normalised form
     quiet: bool  # a trailing `;`: the result is neither shown nor stored
     scripts: tuple[str, ...] = ()  # script cell magics it calls (`%%bash`): subprocesses
+    awaits: bool = False  # top-level `await`: the body is awaited
 
 
 def of(shell, transformed: str) -> StepCode:
@@ -49,7 +54,19 @@ def _of(shell, transformed: str) -> StepCode:
     quiet = _suppressed(shell, transformed)
     if quiet:
         info = replace(info, normalised=info.normalised + _QUIET)
-    return StepCode(info=info, quiet=quiet, scripts=magics.scripts)
+    return StepCode(info=info, quiet=quiet, scripts=magics.scripts, awaits=awaits(transformed))
+
+
+@lru_cache(maxsize=512)
+def awaits(transformed: str) -> bool:
+    """Whether IPython would await a cell of this (transformed) source."""
+    if "await" not in transformed and "async" not in transformed:
+        return False
+    try:
+        code = compile(transformed, "<step>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    except (SyntaxError, ValueError):
+        return False  # running it raises the error
+    return bool(code.co_flags & inspect.CO_COROUTINE)
 
 
 def _suppressed(shell, source: str) -> bool:
