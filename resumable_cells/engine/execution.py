@@ -301,10 +301,11 @@ class Execution:
         rec.wrote_streams = True  # live code may write anywhere: always flush after
         try:
             with stepapi.running(ctx), capture.capturing(engine.shell) as outputs, watch as found:
-                run = cellcode.run_awaiting if self.code.awaits else cellcode.run
-                result = run(engine.shell, engine.ns, self.line, self.cell, self.transformed)
+                body = (engine.shell, engine.ns, self.line, self.cell, self.transformed)
                 if self.code.awaits:
-                    result = await result
+                    result = await cellcode.run_awaiting(*body)
+                else:
+                    result = cellcode.run(*body)
             if self.code.quiet:  # evaluated, as IPython does, but neither shown nor kept
                 result = None
             outputs += figures.flush(engine.shell)  # what the inline backend would show
