@@ -4,7 +4,8 @@
 #
 #   make ui-deps   Debian's chromium (if missing) and the npm packages of the tests
 #   make test-ui   unit tests of the view model (vitest), the extension enabled in
-#                  jupyter, and the browser tests in a real JupyterLab (Playwright)
+#                  jupyter, and the browser tests in a real JupyterLab and Notebook 7
+#                  (Playwright); screenshots land in docs/screenshots/
 #   make lab       JupyterLab on demo_notebooks/ with the extension
 
 CHROMIUM ?= /usr/bin/chromium
@@ -16,10 +17,10 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 VENV_BIN := $(abspath $(VENV))/bin
 
-# JupyterLab itself, for the browser tests and `make lab` (the package needs only
-# jupyter_server at run time).
+# JupyterLab and Notebook 7, for the browser tests and `make lab` (the package needs
+# only jupyter_server at run time).
 ui-py-deps: $(STAMP)
-	@$(VENV_BIN)/python -c 'import jupyterlab' 2>/dev/null || $(VENV_BIN)/pip install -q 'jupyterlab>=4.0,<5'
+	@$(VENV_BIN)/python -c 'import jupyterlab, notebook' 2>/dev/null || $(VENV_BIN)/pip install -q 'jupyterlab>=4.0,<5' 'notebook>=7'
 
 # Rebuild the extension from labextension/src and link the venv to the build, so what
 # the tests load is what the sources say (the editable install copied one build).

@@ -14,7 +14,7 @@ import logging
 import sys
 from pathlib import Path
 
-from . import __version__, logs, settings
+from . import __version__, formatting, logs, settings
 from .engine import runs
 from .errors import CLIError, TeamCacheError
 from .records import journal, why
@@ -193,13 +193,13 @@ def cmd_show(store: Store, args) -> None:
             sessions.index(e["session"]) + 1 if e["session"] in sessions else "-",
             e["step"],
             {"hit": "served", "live": "ran"}.get(e["status"], e["status"]),
-            "-" if e["duration_s"] is None else f"{e['duration_s']:.3f}",
-            f"{e['saved_s']:.3f}" if e.get("saved_s") else "",
+            formatting.duration(e["duration_s"]),
+            formatting.duration(e["saved_s"]) if e.get("saved_s") else "",
             e.get("reason") or "",
         )
         for e in execs
     ]
-    _table(rows, ("start", "session", "step", "status", "duration_s", "saved_s", "reason"))
+    _table(rows, ("start", "session", "step", "status", "duration", "saved", "reason"))
 
 
 def cmd_why(store: Store, args) -> None:

@@ -80,11 +80,11 @@ class Kernel:
         self.kc.wait_for_ready(timeout=60)
 
     def run(self, code: str, timeout: float = 120, cell_id: str | None = None) -> Reply:
-        return self.collect(self.submit(code), timeout, what=code)
+        return self.collect(self.submit(code, cell_id), timeout, what=code)
 
-    def submit(self, code: str) -> str:
+    def submit(self, code: str, cell_id: str | None = None) -> str:
         """Send an execute request without waiting for it; `collect` its reply."""
-        return self.kc.execute(code, store_history=True)
+        return self._execute(code, cell_id)
 
     def collect(self, msg_id: str, timeout: float = 120, what: str = "") -> Reply:
         """The outputs and reply of the request `msg_id`, once the kernel is idle."""
@@ -113,6 +113,17 @@ class Kernel:
         content = reply["content"]
         error = content if content["status"] == "error" else None
         return Reply(content["status"], outputs, error)
+
+    def _execute(self, code: str, cell_id: str | None) -> str:
+        """Send an execute request; with `cell_id`, as JupyterLab sends it (the cell's
+        id in the request's metadata), which jupyter_client's execute() cannot do."""
+        if cell_id is None:
+            return self.kc.execute(code, store_history=True)
+        content = {"code": code, "silent": False, "store_history": True,
+                   "user_expressions": {}, "allow_stdin": False, "stop_on_error": True}  # fmt: skip
+        msg = self.kc.session.msg("execute_request", content, metadata={"cellId": cell_id})
+        self.kc.shell_channel.send(msg)
+        return msg["header"]["msg_id"]
 
     def ok(self, code: str, **kw) -> Reply:
         r = self.run(code, **kw)

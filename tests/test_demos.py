@@ -259,7 +259,8 @@ def test_05_editing_step_12_serves_1_to_11_and_runs_12_onwards(ran):
     assert re.search(r"changed\s+code", why) and "+limit = 2.5" in why
     assert re.search(r"same\s+input features", why)
     status = run.text("explain-status")
-    assert re.search(r"s11_features\s+served", status) and re.search(r"s12_outliers\s+ran", status)
+    assert re.search(r"s11_features\s+In \[\d+\]\s+served", status)
+    assert re.search(r"s12_outliers\s+In \[\d+\]\s+ran", status)
 
 
 def test_05_a_refactor_with_the_same_values_stops_at_step_12(ran):

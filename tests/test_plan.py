@@ -13,7 +13,7 @@ import pytest
 from inprocess import step
 from IPython.core.error import UsageError
 
-from resumable_cells.ipython import plan
+from resumable_cells.ipython import notebookfile, plan
 
 
 @pytest.fixture
@@ -27,11 +27,11 @@ def engine(tmp_path, monkeypatch):
     inprocess.close(eng)
 
 
-def cells_of(*sources: str) -> list[tuple[str, str]]:
+def cells_of(*sources: str) -> list[tuple[str, str, None]]:
     out = []
     for s in sources:
         line, _, body = s.partition("\n")
-        out.append((line.removeprefix("%%step").strip(), body))
+        out.append((line.removeprefix("%%step").strip(), body, None))
     return out
 
 
@@ -61,8 +61,8 @@ def test_a_changed_step_runs_and_so_does_what_reads_it(engine):
     rows = plan.make(engine, cells_of(edited, B, C))
     assert actions(rows) == [
         ("a", "run", "code changed"),
-        ("b", "run", "input base comes from a, which runs"),
-        ("c", "run", "input total comes from b, which runs"),
+        ("b", "run", "input base comes from step a, which runs"),
+        ("c", "run", "input total comes from step b, which runs"),
     ]
     assert repr(plan.Plan(rows)).splitlines()[-1] == "0 served, 3 run"
 
@@ -120,7 +120,7 @@ def test_a_file_the_step_read_that_changed_makes_it_run(engine, tmp_path):
 
 def test_a_bad_step_line_is_a_usage_error_naming_the_line(engine):
     with pytest.raises(UsageError, match=r"%step plan: a cell has a bad %%step line '--nosuch'"):
-        plan.make(engine, [("--nosuch", "x = 1")])
+        plan.make(engine, [("--nosuch", "x = 1", None)])
 
 
 def test_step_cells_are_read_from_the_notebook_in_order(tmp_path):
@@ -129,23 +129,25 @@ def test_step_cells_are_read_from_the_notebook_in_order(tmp_path):
             {"cell_type": "markdown", "source": "%%step not code"},
             {"cell_type": "code", "source": ["%%step one --effect\n", "x = 1\n"]},
             {"cell_type": "code", "source": "y = 2"},
-            {"cell_type": "code", "source": "%%step\nz = 3"},
+            {"cell_type": "code", "id": "c-z", "source": "%%step\nz = 3"},
         ]
     }
     path = tmp_path / "nb.ipynb"
     path.write_text(json.dumps(nb))
-    assert plan.step_cells(str(path)) == [("one --effect", "x = 1\n"), ("", "z = 3")]
+    cells = notebookfile.code_cells(str(path))
+    assert plan.step_cells(cells) == [("one --effect", "x = 1\n", None), ("", "z = 3", "c-z")]
     path.write_text("{not json")
     with pytest.raises(UsageError, match="cannot read"):
-        plan.step_cells(str(path))
+        notebookfile.code_cells(str(path))
 
 
-def test_the_notebook_path_is_explicit_or_the_kernels_own(engine, tmp_path, monkeypatch):
+def test_the_notebook_is_explicit_the_kernels_own_or_recognised(engine, tmp_path, monkeypatch):
     monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
-    with pytest.raises(UsageError, match="does not know its notebook file"):
-        plan.notebook_path(engine, None)
     with pytest.raises(UsageError, match="no notebook at"):
-        plan.notebook_path(engine, "missing.ipynb")
+        notebookfile.locate(engine.shell, "missing.ipynb")
+    found = notebookfile.locate(engine.shell, None)  # no session, no notebook here
+    assert found.path is None and "was not told its notebook file" in found.note
     (tmp_path / "mine.ipynb").write_text("{}")
     monkeypatch.setenv("JPY_SESSION_NAME", "mine.ipynb")
-    assert plan.notebook_path(engine, None) == "mine.ipynb"
+    assert notebookfile.locate(engine.shell, None).path == "mine.ipynb"
+    assert notebookfile.locate(engine.shell, None).note == ""

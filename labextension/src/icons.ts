@@ -8,6 +8,7 @@ import {
   LabIcon,
   launchIcon,
   lockIcon,
+  refreshIcon,
   runIcon,
   stopIcon
 } from '@jupyterlab/ui-components';
@@ -24,6 +25,9 @@ const sidebarSvg = `<svg xmlns="http://www.w3.org/2000/svg" width="16" viewBox="
 </svg>`;
 
 export const resumableIcon = new LabIcon({ name: 'resumable-cells:sidebar', svgstr: sidebarSvg });
+
+/** A row whose result is out of date. */
+export const staleIcon = refreshIcon;
 
 export const STATUS_ICON: Record<ExecutionStatus | 'none', LabIcon> = {
   running: circleIcon,

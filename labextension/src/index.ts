@@ -1,14 +1,17 @@
 /**
- * resumable-cells: a sidebar with the completion record and the timeline of the
- * notebook in focus, and a status badge on each step cell. This file only wires.
+ * resumable-cells: a sidebar with the rows, staleness and timeline of the notebook in
+ * focus, and a status badge on each step cell, in JupyterLab and in Notebook 7 (the same
+ * panel in its right area). This file only wires.
  */
 
 import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
 import { BadgeController } from './badges';
 import { NotebookRecord, SidebarModel } from './model';
+import { installPalette } from './palette';
 import { RecordSidebar } from './view';
 
 namespace CommandIDs {
@@ -16,30 +19,36 @@ namespace CommandIDs {
   export const refresh = 'resumable-cells:refresh';
 }
 
+const PLUGIN_ID = 'resumable-cells:sidebar';
+
 const plugin: JupyterFrontEndPlugin<void> = {
-  id: 'resumable-cells:sidebar',
-  description: 'The completion record and timeline of %%step cells.',
+  id: PLUGIN_ID,
+  description: 'The rows, staleness and timeline of %%step cells.',
   autoStart: true,
   requires: [INotebookTracker],
-  optional: [ILayoutRestorer, ICommandPalette],
+  optional: [ILayoutRestorer, ICommandPalette, ISettingRegistry],
   activate: (
     app: JupyterFrontEnd,
     tracker: INotebookTracker,
     restorer: ILayoutRestorer | null,
-    palette: ICommandPalette | null
+    palette: ICommandPalette | null,
+    registry: ISettingRegistry | null
   ) => {
+    installPalette();
     const settings = app.serviceManager.serverSettings;
     const records = new Map<NotebookPanel, { record: NotebookRecord; badges: BadgeController }>();
     const model = new SidebarModel();
     const sidebar = new RecordSidebar(model);
     app.shell.add(sidebar, 'right', { rank: 650 });
     restorer?.add(sidebar, sidebar.id);
+    const opener = new Opener(app, sidebar, registry);
 
     const track = (panel: NotebookPanel) => {
       if (records.has(panel)) {
         return;
       }
       const record = new NotebookRecord(panel, settings);
+      record.stepSeen.connect(() => opener.firstStep());
       records.set(panel, { record, badges: new BadgeController(record) });
       panel.disposed.connect(() => {
         const entry = records.get(panel);
@@ -76,5 +85,61 @@ const plugin: JupyterFrontEndPlugin<void> = {
     palette?.addItem({ command: CommandIDs.refresh, category: 'Resumable Cells' });
   }
 };
+
+/**
+ * Opens the sidebar by itself the first time one of the user's notebooks runs a step
+ * (once per user: remembered in the settings), and, in Notebook 7, which does not
+ * restore side panels, reopens it on each page where the user left it open.
+ */
+class Opener {
+  constructor(app: JupyterFrontEnd, sidebar: RecordSidebar, registry: ISettingRegistry | null) {
+    this._app = app;
+    this._sidebar = sidebar;
+    this._notebook7 = app.name !== 'JupyterLab';
+    if (registry) {
+      void Promise.all([registry.load(PLUGIN_ID), app.restored])
+        .then(([s]) => {
+          this._settings = s;
+          if (this._notebook7 && s.get('openInNotebook').composite === true) {
+            app.shell.activateById(sidebar.id); // after the shell laid itself out
+          }
+          sidebar.model.visibleChanged.connect(this._remember, this);
+        })
+        .catch(reason => console.warn('resumable-cells: no settings', reason));
+    }
+  }
+
+  /** A step started in some notebook: open the sidebar if this is the first time. */
+  firstStep(): void {
+    const s = this._settings;
+    if (!s || this._done || s.get('openedOnce').composite === true) {
+      return;
+    }
+    this._done = true;
+    if (s.get('openOnFirstStep').composite !== false && !this._sidebar.isVisible) {
+      const focused = document.activeElement as HTMLElement | null;
+      this._app.shell.activateById(this._sidebar.id);
+      focused?.focus(); // the notebook keeps the keyboard
+    }
+    void s.set('openedOnce', true);
+  }
+
+  private _remember(_: unknown, visible: boolean): void {
+    const s = this._settings;
+    if (s && this._notebook7 && s.get('openInNotebook').composite !== visible) {
+      void s.set('openInNotebook', visible);
+    }
+    if (s && visible && s.get('openedOnce').composite !== true) {
+      this._done = true; // the user found it: it never needs to open by itself
+      void s.set('openedOnce', true);
+    }
+  }
+
+  private _app: JupyterFrontEnd;
+  private _sidebar: RecordSidebar;
+  private _notebook7: boolean;
+  private _settings: ISettingRegistry.ISettings | null = null;
+  private _done = false;
+}
 
 export default plugin;

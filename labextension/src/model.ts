@@ -105,8 +105,14 @@ export class NotebookRecord {
     return view;
   }
 
-  /** Re-read the stored record through the server route. */
+  /** Re-read the stored record through the server route, and ask the kernel to look
+   * again at what changed in place (a deep look: its answer is a snapshot). */
   async refresh(): Promise<void> {
+    for (const comm of this._comms) {
+      if (!comm.isDisposed) {
+        comm.send({ action: 'snapshot' });
+      }
+    }
     const path = this.panel.context.path;
     try {
       const snap = await fetchSnapshot(path, this._settings);
@@ -182,10 +188,18 @@ export class NotebookRecord {
     Signal.clearData(this);
   }
 
+  /** Emitted when the kernel reports a step execution (the first run opens the sidebar). */
+  get stepSeen(): ISignal<this, void> {
+    return this._stepSeen;
+  }
+
   /** Feed one comm payload (exposed for tests and for other transports). */
   handleMessage(data: unknown): void {
     if (data && typeof data === 'object' && 'type' in data) {
       this._setState(applyMessage(this._state, data as RecordMessage));
+      if ((data as RecordMessage).type === 'execution') {
+        this._stepSeen.emit();
+      }
     }
   }
 
@@ -330,6 +344,7 @@ export class NotebookRecord {
   private _disposed = false;
   private _settings: ServerConnection.ISettings | undefined;
   private _changed = new Signal<this, void>(this);
+  private _stepSeen = new Signal<this, void>(this);
 }
 
 /** How often a running step's bar grows, in ms. */
@@ -369,7 +384,13 @@ export class SidebarModel {
       if (value) {
         this._schedule();
       }
+      this._visibleChanged.emit(value);
     }
+  }
+
+  /** Emitted when the sidebar is shown or hidden. */
+  get visibleChanged(): ISignal<this, boolean> {
+    return this._visibleChanged;
   }
 
   /** The view of the current record, computed at the last flush. */
@@ -435,4 +456,5 @@ export class SidebarModel {
   private _frame: { raf?: number; timer?: ReturnType<typeof setTimeout> } | null = null;
   private _tick: ReturnType<typeof setTimeout> | null = null;
   private _changed = new Signal<this, void>(this);
+  private _visibleChanged = new Signal<this, boolean>(this);
 }

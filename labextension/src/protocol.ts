@@ -25,6 +25,8 @@ export interface IExecution {
   session: string;
   step: string;
   cell_id: string | null;
+  /** The prompt number (`In [n]`) of the cell when it ran, or null. */
+  execution_count?: number | null;
   key: string | null;
   status: ExecutionStatus;
   start: number;
@@ -38,9 +40,11 @@ export interface IExecution {
   spend?: Partial<ISpend>;
 }
 
+/** One step in one cell: rows are keyed by (step, cell_id). */
 export interface IStepRow {
   step: string;
   cell_id: string | null;
+  execution_count?: number | null;
   status: ExecutionStatus;
   duration_s: number | null;
   saved_s: number;
@@ -65,6 +69,8 @@ export interface IRunInfo {
 
 export interface ISnapshot {
   notebook: string;
+  /** The kernel session that sent this snapshot; null from the server route. */
+  session?: string | null;
   run: IRunInfo | null;
   budget: IBudget | null;
   sessions: string[];

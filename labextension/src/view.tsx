@@ -14,9 +14,19 @@ import {
 import { Message } from '@lumino/messaging';
 import * as React from 'react';
 
-import { resumableIcon, STATUS_ICON } from './icons';
+import type { ExecutionStatus } from './protocol';
+import { resumableIcon, staleIcon, STATUS_ICON } from './icons';
 import { NotebookRecord, SidebarModel } from './model';
-import { formatDuration, IGauge, ILane, IRecordView, IStepView, STATUS_LABEL } from './viewmodel';
+import {
+  formatDuration,
+  ICounts,
+  IGauge,
+  ILane,
+  IRecordView,
+  IStepView,
+  middleEllipsis,
+  STATUS_LABEL
+} from './viewmodel';
 
 export class RecordSidebar extends ReactWidget {
   constructor(model: SidebarModel) {
@@ -25,7 +35,8 @@ export class RecordSidebar extends ReactWidget {
     this.id = 'resumable-cells-sidebar';
     this.addClass('rc-Sidebar');
     this.title.icon = resumableIcon;
-    this.title.caption = 'Resumable cells: steps and timeline';
+    this.title.label = 'Steps';
+    this.title.caption = 'Resumable cells: steps, what is stale, and the timeline';
   }
 
   readonly model: SidebarModel;
@@ -131,15 +142,46 @@ function Header({ view }: { view: IRecordView }): JSX.Element {
       >
         <span className="rc-RunLabel">run</span>
         <span className="rc-RunId">{run ? run.id : 'none yet'}</span>
+        <span className="rc-StepCount" title="step cells in this notebook, and how many are stale">
+          {t.steps} steps · {t.stale} stale
+        </span>
       </div>
-      <dl className="rc-Totals">
-        <Total label="steps" value={t.steps} />
-        <Total label="served" value={t.served} status="hit" />
-        <Total label="ran" value={t.ran} status="live" />
-        <Total label="effects" value={t.effects} status="effect" />
-        <Total label="errors" value={t.errors} status="error" />
-        <Total label="saved" value={formatDuration(t.savedS)} />
-      </dl>
+      <table className="rc-Totals">
+        <thead>
+          <tr>
+            <th scope="col" title="executions of steps, counted by outcome" />
+            <th scope="col" className="rc-status-hit" title="served from the cache">
+              served
+            </th>
+            <th scope="col" className="rc-status-live" title="ran live">
+              ran
+            </th>
+            <th scope="col" className="rc-status-effect" title="effects (they always run)">
+              effect
+            </th>
+            <th scope="col" className="rc-status-error" title="failed">
+              error
+            </th>
+            <th scope="col" title="time the cache hits saved">
+              saved
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          <Totals
+            label="session"
+            title="executions in this kernel session (since the last restart)"
+            counts={t.session}
+            className="rc-Totals-session"
+          />
+          <Totals
+            label="run"
+            title="executions in every kernel session of this run"
+            counts={t.run}
+            className="rc-Totals-run"
+          />
+        </tbody>
+      </table>
       {view.gauges.length > 0 && (
         <div className="rc-Gauges">
           {view.gauges.map(g => (
@@ -151,12 +193,22 @@ function Header({ view }: { view: IRecordView }): JSX.Element {
   );
 }
 
-function Total(props: { label: string; value: number | string; status?: string }): JSX.Element {
+function Totals(props: {
+  label: string;
+  title: string;
+  counts: ICounts;
+  className: string;
+}): JSX.Element {
+  const c = props.counts;
   return (
-    <div className={`rc-Total${props.status ? ` rc-status-${props.status}` : ''}`}>
-      <dt>{props.label}</dt>
-      <dd className="rc-TotalValue">{props.value}</dd>
-    </div>
+    <tr className={props.className} title={props.title}>
+      <th scope="row">{props.label}</th>
+      <td className="rc-status-hit">{c.served}</td>
+      <td className="rc-status-live">{c.ran}</td>
+      <td className="rc-status-effect">{c.effects}</td>
+      <td className="rc-status-error">{c.errors}</td>
+      <td className="rc-TotalSaved">{formatDuration(c.savedS)}</td>
+    </tr>
   );
 }
 
@@ -182,6 +234,8 @@ function Gauge({ gauge }: { gauge: IGauge }): JSX.Element {
 }
 
 function StepList({ record, rows }: { record: NotebookRecord; rows: IStepView[] }): JSX.Element {
+  const nameRef = React.useRef<HTMLSpanElement>(null);
+  const chars = useCharsThatFit(nameRef);
   if (!rows.length) {
     return (
       <section className="rc-Steps">
@@ -193,9 +247,17 @@ function StepList({ record, rows }: { record: NotebookRecord; rows: IStepView[] 
   }
   return (
     <section className="rc-Steps">
+      <div className="rc-StepHead" aria-hidden="true">
+        <span />
+        <span ref={nameRef} className="rc-StepHeadName">
+          step
+        </span>
+        <span title="how long the cell's last live run took">last run</span>
+        <span title="time the cell's cache hits saved, whole run">saved</span>
+      </div>
       <ul className="rc-StepList" role="list">
         {rows.map(row => (
-          <StepRow key={row.key} record={record} row={row} />
+          <StepRow key={row.key} record={record} row={row} chars={chars} />
         ))}
       </ul>
     </section>
@@ -204,13 +266,14 @@ function StepList({ record, rows }: { record: NotebookRecord; rows: IStepView[] 
 
 /** Rows are rebuilt on every update: compare what they show, not their identity. */
 function sameStepRow(
-  a: { record: NotebookRecord; row: IStepView },
-  b: { record: NotebookRecord; row: IStepView }
+  a: { record: NotebookRecord; row: IStepView; chars: number },
+  b: { record: NotebookRecord; row: IStepView; chars: number }
 ): boolean {
   const x = a.row;
   const y = b.row;
   return (
     a.record === b.record &&
+    a.chars === b.chars &&
     x.key === y.key &&
     x.title === y.title &&
     x.status === y.status &&
@@ -225,12 +288,14 @@ function sameStepRow(
 
 const StepRow = React.memo(function StepRow({
   record,
-  row
+  row,
+  chars
 }: {
   record: NotebookRecord;
   row: IStepView;
+  chars: number;
 }): JSX.Element {
-  const Icon = STATUS_ICON[row.status];
+  const Icon = row.stale ? staleIcon : STATUS_ICON[row.status];
   const classes = [
     'rc-Step',
     `rc-status-${row.status}`,
@@ -239,12 +304,14 @@ const StepRow = React.memo(function StepRow({
   ]
     .filter(Boolean)
     .join(' ');
+  const shown = chars > 0 ? middleEllipsis(row.name, chars) : row.name;
   return (
     <li
       className={classes}
       title={row.title}
       data-step={row.name}
       data-status={row.status}
+      data-cell-index={row.cellIndex}
       tabIndex={0}
       onClick={() => void record.revealCell(row.cellIndex)}
       onKeyDown={event => {
@@ -254,22 +321,26 @@ const StepRow = React.memo(function StepRow({
         }
       }}
     >
-      <Icon.react tag="span" className="rc-StepIcon" elementSize="small" />
+      <span
+        className={row.stale ? 'rc-StepIcon rc-StaleMarker rc-status-stale' : 'rc-StepIcon'}
+        title={row.stale ? `stale: ${row.staleCause ?? 'an input changed'}` : undefined}
+      >
+        <Icon.react tag="span" elementSize="small" />
+      </span>
       <span className="rc-StepLabel">
-        <span className="rc-StepName">{row.name}</span>
-        {row.stale && (
-          <span className="rc-StaleMarker" title={`stale: ${row.staleCause ?? 'an input changed'}`}>
-            stale
-          </span>
-        )}
-        <span className="rc-StepStatus">{STATUS_LABEL[row.status]}</span>
+        <span className="rc-StepName" data-name={row.name}>
+          {shown}
+        </span>
+        <span className="rc-StepStatus">
+          {STATUS_LABEL[row.status]}
+          {row.stale ? `, ${STATUS_LABEL.stale}` : ''}
+        </span>
       </span>
-      <span className="rc-StepDuration" title="last live run">
-        {formatDuration(row.durationS)}
+      <span className="rc-StepDuration">
+        {row.durationS === null ? '' : formatDuration(row.durationS)}
       </span>
-      <span className="rc-StepSaved" title="time saved by cache hits">
-        {row.savedS ? `${formatDuration(row.savedS)} saved` : ''}
-      </span>
+      <span className="rc-StepSaved">{row.savedS ? formatDuration(row.savedS) : ''}</span>
+      {row.stale && <span className="rc-StaleCause">{row.staleCause ?? 'an input changed'}</span>}
       <button
         className="rc-StepClear jp-Button jp-mod-minimal"
         title={`Clear the cache of ${row.name}`}
@@ -285,6 +356,30 @@ const StepRow = React.memo(function StepRow({
     </li>
   );
 }, sameStepRow);
+
+/**
+ * How many characters of the step-name font fit in the element's width, kept current
+ * with a ResizeObserver (names use a monospace font: one width per character).
+ */
+function useCharsThatFit(ref: React.RefObject<HTMLElement | null>): number {
+  const width = useWidth(ref);
+  const [charWidth, setCharWidth] = React.useState(0);
+  React.useLayoutEffect(() => {
+    const el = ref.current;
+    if (!el) {
+      return;
+    }
+    const probe = document.createElement('span');
+    probe.className = 'rc-StepName';
+    probe.style.position = 'absolute';
+    probe.style.visibility = 'hidden';
+    probe.textContent = '0123456789'.repeat(4);
+    el.appendChild(probe);
+    setCharWidth(probe.getBoundingClientRect().width / 40);
+    probe.remove();
+  }, [ref, width > 0]);
+  return width > 0 && charWidth > 0 ? Math.floor(width / charWidth) : 0;
+}
 
 /** The pixel width of an element, kept current with a ResizeObserver. */
 function useWidth(ref: React.RefObject<HTMLElement | null>): number {
@@ -333,7 +428,12 @@ function sameLane(
   a: { lane: ILane; record: NotebookRecord; width: number },
   b: { lane: ILane; record: NotebookRecord; width: number }
 ): boolean {
-  if (a.record !== b.record || a.width !== b.width || a.lane.label !== b.lane.label) {
+  if (
+    a.record !== b.record ||
+    a.width !== b.width ||
+    a.lane.label !== b.lane.label ||
+    a.lane.detail !== b.lane.detail
+  ) {
     return false;
   }
   const x = a.lane.bars;
@@ -375,8 +475,9 @@ const Lane = React.memo(function Lane({
   };
   return (
     <div className="rc-Lane" data-session={lane.session}>
-      <div className="rc-LaneLabel" title={lane.session}>
-        {lane.label}
+      <div className="rc-LaneLabel" title={lane.title}>
+        <span>{lane.label}</span>
+        <span className="rc-LaneBusy">{lane.detail}</span>
       </div>
       <svg className="rc-LaneTrack" width="100%" height="16" role="img">
         {lane.bars.map(bar => {
@@ -409,21 +510,21 @@ const Lane = React.memo(function Lane({
 }, sameLane);
 
 function Legend(): JSX.Element {
-  const items: Array<[string, string]> = [
-    ['hit', 'served'],
-    ['live', 'ran'],
-    ['effect', 'effect'],
-    ['error', 'error'],
-    ['interrupted', 'interrupted'],
-    ['refused', 'refused'],
-    ['running', 'running']
+  const items: ExecutionStatus[] = [
+    'hit',
+    'live',
+    'effect',
+    'error',
+    'interrupted',
+    'refused',
+    'running'
   ];
   return (
     <div className="rc-Legend">
-      {items.map(([status, label]) => (
+      {items.map(status => (
         <span key={status} className={`rc-LegendItem rc-status-${status}`}>
           <span className="rc-Swatch" />
-          {label}
+          {STATUS_LABEL[status]}
         </span>
       ))}
     </div>

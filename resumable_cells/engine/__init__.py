@@ -2,4 +2,4 @@
 (`execution`) with its entry (`entry`), record (`recording`), inputs (`inputs`) and
 body (`cellcode`); the analysis of a cell's code (`analysis`, `nondeterminism`), the
 tripwire that watches a pure step (`tripwire`), the run with its clock, seed and budget
-(`runs`) and the `step` object (`stepapi`)."""
+(`runs`), the `step` object (`stepapi`) and the check on step names (`cellnames`)."""

@@ -17,7 +17,7 @@ from ..records.journal import Journal
 from ..storage import serialize
 from ..storage.store import Store
 from ..storage.tiers import Tier, TieredStore
-from . import runs
+from . import cellnames, runs
 
 log = logging.getLogger(__name__)
 _TRANSFORMS_KEPT = 512
@@ -41,16 +41,22 @@ class Engine:
         self.team: Tier | None = None  # the team cache, when one is configured
         self.cache = TieredStore(self.store)  # the store, then the team cache
         self.step_spend = {"tokens": 0, "cost": 0.0}  # of the step running now
+        self.freshness: Any = None  # ipython.freshness.Watcher: staleness from every input
+        self.names = cellnames.Names()  # warns when two cells share a name, not their code
         self._transformed: dict[str, str] = {}
 
     # -- the record -----------------------------------------------------------------------
     def record(self) -> list[dict]:
         return self.journal.executions(self.session)
 
-    def staleness(self) -> dict[str, str]:
-        from ..records.views import staleness
+    def staleness(self) -> dict[tuple[str, str | None], str]:
+        """Stale rows (step, cell id) -> why: from every input when the freshness
+        watcher is attached (`ipython.freshness`), else from the record alone."""
+        if self.freshness is not None:
+            return self.freshness.causes(deep=True)
+        from ..records.staleness import causes
 
-        return staleness(self.record())
+        return causes(self.record())
 
     def snapshot(self) -> dict:
         from ..records.snapshot import build

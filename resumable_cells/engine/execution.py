@@ -72,16 +72,20 @@ def run_step(engine: Engine, args: StepArgs, line: str, cell: str) -> Any:
     except SyntaxError as err:
         raise _syntax_error(engine, err, args, line, cell) from None
     name = args.name or code.info.default_name()
-    execution = Execution(engine, name, args, code, line, cell, transformed)
-    if not code.awaits:
-        return _to_the_end(execution.go())
-    if not cellcode.awaited_by_cell():
+    if code.awaits and not cellcode.awaited_by_cell():
         raise UsageError(
             f"%%step {name}: the body has a top-level `await`, which runs only in a cell "
             "IPython awaits, with autoawait on (the default in Jupyter). Turn it on with "
             "`%autoawait on`, or await inside an `async def` defined in a plain cell."
         )
-    return AwaitedStep(execution.go())
+    execution = Execution(engine, name, args, code, line, cell, transformed)
+    count = getattr(engine.shell, "execution_count", None)
+    clash = engine.names.check(name, code.info.normalised, execution.rec.cell_id, count)
+    if clash:
+        execution.rec.warn(clash)
+    if code.awaits:
+        return AwaitedStep(execution.go())
+    return _to_the_end(execution.go())
 
 
 class AwaitedStep:

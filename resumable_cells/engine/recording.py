@@ -35,7 +35,7 @@ class Recording:
         self.id = "e-" + uuid.uuid4().hex[:16]
         self.start = time.time()
         self.t0 = time.perf_counter()
-        self.cell_id = _cell_id(engine.shell)
+        self.cell_id = cell_id(engine.shell)
         self.key: str | None = None
         self.inputs: dict[str, dict] = {}  # name -> type, size, digest
         self.outputs: list[dict] = []  # name, type, size, digest of each bound value
@@ -70,10 +70,11 @@ class Recording:
     ) -> None:
         """The end row (a hit's only row), the `note` as a warning, the status line."""
         duration = time.perf_counter() - self.t0
+        saved = max(0.0, saved - duration)  # one figure: the record's, the line's, the panel's
         row = self._row(status=status, reason=reason)
         row.update(
             event="start" if status == "hit" else "end",  # a hit is a whole execution in one row
-            end=time.time(), duration_s=duration, saved_s=max(0.0, saved - duration),
+            end=time.time(), duration_s=duration, saved_s=saved,
             outputs=self.outputs,
             spend={"steps": 0 if status in ("hit", "refused") else 1,
                    **(self.engine.step_spend if self.ran else _NOTHING_SPENT)},
@@ -92,7 +93,9 @@ class Recording:
         engine = self.engine
         return {
             "id": self.id, "run": engine.run.id, "session": engine.session,
-            "step": self.name, "cell_id": self.cell_id, "key": self.key, "status": status,
+            "step": self.name, "cell_id": self.cell_id,
+            "execution_count": getattr(engine.shell, "execution_count", None),
+            "key": self.key, "status": status,
             "start": self.start, "reason": reason,
             "inputs": [{"name": n, **i} for n, i in self.inputs.items()],
         }  # fmt: skip
@@ -128,7 +131,7 @@ def _name(fn: Callable) -> str:
     return getattr(fn, "__qualname__", None) or repr(fn)
 
 
-def _cell_id(shell) -> str | None:
+def cell_id(shell) -> str | None:
     """The notebook cell id the frontend sent with the execute request, if any."""
     kernel = getattr(shell, "kernel", None)
     if kernel is None:

@@ -1,14 +1,19 @@
 """The kernel end of the sidebar's comm (target `resumable_cells`, docs/PROTOCOL.md).
 
-The kernel opens a comm when the extension loads and also accepts comms the frontend
-opens; every event goes to every open comm. Without a frontend (nbclient, a terminal)
-nothing is sent and nothing fails.
+The kernel accepts comms the frontend opens, and opens one itself when the extension is
+loaded from a cell that a JupyterLab-family frontend sent (JupyterLab and Notebook 7
+send the cell's id with each execute request; nbclient, nbconvert and papermill do not),
+so a headless run sends nothing and prints no "No handler found for comm target"
+warning. Every event goes to every open comm.
 """
 
 from __future__ import annotations
 
 import logging
 from typing import Any
+
+from ..engine.recording import cell_id
+from ..records import staleness
 
 log = logging.getLogger(__name__)
 TARGET = "resumable_cells"
@@ -53,20 +58,36 @@ class Hub:
                 log.debug("a comm failed to send; dropped", exc_info=True)
                 self._drop(c)
 
+    def rows(self, deep: bool = False) -> list[dict]:
+        """The kernel's rows: staleness from every input (freshness), when attached."""
+        watcher = self.engine.freshness
+        if watcher is not None:
+            return watcher.rows(deep)
+        return staleness.step_rows(self.engine.record())
+
     def send_snapshot(self) -> None:
+        """A sidebar opened or asked to refresh: a deep look at what changed in place."""
         if self.comms:
-            self.send({"type": "snapshot", **self.engine.snapshot()})
+            self.send({"type": "snapshot", **self.engine.snapshot(), "steps": self.rows(True)})
+
+    def send_rows(self) -> None:
+        if self.comms:
+            self.send({"type": "steps", "steps": self.rows(),
+                       "budget": self.engine.budget.snapshot()})  # fmt: skip
 
     def listener(self, kind: str, payload: Any) -> None:
         if kind == "execution" and (self.comms or self.pending):
             self.send({"type": "execution", "execution": payload}, pending=True)
-            if self.comms and payload.get("status") != "running":
-                from ..records import views
-
-                self.send({"type": "steps", "steps": views.step_rows(self.engine.record()),
-                           "budget": self.engine.budget.snapshot()})  # fmt: skip
+            if payload.get("status") != "running":
+                self.send_rows()
         elif kind == "snapshot":
             self.send_snapshot()
+
+
+def frontend_sent_cell_ids(shell: Any) -> bool:
+    """Whether the request being executed came from a frontend that sends cell ids
+    (JupyterLab, Notebook 7): one that may have the sidebar, unlike nbclient."""
+    return cell_id(shell) is not None
 
 
 def attach(engine: Any) -> Hub | None:
@@ -76,12 +97,14 @@ def attach(engine: Any) -> Hub | None:
         return None
     hub = Hub(engine)
     engine.listeners.append(hub.listener)
+    if engine.freshness is not None:
+        engine.freshness.on_change.append(hub.send_rows)
     try:
         get_comm_manager().register_target(TARGET, lambda comm, msg: hub.add(comm, answered=True))
     except Exception:  # no comm manager (not a kernel): no sidebar
         log.debug("the comm target could not be registered", exc_info=True)
         return None
-    if getattr(engine.shell, "kernel", None) is not None:
+    if frontend_sent_cell_ids(engine.shell):
         try:
             hub.add(create_comm(target_name=TARGET, data={"type": "hello"}), answered=False)
         except Exception:  # the frontend opens one itself when it can

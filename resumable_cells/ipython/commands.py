@@ -9,7 +9,7 @@ from IPython.core.error import UsageError
 from .. import settings
 from ..engine import runs
 from ..engine.engine import Engine
-from ..records import views, why
+from ..records import staleness, views, why
 from ..storage import sizes
 from ..storage.store import Store
 from . import teamcache
@@ -57,9 +57,9 @@ def _parser(name: str, description: str) -> ArgParser:
 def _help(engine: Engine, argv):
     print(
         "%%step [NAME] [--effect] [--force] [--ignore VAR ...] [--version TAG] [--deps GLOB ...]\n"
-        "%step status               steps of this run: last status, duration, saved, stale\n"
+        "%step status               the run's steps, a row per cell: status, last run, saved, stale and why\n"
         "%step why NAME             which key component changed since NAME's nearest entry\n"
-        "%step plan                 what Run All would serve and what it would run\n"
+        "%step plan [--notebook P]  what Run All would serve and what it would run (and what is stale)\n"
         "%step timeline             the run's executions across kernel sessions (SVG)\n"
         "%step clear NAME | --all   forget cached entries\n"
         "%step run [--new]          show the run, or start a new one (new epoch, seed, budget)\n"
@@ -72,11 +72,15 @@ def _help(engine: Engine, argv):
 
 def _status(engine: Engine, argv):
     _parser("status", "Steps of the current run.").parse_args(argv)
-    rows = views.step_rows(engine.record(), engine.staleness())
+    execs = engine.record()
+    rows = staleness.step_rows(execs, engine.staleness())
+    if engine.freshness is not None:
+        engine.freshness.notify()  # the sidebar shows what this table says
     if not rows:
         print(f"run {engine.run.id}: no steps yet")
         return None
-    return views.StatusTable(engine.run.id, rows, engine.budget.snapshot())
+    totals = views.totals(execs, engine.session)
+    return views.StatusTable(engine.run.id, rows, engine.budget.snapshot(), totals)
 
 
 def _why(engine: Engine, argv):

@@ -101,8 +101,9 @@ def load(ipython) -> None:
     ipython.register_magics(magics)
     ipython.push({"step": step_api}, interactive=False)
     awaiting.install(_ENGINE)
-    from . import comm
+    from . import comm, freshness
 
+    freshness.attach(_ENGINE)
     comm.attach(_ENGINE)
 
 
@@ -110,6 +111,9 @@ def unload(ipython) -> None:
     global _ENGINE
     awaiting.uninstall(ipython)
     if _ENGINE is not None:
+        from . import freshness
+
+        freshness.detach(_ENGINE)
         _ENGINE.journal.close()
         _ENGINE.store.close()
         _ENGINE = None

@@ -10,20 +10,18 @@ be served if the re-run produces the same values (early cutoff).
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 from dataclasses import dataclass
 
 from IPython.core.error import UsageError
 
-from ..engine import entry, inputs, runs, stepcode
+from ..engine import entry, inputs, stepcode
 from ..errors import KeyComponentError, MissingDeps, StoreError, Unhashable
 from ..hashing import key as step_key
 from ..hashing import versions
 from ..hashing.values import Hasher
 from ..records import why
-from . import stepargs
+from . import notebookfile, stepargs
 
 log = logging.getLogger(__name__)
 
@@ -33,66 +31,56 @@ class PlanRow:
     step: str
     action: str  # serve | run | effect
     reason: str
+    cell_id: str | None = None
+    stale: str | None = None  # why this cell's last result is out of date (staleness)
 
     def line(self) -> str:
-        return f"{self.action:6s} {self.step}" + (f"  ({self.reason})" if self.reason else "")
+        why = self.reason
+        if self.stale:  # the panel's and `%step status`'s words, from the same function
+            why = f"stale: {self.stale}" + (
+                "; an entry for the current inputs exists" if self.action == "serve" else ""
+            )
+        return f"{self.action:6s} {self.step}" + (f"  ({why})" if why else "")
 
 
 class Plan:
-    def __init__(self, rows: list[PlanRow]):
+    def __init__(self, rows: list[PlanRow], note: str = ""):
         self.rows = rows
+        self.note = note
 
     def __repr__(self) -> str:
         serve = sum(r.action == "serve" for r in self.rows)
-        lines = [r.line() for r in self.rows]
+        lines = [f"({self.note})"] if self.note else []
+        lines += [r.line() for r in self.rows]
         lines.append(f"{serve} served, {len(self.rows) - serve} run")
         return "\n".join(lines)
 
 
-def notebook_path(engine, explicit: str | None) -> str:
-    candidates = [explicit] if explicit else []
-    session = runs.session_path(engine.ns)
-    if not explicit and session:
-        candidates += [session, os.path.join(os.getcwd(), os.path.basename(session))]
-    for c in candidates:
-        if c and os.path.isfile(c):
-            return c
-    if explicit:
-        raise UsageError(f"%step plan: no notebook at {explicit!r}.")
-    raise UsageError(
-        "%step plan: this kernel does not know its notebook file; "
-        "give it with `%step plan --notebook PATH`."
-    )
-
-
-def step_cells(path: str) -> list[tuple[str, str]]:
-    """(magic line, body) of each `%%step` cell, in notebook order."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            nb = json.load(f)
-    except (OSError, ValueError) as err:
-        raise UsageError(f"%step plan: cannot read {path} ({err}).") from None
+def step_cells(cells: list[dict]) -> list[tuple[str, str, str | None]]:
+    """(magic line, body, cell id) of each `%%step` cell, in notebook order."""
     out = []
-    for cell in nb.get("cells", []):
-        if cell.get("cell_type") != "code":
-            continue
-        src = cell.get("source", "")
-        src = "".join(src) if isinstance(src, list) else src
-        first, _, body = src.partition("\n")
+    for cell in cells:
+        first, _, body = cell["source"].partition("\n")
         if first.startswith("%%step"):
-            out.append((first[len("%%step") :].strip(), body))
+            out.append((first[len("%%step") :].strip(), body, cell.get("id")))
     return out
 
 
 def show(engine, explicit: str | None) -> Plan:
-    return Plan(make(engine, step_cells(notebook_path(engine, explicit))))
+    found = notebookfile.locate(engine.shell, explicit)
+    cells = found.cells if found.path is None else notebookfile.code_cells(found.path)
+    rows = make(engine, step_cells(cells))
+    stale = engine.staleness()
+    for row in rows:
+        row.stale = stale.get((row.step, row.cell_id)) or stale.get((row.step, None))
+    return Plan(rows, found.note)
 
 
-def make(engine, cells: list[tuple[str, str]]) -> list[PlanRow]:
+def make(engine, cells: list[tuple[str, str, str | None]]) -> list[PlanRow]:
     known: dict[str, str | None] = {}  # name -> digest from earlier steps (None: unknown)
     producer: dict[str, str] = {}
     rows = []
-    for line, body in cells:
+    for line, body, cell_id in cells:
         try:
             args = stepargs.parse(line)
         except UsageError as err:
@@ -102,6 +90,7 @@ def make(engine, cells: list[tuple[str, str]]) -> list[PlanRow]:
         info = stepcode.of(engine.shell, engine.transform(body)).info
         name = args.name or info.default_name()
         row, bound = _plan_step(engine, name, args, info, known, producer)
+        row.cell_id = cell_id
         rows.append(row)
         for n, d in bound.items():
             known[n] = d
@@ -118,7 +107,7 @@ def _plan_step(engine, name, args, info, known, producer):
         if n in known:  # bound by an earlier step of the plan
             if known[n] is None:
                 return PlanRow(
-                    name, "run", f"input {n} comes from {producer[n]}, which runs"
+                    name, "run", f"input {n} comes from step {producer[n]}, which runs"
                 ), unknown_bound
             digests[n] = known[n]
         elif inputs.is_input(n, engine.ns, engine.hidden):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import html
 
+from .. import formatting
+
 
 def show_line(
     name: str,
@@ -22,13 +24,14 @@ def show_line(
     from IPython import get_ipython
     from IPython.display import publish_display_data
 
+    d = formatting.duration
     if status == "hit":
         where = "team cache" if source == "remote" else "cache"
-        text = f"step {name}: served from {where} in {_secs(duration)} (saved {_secs(saved)})"
+        text = f"step {name}: served from {where} in {d(duration)} (saved {d(saved)})"
     elif status == "effect":
-        text = f"step {name}: effect ran in {_secs(duration)}"
+        text = f"step {name}: effect ran in {d(duration)}"
     else:
-        text = f"step {name}: ran in {_secs(duration)}" + (f" ({reason})" if reason else "")
+        text = f"step {name}: ran in {d(duration)}" + (f" ({reason})" if reason else "")
     style = "font-size: 11px; color: var(--jp-ui-font-color2, #777); font-family: monospace"
     bundle = {
         "text/plain": text,
@@ -48,11 +51,3 @@ def show_line(
 
 def _nothing() -> None:
     pass
-
-
-def _secs(s: float) -> str:
-    if s < 0.1:
-        return f"{s:.3f} s"
-    if s < 10:
-        return f"{s:.2f} s"
-    return f"{s:.1f} s"

@@ -11,21 +11,25 @@ from pathlib import Path
 
 from ..engine import runs
 from ..storage.store import Store
-from . import journal, views
+from . import journal, staleness
 
 
-def build(store: Store, run: runs.Run | None, current_session: str | None = None) -> dict:
+def build(
+    store: Store, run: runs.Run | None, current_session: str | None = None, rows=None
+) -> dict:
+    """`rows`: the kernel's own (with what plain cells changed); else from the record."""
     if run is None:
-        return {"notebook": None, "run": None, "budget": None, "sessions": [],
-                "executions": [], "steps": []}  # fmt: skip
+        return {"notebook": None, "session": current_session, "run": None, "budget": None,
+                "sessions": [], "executions": [], "steps": []}  # fmt: skip
     execs = journal.load(store, run.id, current_session)
     return {
         "notebook": run.notebook,
+        "session": current_session,  # the kernel's own; None from the server route
         "run": {k: v for k, v in asdict(run).items() if k != "notebook"},
         "budget": runs.Budget(store, run.id).snapshot(),
         "sessions": journal.sessions(execs),
         "executions": execs,
-        "steps": views.step_rows(execs),
+        "steps": staleness.step_rows(execs) if rows is None else rows,
     }
 
 

@@ -107,6 +107,12 @@ export default async function globalSetup(): Promise<void> {
     fs.copyFileSync(path.join(notebooks, name), path.join(root, name));
   }
   writeBigNotebook(path.join(root, 'big.ipynb'));
+  // the same steps for Notebook 7, and a demo notebook whose step names must be readable
+  // (in a folder of its own: its store, beside it, must not serve the Lab tests' steps)
+  fs.mkdirSync(path.join(root, 'nb7'));
+  fs.copyFileSync(path.join(notebooks, 'steps.ipynb'), path.join(root, 'nb7', 'steps.ipynb'));
+  const demos = path.resolve(__dirname, '..', '..', 'demo_notebooks');
+  fs.copyFileSync(path.join(demos, '05_explain.ipynb'), path.join(root, '05_explain.ipynb'));
   // No news pop-up over the screenshots.
   const notification = path.join(tmp, 'settings', '@jupyterlab', 'apputils-extension');
   fs.mkdirSync(notification, { recursive: true });

@@ -1,0 +1,232 @@
+"""Staleness in a live kernel: which rows' inputs now hold other values, whatever
+changed them (a step, a plain cell, a parameter cell), kept cheap.
+
+After each cell, `Watcher.after_cell` only compares identities: for every name a step
+read, does the namespace still hold the object last seen? A name rebound or deleted
+becomes pending, labelled with the cell (`In [23]`); its digest (the one the step key
+uses, `key.input_digests`) is taken when someone asks (`causes()`), and if the value is
+really another one it becomes a `staleness.Change`. Objects that can change without
+being rebound (arrays, frames, lists, functions whose globals changed) are digested again
+only on a deep look: `%step status`, `%step plan`, the sidebar opening or refreshing.
+
+The answer is `staleness.causes` over the record plus these changes, so the sidebar's
+rows and badges, `%step status` and `%step plan` say the same thing.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from ..engine import analysis
+from ..errors import KeyComponentError
+from ..hashing import key as step_key
+from ..records import staleness
+
+log = logging.getLogger(__name__)
+
+_MISSING = object()
+_ATOMS = (int, float, complex, bool, str, bytes, type(None), range, type(sys))
+_ATOM_BYTES = 1 << 20  # a bigger str or bytes is watched by id, not kept alive
+
+
+class _Seen:
+    """What the namespace held under a name, without keeping big values alive: a strong
+    reference to a small immutable value, a weak reference where the type allows one,
+    else the id (then the object might be another one at the same address: mutable
+    anyway, so a deep look digests it)."""
+
+    __slots__ = ("kind", "ref", "digest")
+
+    def __init__(self, obj: Any, digest: str | None):
+        self.digest = digest
+        if obj is _MISSING:
+            self.kind, self.ref = "missing", None
+        elif isinstance(obj, _ATOMS) and sys.getsizeof(obj) < _ATOM_BYTES:
+            self.kind, self.ref = "atom", obj
+        else:
+            try:
+                self.kind, self.ref = "weak", weakref.ref(obj)
+            except TypeError:
+                self.kind, self.ref = "id", id(obj)
+
+    def holds(self, obj: Any) -> bool:
+        kind = self.kind
+        if kind == "atom":
+            return obj is self.ref
+        if kind == "weak":
+            return self.ref() is obj
+        if kind == "id":
+            return id(obj) == self.ref and obj is not _MISSING
+        return obj is _MISSING
+
+    @property
+    def mutable(self) -> bool:
+        return self.kind in ("weak", "id")
+
+
+class _Pending:
+    __slots__ = ("time", "where", "source")
+
+    def __init__(self, when: float, where: str, source: str):
+        self.time, self.where, self.source = when, where, source
+
+
+class Watcher:
+    """One per engine: follows executions (engine listener) and cells (post_run_cell)."""
+
+    def __init__(self, engine: Any):
+        self.engine = engine
+        self.seen: dict[str, _Seen] = {}
+        self.watched: set[str] = set()
+        self.pending: dict[str, _Pending] = {}
+        self.changes: list[staleness.Change] = []
+        self._known: dict[str, str] = {}  # digest a pending name had before it moved
+        self.on_change: list[Callable[[], None]] = []  # the sidebar hub, to push rows
+        self.run_id = engine.run.id
+        for e in engine.record():
+            if e["status"] in staleness.FINAL:
+                self.watched.update(i["name"] for i in e.get("inputs") or [])
+
+    # -- events -------------------------------------------------------------------------
+    def on_execution(self, kind: str, payload: Any) -> None:
+        if kind == "snapshot" and self.engine.run.id != self.run_id:  # a new run
+            self.run_id = self.engine.run.id
+            self.changes.clear()
+            self.pending.clear()
+            return
+        if kind != "execution" or payload.get("status") not in staleness.FINAL:
+            return
+        ns = self.engine.ns
+        for value in payload.get("inputs") or []:
+            name, digest = value["name"], value.get("digest")
+            self.watched.add(name)
+            if name in self.pending and digest:  # the step digested it: resolved for free
+                self._resolve(name, digest)
+            self.seen[name] = _Seen(ns.get(name, _MISSING), digest)
+        for value in payload.get("outputs") or []:
+            self.pending.pop(value["name"], None)  # the record has the step's binding
+            self._known.pop(value["name"], None)
+            self.seen[value["name"]] = _Seen(ns.get(value["name"], _MISSING), value.get("digest"))
+
+    def after_cell(self, result: Any) -> None:
+        """post_run_cell: identities only, a few microseconds for a few dozen names."""
+        if not self.watched:
+            return
+        ns, seen = self.engine.ns, self.seen
+        moved = []
+        for name in self.watched:
+            obj = ns.get(name, _MISSING)
+            before = seen.get(name)
+            if before is None and obj is _MISSING:
+                continue
+            if before is None or not before.holds(obj):
+                moved.append((name, obj))
+        if not moved:
+            return
+        count = getattr(result, "execution_count", None)
+        info = getattr(result, "info", None)
+        pending = _Pending(
+            time.time(), f"In [{count}]" if count else "", getattr(info, "raw_cell", "") or ""
+        )
+        for name, obj in moved:
+            previous = seen.get(name)
+            if name not in self.pending and previous is not None and previous.digest:
+                self._known[name] = previous.digest
+            seen[name] = _Seen(obj, None)
+            self.pending[name] = pending
+        self.notify()
+
+    def notify(self) -> None:
+        """Tell whoever shows staleness (the sidebar) that it may have changed."""
+        for listener in list(self.on_change):
+            try:
+                listener()
+            except Exception:  # a frontend that went away must never fail a cell
+                log.debug("a staleness listener failed", exc_info=True)
+
+    # -- answers ------------------------------------------------------------------------
+    def causes(self, deep: bool = False) -> dict[staleness.RowKey, str]:
+        for name in list(self.pending):
+            self._resolve(name, None)
+        if deep:
+            self._look_deep()
+        return staleness.causes(self.engine.record(), self.changes)
+
+    def rows(self, deep: bool = False) -> list[dict]:
+        stale = self.causes(deep)
+        return staleness.step_rows(self.engine.record(), stale)
+
+    # -- internals ----------------------------------------------------------------------
+    def _resolve(self, name: str, digest: str | None) -> None:
+        """Turn a pending rebinding into a Change when the value really differs."""
+        pending = self.pending.pop(name)
+        obj = self.engine.ns.get(name, _MISSING)
+        how = "deleted" if obj is _MISSING else "changed"
+        if digest is None and obj is not _MISSING:
+            digest = self._digest(name)
+        self.seen[name] = _Seen(obj, digest)
+        before = self._known.pop(name, None)
+        if digest is not None and digest == before:
+            return  # rebound to an equal value (`ridge = 1.0` run again)
+        self.changes.append(
+            staleness.Change(
+                name, digest, pending.time, pending.where, _reads(self.engine, pending.source), how
+            )
+        )
+
+    def _look_deep(self) -> None:
+        ns = self.engine.ns
+        for name in sorted(self.watched):
+            seen = self.seen.get(name)
+            obj = ns.get(name, _MISSING)
+            if seen is None or not seen.mutable or not seen.holds(obj) or seen.digest is None:
+                continue
+            digest = self._digest(name)
+            if digest != seen.digest:
+                seen.digest = digest
+                self.changes.append(
+                    staleness.Change(name, digest, time.time(), how="changed in place")
+                )
+
+    def _digest(self, name: str) -> str | None:
+        try:
+            digests, _, _ = step_key.input_digests(self.engine.ns, [name])
+        except (KeyComponentError, RecursionError) as err:
+            log.debug("%s cannot be hashed for staleness (%s)", name, err)
+            return None
+        return digests[name]
+
+
+def _reads(engine: Any, source: str) -> frozenset[str]:
+    """The names a plain cell read: a change it made from them continues them."""
+    if not source:
+        return frozenset()
+    try:
+        return frozenset(analysis.analyse(engine.shell.transform_cell(source)).reads)
+    except SyntaxError:  # the cell failed to run anyway: it read nothing
+        log.debug("a plain cell does not parse; its reads are unknown", exc_info=True)
+        return frozenset()
+
+
+def attach(engine: Any) -> Watcher:
+    watcher = Watcher(engine)
+    engine.listeners.append(watcher.on_execution)
+    engine.shell.events.register("post_run_cell", watcher.after_cell)
+    engine.freshness = watcher
+    return watcher
+
+
+def detach(engine: Any) -> None:
+    watcher = getattr(engine, "freshness", None)
+    if watcher is None:
+        return
+    try:
+        engine.shell.events.unregister("post_run_cell", watcher.after_cell)
+    except ValueError:  # not registered: nothing to undo
+        log.debug("the staleness watcher was not registered", exc_info=True)
+    engine.freshness = None

@@ -1,0 +1,78 @@
+/**
+ * The same wheel in Jupyter Notebook 7: the panel in Notebook 7's right area and the
+ * badges follow Run All, a restart and the resume; the panel comes back open on the
+ * next page load (Notebook 7 does not restore side panels by itself).
+ */
+import { expect, Page, test } from '@playwright/test';
+import * as fs from 'fs';
+import * as path from 'path';
+
+import { baseURL, menu, SCREENSHOTS, setTheme, SIDEBAR, stepRow, token } from '../helpers';
+
+const STEPS = ['load', 'clean', 'notify', 'summary'];
+
+async function waitForIdle(page: Page): Promise<void> {
+  await expect(page.locator('.jp-Notebook-ExecutionIndicator')).toHaveAttribute(
+    'data-status',
+    'idle'
+  );
+}
+
+async function openInNotebook7(page: Page): Promise<void> {
+  await page.goto(`${baseURL()}/notebooks/nb7/steps.ipynb?token=${token()}`);
+  await expect(page.locator('.jp-Cell').first()).toBeVisible();
+  await waitForIdle(page);
+}
+
+test('Notebook 7: panel and badges through a run, a restart and the resume', async ({
+  page
+}) => {
+  await openInNotebook7(page);
+  const sidebar = page.locator(SIDEBAR);
+  if (!(await sidebar.isVisible())) {
+    await page.locator('.lm-MenuBar-itemLabel', { hasText: /^View$/ }).click();
+    await page.locator('.lm-Menu-itemLabel', { hasText: /^Right Sidebar$/ }).hover();
+    await page.locator('.lm-Menu-itemLabel', { hasText: /^Show Resumable cells/ }).click();
+  }
+  await expect(sidebar).toBeVisible();
+  await expect(sidebar.locator('.rc-StepName')).toHaveText(STEPS);
+
+  await menu(page, 'Run', 'Run All Cells');
+  await expect(stepRow(page, 'summary')).toHaveAttribute('data-status', 'live');
+  await waitForIdle(page);
+  const badges = page.locator('.jp-Cell .rc-CellBadge');
+  await expect(badges).toHaveText(['ran', 'ran', 'effect', 'ran']);
+  await expect(sidebar.locator('.rc-Lane')).toHaveCount(1);
+
+  await menu(page, 'Kernel', 'Restart Kernel and Run All Cells');
+  await page.locator('.jp-Dialog .jp-mod-accept').click();
+  await expect(sidebar.locator('.rc-Lane')).toHaveCount(2);
+  await expect(stepRow(page, 'summary')).toHaveAttribute('data-status', 'hit');
+  await waitForIdle(page);
+  await expect(badges).toHaveText(['served', 'served', 'effect', 'served']);
+  await expect(sidebar.locator('.rc-Totals-session .rc-status-hit')).toHaveText('3');
+  await expect(sidebar.locator('.rc-Totals-run .rc-status-hit')).toHaveText('3');
+  await expect(sidebar.locator('.rc-Totals-run .rc-status-live')).toHaveText('3');
+  // one time scale: the resume's lane is much shorter than the first run's
+  const laneWidth = async (n: number) => {
+    const bars = sidebar.locator('.rc-Lane').nth(n).locator('.rc-Bar');
+    const boxes = await bars.evaluateAll(els =>
+      els.map(e => (e as SVGRectElement).getBBox()).map(b => [b.x, b.x + b.width])
+    );
+    return Math.max(...boxes.map(b => b[1])) - Math.min(...boxes.map(b => b[0]));
+  };
+  expect(await laneWidth(1)).toBeLessThan((await laneWidth(0)) / 3);
+
+  fs.mkdirSync(SCREENSHOTS, { recursive: true });
+  await setTheme(page, 'JupyterLab Light');
+  await page.screenshot({ path: path.join(SCREENSHOTS, 'notebook7-light.png') });
+  await setTheme(page, 'JupyterLab Dark');
+  await page.screenshot({ path: path.join(SCREENSHOTS, 'notebook7-dark.png') });
+  await setTheme(page, 'JupyterLab Light');
+
+  // a new page: the panel is open again, filled from the server and the kernel
+  await openInNotebook7(page);
+  await expect(sidebar).toBeVisible();
+  await expect(sidebar.locator('.rc-Lane')).toHaveCount(2);
+  await expect(badges).toHaveText(['served', 'served', 'effect', 'served']);
+});
