@@ -38,7 +38,7 @@ def test_a_step_awaits_live_and_is_served_after_a_restart(kernel):
     restart(kernel)
     hit = kernel.ok(STEP)
     assert "served" in hit.status_lines()[0]
-    assert hit.user_outputs() == live.user_outputs()
+    assert (hit.stdout, hit.result()) == (live.stdout, live.result())
     assert kernel.value("r") == 15
     kernel.ok("v = 6")
     r = kernel.ok(STEP)

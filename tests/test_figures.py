@@ -39,12 +39,15 @@ _ADDRESS = re.compile(r" at 0x[0-9a-f]+")
 
 
 def shown(reply) -> list[tuple]:
-    """The user's outputs as a frontend keeps them (kind, data, metadata), object
-    addresses in reprs blanked."""
+    """The user's outputs as a frontend keeps them (kind, data, metadata): consecutive
+    stream messages of one stream joined, object addresses in reprs blanked."""
     out = []
     for o in reply.user_outputs():
         if o["output_type"] == "stream":
-            out.append(("stream", o["name"], o["text"]))
+            if out and out[-1][:2] == ("stream", o["name"]):
+                out[-1] = ("stream", o["name"], out[-1][2] + o["text"])
+            else:
+                out.append(("stream", o["name"], o["text"]))
         elif o["output_type"] in ("display_data", "execute_result"):
             data = {k: _ADDRESS.sub(" at 0x", v) for k, v in o["data"].items()}
             out.append((o["output_type"], data, o.get("metadata") or {}))

@@ -7,6 +7,10 @@ computing it makes this one wait, then serve), run the body live under the budge
 tripwire and output capture, and store the entry. What the execution tells is its
 `Recording`; what it stores and restores is an `entry`. Nothing of a failed or
 interrupted run is cached, and a failing store never fails the cell.
+
+The execution is one coroutine: it suspends only where a body with top-level `await`
+awaits, and IPython awaits it then (`AwaitedStep`); any other body runs it to its end at
+once, without an event loop.
 """
 
 from __future__ import annotations
