@@ -146,3 +146,16 @@ def test_a_restored_open_figure_is_open_again_and_not_drawn_twice(kernel):
     assert "served" in hit.status_lines()[0]
     assert shown(hit) == live
     assert kernel.value("len(plt.get_fignums())") == 1  # open again, as the live run left it
+
+
+def test_the_first_figure_of_the_kernel_drawn_inside_a_step(kernel):
+    # pyplot loads the inline backend at its first figure: here, inside the step.
+    cell = "%%step first\nimport matplotlib.pyplot as plt\nplt.plot([1, 2]);"
+    live = shown(kernel.ok(cell, timeout=60))
+    assert kinds(live) == ["figure"] and live[0][1]["image/png"]
+    kernel.restart()
+    kernel.ok("%load_ext resumable_cells")
+    hit = kernel.ok(cell, timeout=60)
+    assert "served" in hit.status_lines()[0]
+    assert shown(hit) == live
+    assert kernel.value("plt.get_fignums()") == []
