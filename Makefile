@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo test test-py lint bench clean
+.PHONY: venv demo test test-py lint bench corpus clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,13 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 
 test: lint redis-deps test-py test-ui
+
+# `resumable-cells verify` over tests/corpus (tests/test_corpus.py does the same in
+# `make test`); the README's corpus figures come from bench/out/corpus.json.
+corpus: $(STAMP)
+	mkdir -p bench/out
+	$(PY) -m resumable_cells verify tests/corpus/whirlwind tests/corpus/pdsh-ch4 \
+		--jobs 2 --timeout 30 --json bench/out/corpus.json
 
 bench: $(STAMP)
 	$(PIP) install -q -e '.[test,bench]'

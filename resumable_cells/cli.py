@@ -1,7 +1,7 @@
 """`resumable-cells`: look into and manage a store from a shell.
 
 Errors (a missing store, an unknown run or step) are one line on stderr and exit
-status 2, never a traceback.
+status 2, never a traceback. `verify` (in `resumable_cells.verify`) needs no store.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from .errors import CLIError, TeamCacheError
 from .records import journal, why
 from .storage import sizes
 from .storage.store import Store, entry_blobs
+from .verify import command as verify_command
 
 log = logging.getLogger(__name__)
 EXIT_USAGE = 2
@@ -32,6 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE
+    if getattr(args, "standalone", False):  # verify: runs notebooks, opens no store
+        return args.func(args)
     try:
         if getattr(args, "remote", None) is not None:  # `ls --remote`: no local store needed
             _ls_remote(args.remote)
@@ -87,6 +90,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("step", nargs="?")
     c.add_argument("--all", action="store_true")
     c.set_defaults(func=cmd_clear)
+
+    verify_command.add_parser(sub)
     return p
 
 

@@ -1,0 +1,168 @@
+"""Verifying one notebook: its four passes, then the comparison of each code cell.
+
+1. `plain_1`, `plain_2`: the notebook as it is, each in a new kernel and a copy of its
+   folder of its own. Where they differ, the cell is nondeterministic.
+2. `stepped`: every code cell under `%%step` (`wrap`), in a new kernel, a fresh copy
+   of the folder and a fresh store; `replay`: the same notebook again in a new kernel
+   with the same folder and store, as a restart and Run All would do.
+
+Then, per cell: the stepped run against the plain run (deterministic cells only), the
+replay against the stepped run (every cell: a replay must show what the live run showed),
+whether the replay served the step and, when not, why.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import nbformat
+
+from .compare import Step, difference, normalise, stderr_of, user_outputs
+from .results import CellResult, NotebookResult, PassResult
+from .runner import CellRun, PassRun, run_pass
+from .workspace import Workspace
+from .wrap import LOAD, Wrapped, code_cells, wrap
+
+
+def verify_notebook(path: Path, ws: Workspace, number: int, timeout: float) -> NotebookResult:
+    """Run the four passes of the notebook at `path` and compare them."""
+    t0 = time.perf_counter()
+    nb = nbformat.read(path, as_version=4)
+    wrapped = wrap(nb)
+    scratch = ws.notebook_dir(path, number)
+    common = {"kernels": ws.kernels, "timeout": timeout}
+    runs: dict[str, PassRun] = {}
+    try:
+        for label in ("plain_1", "plain_2"):
+            folder = ws.folder(path, scratch / label)
+            runs[label] = run_pass(
+                nb, folder, ws.env(path), label=label, log_file=scratch / f"{label}.log", **common
+            )
+        folder, store = ws.folder(path, scratch / "stepped"), scratch / "store"
+        config = [
+            f"--StepMagics.store_dir={store}",  # over a store_dir in the user's config
+            "--StepMagics.remote=none",  # never a team cache
+            "--StepMagics.quiet=False",  # the status lines say what was served
+        ]
+        for label in ("stepped", "replay"):
+            runs[label] = run_pass(
+                wrapped.nb, folder, ws.env(path, store), label=label, extra_arguments=config,
+                after_restart=LOAD, log_file=scratch / f"{label}.log", **common,
+            )  # fmt: skip
+        if ws.keep:  # for a look at what each pass showed
+            for label, run in runs.items():
+                nbformat.write(run.nb, scratch / f"{label}.ipynb")
+    finally:
+        ws.discard(scratch)
+    result = compare_runs(str(path), nb, wrapped, runs)
+    result.wall_s = time.perf_counter() - t0
+    return result
+
+
+def verify_in(
+    root: str, keep: bool, in_place: bool, path: Path, number: int, timeout: float
+) -> NotebookResult:
+    """`verify_notebook` in the workspace another process made (a `--jobs` worker)."""
+    ws = Workspace(root=Path(root), keep=keep, in_place=in_place)
+    return verify_notebook(path, ws, number, timeout)
+
+
+def compare_runs(
+    name: str, nb: nbformat.NotebookNode, wrapped: Wrapped, runs: dict[str, PassRun]
+) -> NotebookResult:
+    result = NotebookResult(name)
+    for label, run in runs.items():
+        result.passes[label] = PassResult(round(run.wall_s, 3), run.restarts, run.failure)
+        if run.failure:
+            result.problems.append(f"the {label} pass could not run: {run.failure}")
+        shift = 0 if label.startswith("plain") else wrapped.offset
+        for index, cell in run.cells.items():
+            if cell.died:
+                n = index - shift + 1
+                result.problems.append(f"the kernel died at cell {n} in the {label} pass")
+    load = runs["stepped"].cells.get(0)
+    if load is not None and _error(load.outputs):
+        result.problems.append(f"`{LOAD}` failed: {_error(load.outputs)}")
+    for index in code_cells(nb):
+        at = {label: run.cells.get(index) for label, run in runs.items() if "plain" in label}
+        at.update(
+            {
+                label: runs[label].cells.get(index + wrapped.offset)
+                for label in ("stepped", "replay")
+            }
+        )
+        result.cells.append(_cell(nb.cells[index], index, wrapped, at))
+    return result
+
+
+def _cell(cell, index: int, wrapped: Wrapped, at: dict[str, CellRun | None]) -> CellResult:
+    p1, p2, s, r = (at.get(k) for k in ("plain_1", "plain_2", "stepped", "replay"))
+    res = CellResult(
+        index=index + 1,
+        cell_id=cell.get("id"),
+        line=next((ln for ln in cell.source.splitlines() if ln.strip()), "").strip(),
+        wrapped=index not in wrapped.not_wrapped,
+        magic=wrapped.not_wrapped.get(index),
+        plain_error=_error(p1.outputs) if p1 else None,
+        hung=[label for label, run in at.items() if run is not None and run.hung],
+        seconds={label: round(run.seconds, 3) for label, run in at.items() if run is not None},
+    )
+    plain = normalise(p1.outputs) if p1 else None
+    res.nondeterministic = p1 is None or p2 is None or plain != normalise(p2.outputs)
+    own = "".join(stderr_of(p.outputs) for p in (p1, p2) if p is not None)
+    live, live_step = _stepped(s, own)
+    again, again_step = _stepped(r, own)
+    if res.wrapped:
+        res.stepped, res.replay = _status(s, live_step), _status(r, again_step)
+        res.messages = list(dict.fromkeys(live_step.messages + again_step.messages))
+        if res.replay != "hit":
+            res.reason = again_step.reason or again_step.not_cached or _why_not(r, res.replay)
+    if not res.hung:
+        _compare(res, plain, live, again)
+    return res
+
+
+def _compare(res: CellResult, plain, live, again) -> None:
+    """The stepped run against the plain run (deterministic cells), the replay against
+    the stepped run: a served step must show what its live run showed, a step that ran
+    again only when it is deterministic, and a cell left plain is no replay at all."""
+    if not res.nondeterministic:
+        res.differs = difference(plain, live) if live is not None else "not run when stepped"
+    replayed = res.served or (res.wrapped and not res.nondeterministic)
+    if live is not None and replayed:
+        res.replay_compared = True
+        res.replay_differs = (
+            difference(live, again) if again is not None else "not run in the replay"
+        )
+
+
+def _stepped(run: CellRun | None, plain_stderr: str) -> tuple[list[dict] | None, Step]:
+    if run is None:
+        return None, Step()
+    return user_outputs(run.outputs, plain_stderr)
+
+
+def _status(run: CellRun | None, step: Step) -> str:
+    if run is None:
+        return "not run"
+    if run.hung or run.died:
+        return "hung" if run.hung else "died"
+    if step.status:
+        return step.status
+    return "error" if _error(run.outputs) else "no status"
+
+
+def _why_not(run: CellRun | None, status: str) -> str:
+    if status == "error" and run is not None:
+        return f"raised {_error(run.outputs).split(':')[0]}"
+    if status == "effect":
+        return "an --effect step"
+    return status
+
+
+def _error(outputs: list[dict]) -> str | None:
+    for o in outputs:
+        if o.get("output_type") == "error":
+            return f"{o.get('ename')}: {o.get('evalue')}"
+    return None
