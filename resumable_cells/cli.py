@@ -17,7 +17,7 @@ from pathlib import Path
 from . import __version__, formatting, logs, settings
 from .engine import runs
 from .errors import CLIError, TeamCacheError
-from .records import journal, why
+from .records import glance, journal, views, why
 from .storage import sizes
 from .storage.store import Store, entry_blobs
 from .verify import command as verify_command
@@ -133,9 +133,13 @@ def cmd_ls(store: Store, args) -> None:
     print(f"store {store.dir}")
     run_rows = []
     for r in runs.stored(store):
-        n = len(journal.load(store, r.id))
-        run_rows.append((r.id, r.notebook or "-", _when(r.created), n))
-    _table(run_rows, ("run", "notebook", "created", "executions"))
+        execs = journal.load(store, r.id)
+        c = views.totals(execs, None)["run"]
+        rate = formatting.percent(glance.hit_rate(c["served"], c["ran"]))
+        run_rows.append((r.id, r.notebook or "-", _when(r.created), len(execs), c["served"],
+                         c["ran"], rate, formatting.duration(c["saved_s"])))  # fmt: skip
+    head = ("run", "notebook", "created", "executions", "served", "ran", "hit rate", "saved")
+    _table(run_rows, head)
     sizes_by_blob = store.blob_sizes()
     steps: dict[str, list] = {}
     for _, e in store.entries():
@@ -150,9 +154,29 @@ def cmd_ls(store: Store, args) -> None:
         ],
         ("step", "entries", "size"),
     )
-    print(
-        f"\ntotal {sizes.format_size(sum(sizes_by_blob.values()))} of {sizes.format_size(store.size_limit)}"
-    )
+    print(f"\nblob files on disk: {sizes.format_size(sum(sizes_by_blob.values()))}")
+    print(glance.store_text(glance.store_figures(store)))
+    team = settings.team_cache()
+    if team:
+        print(_team_text(team))
+
+
+def _team_text(url: str) -> str:
+    """The team cache's line for `ls`; its problem, when it has one, in the line."""
+    from .storage.redis import connect, listing, tier
+    from .storage.redis.health import describe_error
+
+    out = {"url": url}
+    try:
+        team = tier.from_setting(url)
+        if team is not None:
+            out.update(listing.figures(team.fast))
+    except TeamCacheError as err:
+        out["error"] = str(err)
+    except connect.server_errors() as err:
+        log.debug("the team cache's figures could not be read", exc_info=True)
+        out["error"] = f"unreachable ({describe_error(err)})"
+    return glance.team_text(out)
 
 
 def _ls_remote(url: str) -> None:

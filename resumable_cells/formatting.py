@@ -1,5 +1,6 @@
-"""How a duration, a time saved and a count are written, everywhere a person reads one:
-the status line, `%step status`, `%step plan`, the CLI and the SVG timeline. The sidebar
+"""How a duration, a time saved, an age, a size and a count are written, everywhere a
+person reads one: the status line, `%step status`, `%step plan`, the CLI and the SVG
+timeline. The sidebar
 (`labextension/src/format.ts`) follows the same rule; `tests/shared/formatting.json`
 holds the cases both test suites check.
 
@@ -11,7 +12,10 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["duration", "count"]
+__all__ = ["AGE_SHOWN_AFTER_S", "age", "count", "duration", "percent", "size"]
+
+#: A served value is said to be old (`computed 3 days ago`) past this many seconds.
+AGE_SHOWN_AFTER_S = 300
 
 
 def _half_up(x: float) -> int:
@@ -68,3 +72,44 @@ def count(n: float | None) -> str:
     if n == int(n):
         return str(int(n))
     return _fixed(n, 2).rstrip("0").rstrip(".")
+
+
+def age(s: float | None) -> str:
+    """How long ago, or how long a TTL is, in whole units rounded down: `45 s`,
+    `12 min`, `3 h`, `3 days` (minutes up to two hours, hours up to two days).
+
+    >>> age(10800), age(5400), age(3 * 86400)
+    ('3 h', '90 min', '3 days')
+    """
+    if s is None or not math.isfinite(s):
+        return "–"
+    s = max(0.0, s)
+    if s < 60:
+        return f"{math.floor(s)} s"
+    if s < 7200:
+        return f"{math.floor(s / 60)} min"
+    if s < 172800:
+        return f"{math.floor(s / 3600)} h"
+    return f"{math.floor(s / 86400)} days"
+
+
+def size(n: float | None) -> str:
+    """`512 B`, `1.5 KiB`, `20.0 MiB`, `1.2 GiB`; `–` when unknown."""
+    if n is None or not math.isfinite(n):
+        return "–"
+    v = max(0.0, n)
+    if _half_up(v) < 1024:
+        return f"{_half_up(v)} B"
+    units = ("KiB", "MiB", "GiB", "TiB")
+    for i, unit in enumerate(units):
+        v /= 1024
+        if _half_up(v * 10) < 10240 or i == len(units) - 1:
+            return f"{_fixed(v, 1)} {unit}"
+    return "–"  # not reached
+
+
+def percent(f: float | None) -> str:
+    """A fraction as a whole percentage: `80%`; `–` when unknown."""
+    if f is None or not math.isfinite(f):
+        return "–"
+    return f"{_half_up(max(0.0, f) * 100)}%"

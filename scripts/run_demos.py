@@ -318,17 +318,30 @@ def _first_line(err: Exception) -> str:
 
 
 # -- the table ------------------------------------------------------------------------
+HEAD = ("notebook", "first run: steps", "served", "ran", "time",
+        "resume: steps", "served", "ran", "time")  # fmt: skip
+LEGEND = (
+    "steps counts the %%step cells each execution ran (a cell run twice counts twice); "
+    "each one was\nserved from the cache or ran (effects always run), so served + ran = steps. "
+    "Times are cell\nexecution wall times (kernel start-up excluded)."
+)
+
+
+def _counts(run: Execution) -> tuple[str, str, str]:
+    return str(len(run.statuses)), str(run.served), str(run.ran)
+
+
 def table(demos: list[NotebookDemo]) -> str:
-    head = ("notebook", "steps", "first run", "resume", "served", "ran")
+    """One row per notebook: its first run and its resume, each counted the same way."""
+    head = HEAD
     rows = []
     for d in demos:
         first = f"{d.first.wall_s:.1f} s" + (" (crash)" if d.first.crashed else "")
         rows.append(
-            (d.notebook, str(len(d.step_names)), first, f"{d.resume.wall_s:.1f} s",
-             str(d.resume.served), str(d.resume.ran))
-        )  # fmt: skip
+            (d.notebook, *_counts(d.first), first, *_counts(d.resume), f"{d.resume.wall_s:.1f} s")
+        )
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-    right = {1, 2, 3, 4, 5}
+    right = set(range(1, len(head)))
 
     def fmt(r):
         return "  ".join(
@@ -353,8 +366,9 @@ def notes(demos: list[NotebookDemo]) -> str:
             out.append(f"{d.notebook}: {d.note}")
         for title, run in d.edits:
             out.append(
-                f"{d.notebook}, after {title}: served {run.served}, ran {run.ran} "
-                f"({_ranges(run.steps('live') + run.steps('effect'))}) in {run.wall_s:.1f} s"
+                f"{d.notebook}, after {title}: {len(run.statuses)} steps, served {run.served}, "
+                f"ran {run.ran} ({_ranges(run.steps('live') + run.steps('effect'))}) "
+                f"in {run.wall_s:.1f} s"
             )
     return "\n".join(out)
 
@@ -403,8 +417,7 @@ def main(argv: list[str] | None = None) -> int:
     if extra:
         print()
         print(extra)
-    print(f"\ntimes are cell execution wall times (kernel start-up excluded); "
-          f"served and ran count the resume's steps. Total {time.perf_counter() - t0:.0f} s.")  # fmt: skip
+    print(f"\n{LEGEND} Total {time.perf_counter() - t0:.0f} s.")
     for f in failures:
         print(f"FAILED: {f}", file=sys.stderr)
     return 1 if failures else 0

@@ -180,6 +180,10 @@ def test_03_effects_run_on_every_resume_and_nothing_happens_twice(ran):
     for run in (d.first, d.resume):
         assert [n for n, s in run.statuses if s == "effect"] == effects
     assert ("invoices", "hit") in d.resume.statuses and ("total", "hit") in d.resume.statuses
+    # a live source read under --ttl: cached (its connection is a read), served within its hour
+    assert ("rates", "live") in d.first.statuses and ("rates", "hit") in d.resume.statuses
+    rates = d.first.text(cell_starting(d.first, "%%step rates").id)
+    assert "invoiced in EUR at today's rate" in rates and "not cached" not in rates
     charge_first = d.first.text(cell_starting(d.first, "%%step charge").id)
     charge_again = d.resume.text(cell_starting(d.resume, "%%step charge").id)
     assert "8 charges made, 0 already made" in charge_first
@@ -312,7 +316,8 @@ def test_the_runner_exits_non_zero_when_a_notebook_fails_or_does_not_crash_as_an
     out, err = capsys.readouterr()
     assert "a_fails.ipynb (first run): cell 1 failed: ZeroDivisionError" in err
     assert "b_no_crash.ipynb: the first run should crash, and it did not" in err
-    assert re.search(r"c_fine\.ipynb\s+1\s+[\d.]+ s\s+[\d.]+ s\s+1\s+0", out)
+    # first run: 1 step, served 0, ran 1; resume: 1 step, served 1, ran 0
+    assert re.search(r"c_fine\.ipynb\s+1\s+0\s+1\s+[\d.]+ s\s+1\s+1\s+0\s+[\d.]+ s", out), out
     assert demo.main([str(nbs), "--only", "c_fine"]) == 0
 
 
@@ -320,9 +325,10 @@ def test_the_readme_section_links_every_notebook_and_shows_the_table_make_demo_p
     text = (NOTEBOOKS.parent / "docs" / "demos.md").read_text()
     linked = re.findall(r"\]\(\.\./demo_notebooks/([\w.]+\.ipynb)\)", text)
     assert linked == ALL
-    head = ["notebook", "steps", "first run", "resume", "served", "ran"]
+    head = list(demo.HEAD)
     shown = next(ln for ln in text.splitlines() if ln.startswith("notebook"))
     assert re.split(r"\s{2,}", shown.strip()) == head
     assert re.split(r"\s{2,}", demo.table([]).splitlines()[0].strip()) == head
+    assert demo.LEGEND.replace("\n", " ") in " ".join(text.split("\n"))
     readme = (NOTEBOOKS.parent / "README.md").read_text()
     assert re.findall(r"\]\(demo_notebooks/([\w.]+\.ipynb)\)", readme) == ALL

@@ -29,12 +29,6 @@ BINDING = {
     "scatter": "plt.scatter(x, y)",
     "fig-last": "fig = plt.figure(); plt.plot([1, 3]); fig",
 }
-NEEDS_BOUNDED_HASHING = pytest.mark.xfail(
-    strict=True,
-    reason="hashing matplotlib objects does not end until the hasher's bounded treatment "
-    "of figures and artists (issue 12, item 1) is merged; then remove this mark",
-)
-
 _ADDRESS = re.compile(r" at 0x[0-9a-f]+")
 
 
@@ -105,7 +99,6 @@ def test_steps_show_and_replay_their_figures_as_the_plain_cells_do(kernel):
     assert kinds(hit["several"]) == ["figure"] * 3
 
 
-@NEEDS_BOUNDED_HASHING
 def test_steps_binding_figures_and_artists_finish_and_replay_them(kernel):
     plain, live, hit = three_ways(kernel, BINDING)
     assert kinds(hit["fig-last"]) == ["execute_result", "figure"]
@@ -135,7 +128,6 @@ def test_figures_left_open_stay_open_and_are_shown_once(kernel):
     assert shown(hit) == live
 
 
-@NEEDS_BOUNDED_HASHING
 def test_a_restored_open_figure_is_open_again_and_not_drawn_twice(kernel):
     kernel.ok("%config InlineBackend.close_figures = False")
     kernel.ok(SETUP)

@@ -23,6 +23,21 @@ def test_count(n, text):
     assert formatting.count(n) == text
 
 
+@pytest.mark.parametrize(("n", "text"), CASES["size"])
+def test_size(n, text):
+    assert formatting.size(n) == text
+
+
+@pytest.mark.parametrize(("seconds", "text"), CASES["age"])
+def test_age(seconds, text):
+    assert formatting.age(seconds) == text
+
+
+@pytest.mark.parametrize(("f", "text"), CASES["percent"])
+def test_percent(f, text):
+    assert formatting.percent(f) == text
+
+
 def test_the_status_line_the_table_and_the_cli_use_the_rule():
     """No module writes seconds its own way: the old helpers are gone."""
     root = Path(formatting.__file__).parent

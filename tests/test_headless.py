@@ -7,6 +7,7 @@ turn 31); its second run resumes and completes."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -93,3 +94,77 @@ def test_papermill_runs_a_demo_notebook_with_every_command(workspace, tmp_path):
     assert "using 05_explain.ipynb" in text  # the plan found its notebook by its cells
     assert "20 steps, 0 stale" in text  # %step status
     assert "step s12_outliers: one entry only" in text  # %step why
+
+
+REPORT = ROOT / "tests" / "shared" / "report.ipynb"
+
+
+def jupyter(ws: demo.Workspace, work: Path, *args: str) -> subprocess.CompletedProcess:
+    env = headless_env(ws, REPORT.name)
+    return subprocess.run(
+        [sys.executable, "-m", *args], cwd=work, env=env, capture_output=True, text=True,
+        timeout=900,
+    )  # fmt: skip
+
+
+def execute_report(ws: demo.Workspace, work: Path) -> None:
+    run = jupyter(ws, work, "jupyter", "nbconvert", "--to", "notebook", "--execute",
+                  f"--ExecutePreprocessor.kernel_name={demo.KERNEL}", "--output", "run.ipynb",
+                  REPORT.name)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+
+
+def test_an_executed_notebook_exported_to_html_shows_every_report(workspace):
+    work = workspace.prepare(REPORT)
+    execute_report(workspace, work)
+    execute_report(workspace, work)  # a new kernel: the steps are served
+    export = jupyter(workspace, work, "jupyter", "nbconvert", "--to", "html", "run.ipynb")
+    assert export.returncode == 0, export.stderr[-3000:]
+    page = (work / "run.html").read_text()
+
+    lines = re.findall(r'<div class="rc-status"[^>]*>(.*?)</div>', page)
+    assert [ln.split(":")[0] for ln in lines] == ["step data", "step fit", "step report"]
+    assert all("served from cache in" in ln for ln in lines), lines
+    table = re.search(r'<div class="rc-status-table">.*?</table>(.*?)</div></div>', page, re.S)
+    assert table, "no %step status table"
+    assert re.search(r">fit</td><td[^>]*>In \[\d+\]</td><td[^>]*>served</td>", table.group(0))
+    assert "hit rate of the run: 50% served (3 of 6 pure executions)" in table.group(1)
+    plan = re.search(r'<div class="rc-plan">.*?</table>', page, re.S)
+    assert plan and plan.group(0).count('data-action="serve"') == 3
+    assert "using run.ipynb" in plan.group(0) or "using report.ipynb" in plan.group(0)
+    assert "step fit: one entry only" in page  # %step why
+    svg = re.search(r'<svg[^>]* class="rc-timeline".*?</svg>', page, re.S)
+    assert svg and svg.group(0).count('class="rc-lane"') == 2
+    assert "UsageError" not in page and "Traceback" not in page and " object at 0x" not in page
+
+    # Every rich output carries its text too: a terminal, or nbconvert --to markdown.
+    nb = nbformat.read(work / "run.ipynb", as_version=4)
+    rich = [o for c in nb.cells for o in c.get("outputs", []) if "text/html" in o.get("data", {})]
+    assert len(rich) == 3 + 3  # the status lines; status, plan and timeline
+    assert all(o["data"]["text/plain"].strip() for o in rich)
+
+
+def statuses(path: Path) -> dict[str, str]:
+    nb = nbformat.read(path, as_version=4)
+    out = {}
+    for cell in nb.cells:
+        for o in cell.get("outputs", []):
+            meta = (o.get("metadata") or {}).get("resumable_cells")
+            if meta:
+                out[meta["step"]] = meta["status"]
+    return out
+
+
+def test_papermill_parameters_rerun_exactly_the_steps_that_read_them(workspace, tmp_path):
+    work = workspace.prepare(REPORT)
+
+    def run(ridge: str) -> dict[str, str]:
+        out = tmp_path / f"out-{ridge}.ipynb"
+        done = jupyter(workspace, work, "papermill", REPORT.name, str(out), "-k", demo.KERNEL,
+                       "-p", "ridge", ridge, "--cwd", str(work))  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+        return statuses(out)
+
+    assert run("1.0") == {"data": "live", "fit": "live", "report": "live"}
+    assert run("2.0") == {"data": "hit", "fit": "live", "report": "live"}
+    assert run("1.0") == {"data": "hit", "fit": "hit", "report": "hit"}

@@ -190,6 +190,9 @@ def test_cli_against_a_store_a_kernel_filled(filled_store):
     d = str(filled_store)
     out = cli("--dir", d, "ls")
     assert out.returncode == 0 and "nb.ipynb" in out.stdout and "alpha" in out.stdout
+    # the run: 4 executions, 1 served, 3 ran; the store: 3 entries (alpha twice, beta)
+    assert re.search(r"nb\.ipynb\s+\S+ \S+\s+4\s+1\s+3\s+25%", out.stdout), out.stdout
+    assert re.search(rf"store {re.escape(d)}: \S+ \S+ of 10\.0 GiB, 3 entries", out.stdout)
     out = cli("--dir", d, "show")
     assert out.returncode == 0 and out.stdout.count("alpha") == 3 and "served" in out.stdout
     out = cli("--dir", d, "why", "alpha")

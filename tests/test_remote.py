@@ -187,6 +187,29 @@ def test_ls_remote_lists_steps_entries_and_sizes(pair, redis_server, team_key):
     assert out2 == out
 
 
+def test_status_and_ls_show_the_team_cache_at_a_glance(pair, redis_server, team_key, tmp_path):
+    a, _ = pair
+    redis_server.client.config_set("maxmemory", 256 << 20)
+    a.ok("%%step numbers\nnumbers = bytes(3_000_000)")
+    a.ok("%%step words\nwords = ['w'] * 10")
+    push(a)
+    status = a.ok("%step status").result()
+    url = re.escape(redis_server.url)
+    assert re.search(
+        rf"team cache {url}: \S+ \S+ of 256\.0 MiB \(server memory\), 2 entries", status
+    )
+    env = {**os.environ, "RESUMABLE_CELLS_TEAM_KEY": team_key,
+           "RESUMABLE_CELLS_REMOTE": redis_server.url}  # fmt: skip
+    store = tmp_path / "alice" / ".resumable_cells"
+    out = subprocess.run(
+        [sys.executable, "-m", "resumable_cells", "--dir", str(store), "ls"],
+        capture_output=True, text=True, env=env, check=True,
+    ).stdout  # fmt: skip
+    assert re.search(rf"team cache {url}: .*, 2 entries", out), out
+    redis_server.kill()
+    assert f"team cache {redis_server.url}: unreachable" in a.ok("%step status").result()
+
+
 def test_an_entry_whose_chunks_were_evicted_is_a_miss_and_is_uploaded_again(pair, redis_server):
     a, b = pair
     cell = "%%step numbers\nnumbers = bytes(3_000_000)"

@@ -7,6 +7,7 @@ when the notebook is renamed through the contents API.
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import secrets
@@ -55,7 +56,11 @@ class Server:
             stdout=self.log,
             stderr=subprocess.STDOUT,
         )
-        self._wait()
+        try:
+            self._wait()
+        except BaseException:  # never leave a server behind a failed start
+            self.stop()
+            raise
 
     def _wait(self, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
@@ -65,8 +70,8 @@ class Server:
             try:
                 if self.get("/api/status", auth=True)[0] == 200:
                     return
-            except OSError:
-                pass
+            except (OSError, http.client.HTTPException):
+                pass  # not listening yet, or another program holds the port (then it exits)
             time.sleep(0.1)  # polling the endpoint until it answers
         raise RuntimeError(f"jupyter server did not answer:\n{self.output()}")
 

@@ -69,6 +69,14 @@ export function formatCount(n: number | null | undefined): string {
   return fixed(n, 2).replace(/0+$/, '').replace(/\.$/, '');
 }
 
+/** A fraction as a whole percentage: `80%`, `0%`, `100%`; `–` when unknown. */
+export function formatPercent(f: number | null | undefined): string {
+  if (f === null || f === undefined || !Number.isFinite(f)) {
+    return '–';
+  }
+  return `${halfUp(Math.max(0, f) * 100)}%`;
+}
+
 export function formatCost(x: number | null | undefined): string {
   if (x === null || x === undefined || !Number.isFinite(x)) {
     return '–';
@@ -76,18 +84,44 @@ export function formatCost(x: number | null | undefined): string {
   return `$${fixed(x, x < 10 ? 2 : 0)}`;
 }
 
+/** `512 B`, `1.5 KiB`, `20.0 MiB`, `1.2 GiB`; `–` when unknown. */
 export function formatBytes(n: number | null | undefined): string {
   if (n === null || n === undefined || !Number.isFinite(n)) {
-    return '?';
+    return '–';
   }
-  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
-  let i = 0;
-  let v = n;
-  while (v >= 1024 && i < units.length - 1) {
+  let v = Math.max(0, n);
+  if (halfUp(v) < 1024) {
+    return `${halfUp(v)} B`;
+  }
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  for (let i = 0; i < units.length; i++) {
     v /= 1024;
-    i++;
+    if (halfUp(v * 10) < 10240 || i === units.length - 1) {
+      return `${fixed(v, 1)} ${units[i]}`;
+    }
   }
-  return `${i === 0 ? v : fixed(v, 1)} ${units[i]}`;
+  return '–'; // not reached
+}
+
+/**
+ * How long ago, or how long a TTL is, in whole units rounded down: `45 s`, `12 min`,
+ * `3 h`, `3 days` (minutes up to two hours, hours up to two days).
+ */
+export function formatAge(s: number | null | undefined): string {
+  if (s === null || s === undefined || !Number.isFinite(s)) {
+    return '–';
+  }
+  s = Math.max(0, s);
+  if (s < 60) {
+    return `${Math.floor(s)} s`;
+  }
+  if (s < 7200) {
+    return `${Math.floor(s / 60)} min`;
+  }
+  if (s < 172800) {
+    return `${Math.floor(s / 3600)} h`;
+  }
+  return `${Math.floor(s / 86400)} days`;
 }
 
 export function formatClock(t: number): string {

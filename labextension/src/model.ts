@@ -161,6 +161,23 @@ export class NotebookRecord {
     return true;
   }
 
+  /** Ask, then drop every entry of the local store with `%step clear --all`. */
+  async clearAll(entries: number | null): Promise<boolean> {
+    const what = entries === null ? 'every cached entry' : `all ${entries} cached entries`;
+    const result = await showDialog({
+      title: 'Clear the cache',
+      body:
+        `Drop ${what} of this notebook's store? Every step runs again the next time its ` +
+        'cell runs. The record of the run, its budget and the team cache are kept.',
+      buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'Clear all' })]
+    });
+    if (!result.button.accept) {
+      return false;
+    }
+    await this._executeSilently('%step clear --all');
+    return true;
+  }
+
   /** Ask, then start a new run with `%step run --new`. */
   async newRun(): Promise<boolean> {
     const result = await showDialog({

@@ -8,6 +8,9 @@ import spec from './spec.json';
 
 export type PaletteStatus = keyof typeof spec.statuses;
 
+/** A value served is said to be old (`computed 3 days ago`) past this many seconds. */
+export const AGE_SHOWN_AFTER_S: number = spec.age_shown_after_s;
+
 export const STATUS_WORD: Record<string, string> = Object.fromEntries(
   Object.entries(spec.statuses).map(([status, s]) => [status, s.label])
 );

@@ -34,6 +34,8 @@ export interface IExecution {
   duration_s: number | null;
   saved_s: number;
   reason: string | null;
+  /** When the value it left was computed: a hit's entry's creation, else its end. */
+  computed?: number | null;
   source?: 'local' | 'remote' | null;
   inputs?: IValueInfo[];
   outputs?: IValueInfo[];
@@ -52,6 +54,8 @@ export interface IStepRow {
   stale_cause: string | null;
   reason: string | null;
   last_start: number | null;
+  /** When the value the row's last execution left was computed (see IExecution). */
+  computed?: number | null;
   executions: number;
 }
 
@@ -76,13 +80,37 @@ export interface ISnapshot {
   sessions: string[];
   executions: IExecution[];
   steps: IStepRow[];
+  /** The cache at a glance; the team cache only from the kernel. */
+  cache?: ICacheFigures | null;
+}
+
+/** The local store: the bytes its blobs take, its size limit and its entries. */
+export interface IStoreFigures {
+  dir: string;
+  bytes: number;
+  limit: number;
+  entries: number;
+}
+
+/** The team cache, when one is set: what its server says, or why it could not. */
+export interface ITeamFigures {
+  url: string;
+  bytes: number | null;
+  limit: number | null;
+  entries: number | null;
+  error: string | null;
+}
+
+export interface ICacheFigures {
+  store: IStoreFigures | null;
+  team?: ITeamFigures | null;
 }
 
 /** Messages the kernel sends on the `resumable_cells` comm. */
 export type KernelMessage =
   | ({ type: 'snapshot' } & ISnapshot)
   | { type: 'execution'; execution: IExecution }
-  | { type: 'steps'; steps: IStepRow[]; budget: IBudget | null };
+  | { type: 'steps'; steps: IStepRow[]; budget: IBudget | null; cache?: ICacheFigures | null };
 
 /** The comm target both sides register. */
 export const COMM_TARGET = 'resumable_cells';

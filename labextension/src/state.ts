@@ -4,7 +4,15 @@
  * test/viewmodel.test.ts.
  */
 
-import type { IBudget, IExecution, IRunInfo, ISnapshot, IStepRow, KernelMessage } from './protocol';
+import type {
+  IBudget,
+  ICacheFigures,
+  IExecution,
+  IRunInfo,
+  ISnapshot,
+  IStepRow,
+  KernelMessage
+} from './protocol';
 
 // ---------------------------------------------------------------------------
 // State
@@ -23,6 +31,8 @@ export interface IRecordState {
   readonly kernelSession: string | null;
   /** True once the kernel has spoken since the last reset: its word beats the disk's. */
   readonly live: boolean;
+  /** The store's figures (and the team cache's, from the kernel), when known. */
+  readonly cache: ICacheFigures | null;
 }
 
 export function emptyState(): IRecordState {
@@ -34,8 +44,21 @@ export function emptyState(): IRecordState {
     executions: new Map(),
     steps: new Map(),
     kernelSession: null,
-    live: false
+    live: false,
+    cache: null
   };
+}
+
+/** The store's figures from `incoming`, the team cache's from it when it has them. */
+function mergeCache(
+  known: ICacheFigures | null,
+  incoming: ICacheFigures | null | undefined
+): ICacheFigures | null {
+  if (!incoming) {
+    return known;
+  }
+  const team = incoming.team === undefined ? (known?.team ?? null) : incoming.team;
+  return { store: incoming.store ?? known?.store ?? null, team };
 }
 
 /** The key of a row: one step in one cell. */
@@ -106,7 +129,8 @@ export function applySnapshot(
       executions,
       steps,
       kernelSession: source === 'kernel' ? (snap.session ?? null) : state.kernelSession,
-      live: source === 'kernel' || (sameRun && state.live)
+      live: source === 'kernel' || (sameRun && state.live),
+      cache: mergeCache(state.cache, snap.cache)
     };
   }
   // Server snapshot of the same run while the kernel is live: only add what we lack.
@@ -120,7 +144,8 @@ export function applySnapshot(
     ...state,
     notebook: snap.notebook ?? state.notebook,
     sessions: mergeSessions([...state.sessions, ...(snap.sessions ?? [])], executions),
-    executions
+    executions,
+    cache: mergeCache(state.cache, snap.cache)
   };
 }
 
@@ -161,7 +186,8 @@ export function applyMessage(state: IRecordState, msg: KernelMessage): IRecordSt
           sessions: [e.session],
           executions: new Map([[e.id, e]]),
           kernelSession: e.session,
-          live: true
+          live: true,
+          cache: state.cache
         };
       }
       const executions = new Map(state.executions);
@@ -176,7 +202,13 @@ export function applyMessage(state: IRecordState, msg: KernelMessage): IRecordSt
       };
     }
     case 'steps': {
-      return { ...state, steps: rowMap(msg.steps), budget: msg.budget ?? state.budget, live: true };
+      return {
+        ...state,
+        steps: rowMap(msg.steps),
+        budget: msg.budget ?? state.budget,
+        cache: mergeCache(state.cache, msg.cache),
+        live: true
+      };
     }
     default:
       return state;

@@ -27,6 +27,16 @@ export interface IStepLine {
   ignore: string[];
   version: string | null;
   deps: string[];
+  ttl: string | null;
+}
+
+/** What the magic's parser gives a line without the argument: false, [] or null. */
+function defaults(): IStepLine {
+  const out: Record<string, unknown> = {};
+  for (const a of ARGUMENTS) {
+    out[a.name.replace(/^-+/, '')] = a.takes === 'flag' ? false : a.takes === '+' ? [] : null;
+  }
+  return out as unknown as IStepLine;
 }
 
 export type StepLineResult = { parsed: IStepLine } | { error: string };
@@ -90,14 +100,7 @@ export function parseStepLine(line: string): StepLineResult {
   } catch (err) {
     return { error: (err as Error).message };
   }
-  const out: IStepLine = {
-    name: null,
-    effect: false,
-    force: false,
-    ignore: [],
-    version: null,
-    deps: []
-  };
+  const out = defaults();
   const extras: string[] = [];
   let positionalDone = false;
   let rest = false; // after `--`: every token is a value

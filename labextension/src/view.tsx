@@ -17,6 +17,7 @@ import * as React from 'react';
 import type { ExecutionStatus } from './protocol';
 import { resumableIcon, staleIcon, STATUS_ICON } from './icons';
 import { NotebookRecord, SidebarModel } from './model';
+import type { ICacheLine, ICacheView } from './glance';
 import {
   formatDuration,
   ICounts,
@@ -86,6 +87,7 @@ function RecordPanel({ model }: { model: SidebarModel }): JSX.Element {
       <Title />
       <Actions record={record} view={view} />
       <Header view={view} />
+      <Cache record={record} cache={view.cache} />
       <StepList record={record} rows={view.rows} />
       <Timeline lanes={view.lanes} record={record} />
     </div>
@@ -193,6 +195,46 @@ function Header({ view }: { view: IRecordView }): JSX.Element {
   );
 }
 
+function Cache({ record, cache }: { record: NotebookRecord; cache: ICacheView }): JSX.Element {
+  return (
+    <section className="rc-Cache">
+      <span className="rc-CacheName">hit rate</span>
+      <span className="rc-HitRate" title="this run: executions of pure steps served from the cache">
+        {cache.hitRate ?? 'no steps run yet'}
+      </span>
+      {cache.lines.map(line => (
+        <CacheLine key={line.name} line={line} />
+      ))}
+      <button
+        className="rc-ClearAll jp-Button jp-mod-minimal"
+        title="Drop every entry of the local store (asks first)"
+        disabled={cache.entries === 0}
+        onClick={() => void record.clearAll(cache.entries)}
+      >
+        Clear cache…
+      </button>
+    </section>
+  );
+}
+
+function CacheLine({ line }: { line: ICacheLine }): JSX.Element {
+  const pct = line.fraction === null ? 0 : Math.round(line.fraction * 100);
+  const level = line.fraction === null ? 'none' : line.fraction >= 0.9 ? 'high' : 'ok';
+  return (
+    <>
+      <span className="rc-CacheName">{line.name}</span>
+      <span className={`rc-CacheLine rc-Gauge-${level}`} data-name={line.name} title={line.title}>
+        {line.fraction !== null && (
+          <span className="rc-GaugeTrack">
+            <span className="rc-GaugeFill" style={{ width: `${pct}%` }} />
+          </span>
+        )}
+        <span className="rc-CacheText">{line.text}</span>
+      </span>
+    </>
+  );
+}
+
 function Totals(props: {
   label: string;
   title: string;
@@ -281,6 +323,7 @@ function sameStepRow(
     x.staleCause === y.staleCause &&
     x.durationS === y.durationS &&
     x.savedS === y.savedS &&
+    x.age === y.age &&
     x.executions === y.executions &&
     x.cellIndex === y.cellIndex
   );
@@ -334,6 +377,11 @@ const StepRow = React.memo(function StepRow({
         <span className="rc-StepStatus">
           {STATUS_LABEL[row.status]}
           {row.stale ? `, ${STATUS_LABEL.stale}` : ''}
+          {row.age ? (
+            <span className="rc-StepAge">
+              {row.status === 'hit' ? ` · computed ${row.age}` : ` · ${row.age}`}
+            </span>
+          ) : null}
         </span>
       </span>
       <span className="rc-StepDuration">

@@ -5,8 +5,16 @@
  * unit-tested directly (test/viewmodel.test.ts).
  */
 
-import { formatBytes, formatClock, formatCost, formatCount, formatDuration } from './format';
-import { STATUS_WORD } from './palette';
+import {
+  formatAge,
+  formatBytes,
+  formatClock,
+  formatCost,
+  formatCount,
+  formatDuration
+} from './format';
+import { cacheView, ICacheView } from './glance';
+import { AGE_SHOWN_AFTER_S, STATUS_WORD } from './palette';
 import type { ExecutionStatus, IBudget, IExecution, IRunInfo, IStepRow } from './protocol';
 import { IRecordState, rowKey } from './state';
 import { parseStepCell } from './stepline';
@@ -54,6 +62,10 @@ export interface IStepView {
   stale: boolean;
   staleCause: string | null;
   reason: string | null;
+  /** When the value its last execution left was computed, and how long ago that is
+   * (`3 days ago`) when it is more than a few minutes, else null. */
+  computed: number | null;
+  age: string | null;
   executions: number;
   effect: boolean;
   /** Text for the hover tooltip. */
@@ -119,6 +131,8 @@ export interface IBadge {
 export interface IRecordView {
   run: IRunInfo | null;
   totals: ITotals;
+  /** The run's hit rate and the store's figures. */
+  cache: ICacheView;
   gauges: IGauge[];
   rows: IStepView[];
   lanes: ILane[];
@@ -139,6 +153,9 @@ function executionTitle(e: IExecution, status: ExecutionStatus, now: number): st
   lines.push(`started ${formatClock(e.start)}${prompt}, took ${formatDuration(dur)}`);
   if (status === 'hit' && e.saved_s) {
     lines.push(`saved ${formatDuration(e.saved_s)}${e.source ? ` (${e.source})` : ''}`);
+  }
+  if (status === 'hit' && e.computed) {
+    lines.push(`computed ${formatAge(e.start - e.computed)} before it was served`);
   }
   if (e.reason) {
     lines.push(e.reason);
@@ -209,11 +226,20 @@ interface IRowSource {
   count: number;
 }
 
+/** `3 days ago` when `computed` is more than a few minutes before `now`, else null. */
+export function ageText(computed: number | null | undefined, now: number): string | null {
+  if (!computed || now - computed <= AGE_SHOWN_AFTER_S) {
+    return null;
+  }
+  return `${formatAge(now - computed)} ago`;
+}
+
 function makeRow(
   src: IRowSource,
   cellIndex: number,
   effect: boolean,
-  effective: (e: IExecution) => ExecutionStatus
+  effective: (e: IExecution) => ExecutionStatus,
+  now: number
 ): IStepView {
   const { name, row, last } = src;
   let status: ExecutionStatus | 'none' = 'none';
@@ -231,10 +257,17 @@ function makeRow(
   const reason = row?.reason ?? last?.reason ?? null;
   const executions = Math.max(row?.executions ?? 0, src.count);
   const prompt = last?.execution_count ?? row?.execution_count;
+  const fromLast = last && last.status !== 'running' && status === effective(last);
+  // a live run's value is as old as its end (records older than `computed` say no more)
+  const ranLive = last?.status === 'live' || last?.status === 'effect';
+  const computed =
+    (fromLast ? (last.computed ?? (ranLive ? last.end : null)) : row?.computed) ?? null;
+  const age = ageText(computed, now);
   const title = [
     `${name}: ${STATUS_LABEL[status]}${prompt ? ` (last as In [${prompt}])` : ''}`,
     durationS !== null ? `last run took ${formatDuration(durationS)}` : null,
     savedS ? `cache hits of this cell saved ${formatDuration(savedS)} in this run` : null,
+    age ? `its value was computed ${age}` : null,
     stale ? `stale: ${staleCause ?? 'an input changed'}` : null,
     reason ? `why: ${reason}` : null,
     `${executions} execution${executions === 1 ? '' : 's'}`,
@@ -253,6 +286,8 @@ function makeRow(
     stale,
     staleCause,
     reason,
+    computed,
+    age,
     executions,
     effect: effect || last?.status === 'effect',
     title
@@ -314,7 +349,8 @@ function notebookRows(
   state: IRecordState,
   ix: IIndex,
   cells: readonly ICellInfo[],
-  effective: (e: IExecution) => ExecutionStatus
+  effective: (e: IExecution) => ExecutionStatus,
+  now: number
 ): IStepView[] {
   const source = (key: string, name: string, cellId: string | null): IRowSource => ({
     name,
@@ -332,14 +368,14 @@ function notebookRows(
     if (!info) {
       for (const key of own) {
         used.add(key);
-        rows.push(makeRow(source(key, ix.names.get(key)!, cell.id), index, false, effective));
+        rows.push(makeRow(source(key, ix.names.get(key)!, cell.id), index, false, effective, now));
       }
       return;
     }
     const name = info.name ?? (own.length ? ix.names.get(own[own.length - 1])! : null);
     if (name === null) {
       rows.push({
-        ...makeRow(source('', `cell ${index + 1}`, cell.id), index, info.effect, effective),
+        ...makeRow(source('', `cell ${index + 1}`, cell.id), index, info.effect, effective, now),
         title: info.error
           ? `the %%step line is refused by the magic: ${info.error}`
           : 'unnamed step: the kernel names it when it runs'
@@ -352,14 +388,14 @@ function notebookRows(
       key = rowKey(name, null); // recorded without cell ids (nbconvert, papermill)
     }
     used.add(key);
-    rows.push(makeRow(source(key, name, cell.id), index, info.effect, effective));
+    rows.push(makeRow(source(key, name, cell.id), index, info.effect, effective, now));
   });
   const inNotebook = new Set(cells.map(c => c.id));
   for (const [key, name] of ix.names) {
     const cellId = state.steps.get(key)?.cell_id ?? ix.latest.get(key)?.cell_id ?? null;
     const known = cellId === null ? cellNames.has(name) : inNotebook.has(cellId);
     if (!used.has(key) && !known) {
-      rows.push(makeRow(source(key, name, cellId), -1, false, effective));
+      rows.push(makeRow(source(key, name, cellId), -1, false, effective, now));
     }
   }
   return rows;
@@ -379,7 +415,7 @@ export function buildView(
   const effective = (e: IExecution): ExecutionStatus =>
     e.status === 'running' && e.session !== currentSession ? 'interrupted' : e.status;
   const ix = indexRecord(state, execs, effective, currentSession);
-  const rows = notebookRows(state, ix, cells, effective);
+  const rows = notebookRows(state, ix, cells, effective, now);
   const { badges, staleCells } = cellBadges(rows);
   return {
     run: state.run,
@@ -389,6 +425,7 @@ export function buildView(
       session: ix.session,
       run: ix.run
     },
+    cache: cacheView(state.cache, ix.run),
     gauges: gauges(state.budget),
     rows,
     lanes: lanes(state, execs, effective, now),

@@ -8,7 +8,14 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { describe, expect, it } from 'vitest';
 
-import { formatCount, formatDuration, middleEllipsis } from '../src/format';
+import {
+  formatAge,
+  formatBytes,
+  formatCount,
+  formatDuration,
+  formatPercent,
+  middleEllipsis
+} from '../src/format';
 import { paletteCss, STATUS_WORD } from '../src/palette';
 import spec from '../src/spec.json';
 import { parseStepLine } from '../src/stepline';
@@ -25,6 +32,15 @@ describe('one formatter (resumable_cells/formatting.py)', () => {
   it.each(cases.count as Array<[number | null, string]>)('count %s -> %s', (n, text) => {
     expect(formatCount(n)).toBe(text);
   });
+  it.each(cases.size as Array<[number | null, string]>)('size %s -> %s', (n, text) => {
+    expect(formatBytes(n)).toBe(text);
+  });
+  it.each(cases.age as Array<[number | null, string]>)('age %s -> %s', (s, text) => {
+    expect(formatAge(s)).toBe(text);
+  });
+  it.each(cases.percent as Array<[number | null, string]>)('percent %s -> %s', (f, text) => {
+    expect(formatPercent(f)).toBe(text);
+  });
 });
 
 describe('the %%step line, parsed as the magic parses it', () => {
@@ -39,7 +55,15 @@ describe('the %%step line, parsed as the magic parses it', () => {
   });
   it('knows exactly the flags the magic declares', () => {
     const flags = spec.step_magic.arguments.map(a => a.name).sort();
-    expect(flags).toEqual(['--deps', '--effect', '--force', '--ignore', '--version', 'name']);
+    expect(flags).toEqual([
+      '--deps',
+      '--effect',
+      '--force',
+      '--ignore',
+      '--ttl',
+      '--version',
+      'name'
+    ]);
   });
 });
 

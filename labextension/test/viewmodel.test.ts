@@ -418,3 +418,92 @@ describe('rows and badges per cell', () => {
     expect(v.rows[v.rows.length - 1]).toMatchObject({ name: 'gone', cellIndex: -1 });
   });
 });
+
+describe('the cache at a glance and the age of what is served', () => {
+  const GiB = 1024 ** 3;
+  const store = { dir: '/w/.resumable_cells', bytes: 1.2 * GiB, limit: 10 * GiB, entries: 34 };
+  const team = {
+    url: 'redis://cache:6379/0',
+    bytes: null,
+    limit: null,
+    entries: null,
+    error: 'unreachable (Connection refused)'
+  };
+
+  it('says the hit rate of the run (effects not counted) and the store against its limit', () => {
+    const s = applySnapshot(
+      emptyState(),
+      snapshot({
+        executions: [
+          exec({ id: 'a', step: 'load', status: 'live' }),
+          exec({ id: 'b', step: 'load', status: 'hit', saved_s: 2, start: T0 + 5 }),
+          exec({ id: 'c', step: 'clean', status: 'hit', saved_s: 1.5, start: T0 + 6 }),
+          exec({ id: 'd', step: 'send', status: 'effect', start: T0 + 7 })
+        ],
+        cache: { store, team }
+      }),
+      'kernel'
+    );
+    const v = buildView(s, cells, T0 + 10);
+    expect(v.cache.hitRate).toBe('67% served (2 of 3 pure executions) · 3.50 s saved');
+    expect(v.cache.lines.map(l => [l.name, l.text])).toEqual([
+      ['store', '1.2 GiB of 10.0 GiB · 34 entries'],
+      ['team', 'unreachable (Connection refused)']
+    ]);
+    expect(v.cache.lines[0].fraction).toBeCloseTo(0.12);
+    expect(v.cache.entries).toBe(34);
+
+    // a steps message brings the store's figures; the team's stay from the snapshot
+    const after = applyMessage(s, {
+      type: 'steps',
+      steps: [],
+      budget: null,
+      cache: { store: { ...store, entries: 0, bytes: 0 } }
+    });
+    const v2 = buildView(after, cells, T0 + 10);
+    expect(v2.cache.lines.map(l => l.text)).toEqual([
+      '0 B of 10.0 GiB · 0 entries',
+      'unreachable (Connection refused)'
+    ]);
+    expect(v2.cache.entries).toBe(0);
+  });
+
+  it('has no hit rate before any step, and no store line before any figures', () => {
+    const v = buildView(applySnapshot(emptyState(), snapshot(), 'server'), cells, T0);
+    expect(v.cache).toEqual({ hitRate: null, lines: [], entries: null });
+  });
+
+  it('a served value more than a few minutes old says when it was computed', () => {
+    const day = 86400;
+    const s = applySnapshot(
+      emptyState(),
+      snapshot({
+        executions: [
+          exec({ id: 'a', step: 'load', cell_id: 'c1', status: 'hit', computed: T0 - 3 * day }),
+          exec({ id: 'b', step: 'clean', cell_id: 'c3', status: 'hit', computed: T0 - 60 })
+        ]
+      }),
+      'server'
+    );
+    const v = buildView(s, cells, T0 + 10);
+    const load = v.rows.find(r => r.name === 'load')!;
+    const clean = v.rows.find(r => r.name === 'clean')!;
+    expect(load.age).toBe('3 days ago');
+    expect(load.title).toContain('its value was computed 3 days ago');
+    expect(clean.age).toBeNull(); // a minute: not worth saying
+  });
+
+  it('a step that ran because its entry expired says so', () => {
+    const expired = 'expired (computed 3 h ago, ttl 2 h)';
+    const s = applySnapshot(
+      emptyState(),
+      snapshot({
+        executions: [exec({ id: 'a', step: 'load', cell_id: 'c1', reason: expired })]
+      }),
+      'server'
+    );
+    const row = buildView(s, cells, T0 + 10).rows.find(r => r.name === 'load')!;
+    expect(row.reason).toBe(expired);
+    expect(row.title).toContain(`why: ${expired}`);
+  });
+});

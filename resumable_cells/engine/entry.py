@@ -4,10 +4,10 @@ Built from a live run (`build`): each value the step bound, stored by its digest
 ones inline), the names it deleted, its captured outputs, its result (or the result's
 display when the value cannot be stored), the files it read with their digests, the run
 parameters it used, the key's preimage and the cell's source. Valid (`invalid_reason`,
-which `%step plan` asks too) while those files are unchanged and the run's epoch and
-seed are the ones it used. Restored (`load`, then `apply`) by binding its values,
-deleting its names and replaying its outputs in order (figures after the cell, as the
-inline backend shows them).
+which `%step plan` asks too) while it is younger than the step's `--ttl`, those files
+are unchanged and the run's epoch and seed are the ones it used. Restored (`load`,
+then `apply`) by binding its values, deleting its names and replaying its outputs in
+order (figures after the cell, as the inline backend shows them).
 """
 
 from __future__ import annotations
@@ -20,11 +20,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .. import formatting
 from ..errors import Unhashable, Unstorable
 from ..hashing import key as step_key
 from ..hashing.values import Hasher
 from ..ipython import capture, figures
 from ..storage.store import Store
+from . import roundtrip
 from .runs import Run
 
 _IPYTHON_NAMES = re.compile(r"^(_+|_i+|_i?\d+|_ii+|In|Out|exit|quit|get_ipython|_oh|_ih|_dh)$")
@@ -122,7 +124,8 @@ def build(run: LiveRun, store: Store, digests: Digests, display: Callable[[Any],
         d = digests.of(name)
         tname, size = step_key.describe(value)
         bindings.append(
-            {**store.put_value(d, value, name), "name": name, "digest": d, "type": tname,
+            {**store.put_value(d, value, name, roundtrip.checker(d, ns, name)),
+             "name": name, "digest": d, "type": tname,
              "size": size, "callable": callable(value) and isinstance(value, type | types.FunctionType)}
         )  # fmt: skip
     out_list = list(run.outputs)
@@ -150,7 +153,8 @@ def _result_ref(result: Any, store: Store, ns: dict, display: Callable[[Any], di
         return None
     try:
         d = Hasher(ns).value_digest(result, "result")
-        return store.put_value(d, result, "the cell's result")
+        check = roundtrip.checker(d, ns, "the cell's result")
+        return store.put_value(d, result, "the cell's result", check)
     except (Unstorable, Unhashable):
         bundle = display(result)
         d = Hasher(ns).value_digest(repr(bundle), "result")
@@ -163,9 +167,14 @@ def described(entry: dict) -> list[dict]:
 
 
 # -- validity -----------------------------------------------------------------------------
-def invalid_reason(entry: dict, run: Run) -> str | None:
-    """Why `entry` cannot be served in `run` (a file it read changed or is gone, the
-    run's epoch or seed it used changed), or None when it can."""
+def invalid_reason(entry: dict, run: Run, ttl: float | None = None) -> str | None:
+    """Why `entry` cannot be served in `run` (older than the step's `--ttl` in seconds,
+    a file it read changed or is gone, the run's epoch or seed it used changed), or
+    None when it can."""
+    if ttl is not None:
+        age = time.time() - entry.get("created", 0.0)
+        if age > ttl:
+            return f"expired (computed {formatting.age(age)} ago, ttl {formatting.age(ttl)})"
     for f in entry.get("files", []):
         try:
             if step_key.file_digest(f["path"]) != f["digest"]:

@@ -36,6 +36,7 @@ from ..errors import (
     Unstorable,
 )
 from ..hashing import key as step_key
+from ..hashing import opaque, reach
 from ..ipython import capture, figures
 from ..records import why
 from ..storage.store import FORMAT_VERSION
@@ -60,6 +61,7 @@ class StepArgs:
     ignore: tuple[str, ...] = ()
     version: str | None = None
     deps: tuple[str, ...] = ()
+    ttl: float | None = None  # seconds an entry is served for; not part of the key
 
 
 def run_step(engine: Engine, args: StepArgs, line: str, cell: str) -> Any:
@@ -180,7 +182,6 @@ class Execution:
         """Set the key (None when a component cannot be computed: returned, to say
         why the step is not cached). UsageError on a --deps pattern matching nothing."""
         engine = self.engine
-        names = inputs.select(self.info.reads, self.args.ignore, engine.ns, engine.hidden)
         try:
             self.key, self.rec.inputs = step_key.compute(
                 format_version=FORMAT_VERSION,
@@ -188,9 +189,8 @@ class Execution:
                 normalised=self.info.normalised,
                 version_tag=self.args.version,
                 ns=engine.ns,
-                inputs=names,
-                cell_modules=list(self.info.imports.values()),
                 deps=list(self.args.deps),
+                **inputs.of_cell(self.info, self.args.ignore, engine.ns, engine.hidden),
             )
         except MissingDeps as err:
             raise UsageError(f"%%step {self.name}: {err}") from None
@@ -243,10 +243,12 @@ class Execution:
         if found is None:
             reason = rec.survive(None, why.miss_reason, engine.store, self.name, self.key.preimage)
             return None, reason or "new key"
-        invalid = entry.invalid_reason(found, engine.run)
+        invalid = entry.invalid_reason(found, engine.run, self.args.ttl)
         if invalid:
             return None, invalid
-        with figures.queue_kept(engine.shell):  # restored figures are not drawn again
+        opaque.advance(k)  # as the live run did, before the values it left are bound
+        # Restored figures open as the live run left them, and are not drawn again.
+        with figures.queue_kept(engine.shell), opaque.reopening():
             try:
                 values = entry.load(found, engine.store, engine.ns)
             except Exception as err:  # a damaged or missing blob is a miss, never an error
@@ -258,7 +260,9 @@ class Execution:
         rec.wrote_streams = rec.wrote_streams or wrote
         rec.outputs = entry.described(found)
         rec.survive(None, engine.store.touch, k)
-        rec.finished("hit", saved=found.get("duration_s", 0.0), source=source)
+        rec.finished(
+            "hit", saved=found.get("duration_s", 0.0), source=source, computed=found.get("created")
+        )
         return (result,), None
 
     # -- live -----------------------------------------------------------------------------
@@ -280,12 +284,13 @@ class Execution:
         before = {k: id(v) for k, v in engine.ns.items()}
         ctx = stepapi.StepContext(engine, self.name, self.key.digests if self.key else {})
         result, outputs, findings = await self._run_body(ctx, reason)
+        opaque.advance(self.key.key if self.key is not None and not effect else None)
         digests = entry.Digests(engine.ns)
         key_digests = self.key.digests if self.key is not None else {}
         bound, deleted = entry.changes(engine.ns, before, self.info.binds, key_digests, digests)
         note = None
         if key_problem is not None:
-            note = f"not cached: {key_problem}. {WAYS_OUT}"
+            note = f"not cached: {key_problem}. {key_problem.ways_out or WAYS_OUT}"
         elif effect:
             rec.outputs = digests.describe(bound)
         else:
@@ -294,7 +299,7 @@ class Execution:
                 ctx.params, findings.reads, time.perf_counter() - rec.t0,
                 inline_backend=figures.in_use(engine.shell),
             )  # fmt: skip
-            note = self._store(live, digests, findings.effects)
+            note = self._store(live, digests, findings.effects + self._attributes_changed())
         if not effect:  # so the next miss can say why there was nothing to serve
             rec.survive(None, why.remember_uncached, engine.store, self.name, note)
         rec.finished("effect" if effect else "live", reason=reason, note=note)
@@ -305,7 +310,8 @@ class Execution:
         context, output capture and (for a pure step) the tripwire."""
         __tracebackhide__ = True  # noqa: F841
         engine, rec, effect = self.engine, self.rec, self.args.effect
-        watch = nullcontext(None) if effect else tripwire.watching(engine.store.dir)
+        network = self.args.ttl is not None  # it reads a live source, fresh for its TTL
+        watch = nullcontext(None) if effect else tripwire.watching(engine.store.dir, network)
         rec.wrote_streams = True  # live code may write anywhere: always flush after
         try:
             with stepapi.running(ctx), capture.capturing(engine.shell) as outputs, watch as found:
@@ -329,6 +335,12 @@ class Execution:
             found.effects += [f"started a subprocess ({s})" for s in self.code.scripts]
         figures.show_after_cell(engine.shell, outputs)
         return result, outputs, found
+
+    def _attributes_changed(self) -> list[str]:
+        """Module attributes among the inputs that the run changed: a hit could not
+        change them again, so they are effects."""
+        changed = reach.changed_attributes(self.engine.ns, self.key.attributes, self.key.digests)
+        return [f"changed the module attribute {label}" for label in changed]
 
     def _store(self, live: entry.LiveRun, digests: entry.Digests, effects: list[str]) -> str | None:
         """Store the entry; returns a note when the step could not be cached."""

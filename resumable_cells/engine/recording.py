@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 _NO_STATUS_LINE = ("error", "interrupted", "refused")
+_COMPUTED_NOW = ("live", "effect")  # their values are this execution's own
 _NOTHING_SPENT = {"tokens": 0, "cost": 0.0}
 
 
@@ -67,14 +68,18 @@ class Recording:
         note: str | None = None,
         saved: float = 0.0,
         source: str = "local",
+        computed: float | None = None,
     ) -> None:
-        """The end row (a hit's only row), the `note` as a warning, the status line."""
+        """The end row (a hit's only row), the `note` as a warning, the status line.
+        `computed`: when a hit's entry was made (else the value is computed now)."""
         duration = time.perf_counter() - self.t0
         saved = max(0.0, saved - duration)  # one figure: the record's, the line's, the panel's
+        end = time.time()
         row = self._row(status=status, reason=reason)
         row.update(
             event="start" if status == "hit" else "end",  # a hit is a whole execution in one row
-            end=time.time(), duration_s=duration, saved_s=saved,
+            end=end, duration_s=duration, saved_s=saved,
+            computed=computed or (end if status in _COMPUTED_NOW else None),
             outputs=self.outputs,
             spend={"steps": 0 if status in ("hit", "refused") else 1,
                    **(self.engine.step_spend if self.ran else _NOTHING_SPENT)},
@@ -85,8 +90,9 @@ class Recording:
         if note:
             self.warn(note)
         if not self.engine.quiet and status not in _NO_STATUS_LINE:
+            age = end - computed if computed else None
             statusline.show_line(
-                self.name, status, duration, saved, reason, source, flush=self.wrote_streams
+                self.name, status, duration, saved, reason, source, age, flush=self.wrote_streams
             )
 
     def _row(self, *, status: str, reason: str | None) -> dict:

@@ -13,7 +13,8 @@ import logging
 from typing import Any
 
 from ..engine.recording import cell_id
-from ..records import staleness
+from ..records import glance, staleness
+from . import teamcache
 
 log = logging.getLogger(__name__)
 TARGET = "resumable_cells"
@@ -66,14 +67,18 @@ class Hub:
         return staleness.step_rows(self.engine.record())
 
     def send_snapshot(self) -> None:
-        """A sidebar opened or asked to refresh: a deep look at what changed in place."""
+        """A sidebar opened or asked to refresh: a deep look at what changed in place,
+        and the team cache's figures (a round trip to its server)."""
         if self.comms:
-            self.send({"type": "snapshot", **self.engine.snapshot(), "steps": self.rows(True)})
+            snap = self.engine.snapshot()
+            cache = {**(snap.get("cache") or {}), "team": teamcache.figures(self.engine.team)}
+            self.send({"type": "snapshot", **snap, "steps": self.rows(True), "cache": cache})
 
     def send_rows(self) -> None:
         if self.comms:
             self.send({"type": "steps", "steps": self.rows(),
-                       "budget": self.engine.budget.snapshot()})  # fmt: skip
+                       "budget": self.engine.budget.snapshot(),
+                       "cache": {"store": glance.store_figures(self.engine.store)}})  # fmt: skip
 
     def listener(self, kind: str, payload: Any) -> None:
         if kind == "execution" and (self.comms or self.pending):

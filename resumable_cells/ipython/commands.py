@@ -9,7 +9,7 @@ from IPython.core.error import UsageError
 from .. import settings
 from ..engine import runs
 from ..engine.engine import Engine
-from ..records import staleness, views, why
+from ..records import glance, staleness, views, why
 from ..storage import sizes
 from ..storage.store import Store
 from . import teamcache
@@ -57,8 +57,10 @@ def _parser(name: str, description: str) -> ArgParser:
 def _help(engine: Engine, argv):
     print(
         "%%step [NAME] [--effect] [--force] [--ignore VAR ...] [--version TAG] [--deps GLOB ...]\n"
-        "%step status               the run's steps, a row per cell: status, last run, saved, stale and why\n"
-        "%step why NAME             which key component changed since NAME's nearest entry\n"
+        "       [--ttl AGE]         AGE: 30m, 2h, 1d; an older entry is not served\n"
+        "%step status               the run's steps, a row per cell: status, last run, saved, age,\n"
+        "                           stale and why; the hit rate and the store's size and entries\n"
+        "%step why NAME             why NAME last ran; which key component changed since its nearest entry\n"
         "%step plan [--notebook P]  what Run All would serve and what it would run (and what is stale)\n"
         "%step timeline             the run's executions across kernel sessions (SVG)\n"
         "%step clear NAME | --all   forget cached entries\n"
@@ -76,11 +78,12 @@ def _status(engine: Engine, argv):
     rows = staleness.step_rows(execs, engine.staleness())
     if engine.freshness is not None:
         engine.freshness.notify()  # the sidebar shows what this table says
+    cache = {"store": glance.store_figures(engine.store), "team": teamcache.figures(engine.team)}
     if not rows:
-        print(f"run {engine.run.id}: no steps yet")
+        print("\n".join([f"run {engine.run.id}: no steps yet", *views.cache_lines(cache)]))
         return None
     totals = views.totals(execs, engine.session)
-    return views.StatusTable(engine.run.id, rows, engine.budget.snapshot(), totals)
+    return views.StatusTable(engine.run.id, rows, engine.budget.snapshot(), totals, cache)
 
 
 def _why(engine: Engine, argv):
@@ -93,7 +96,19 @@ def _why(engine: Engine, argv):
         known = sorted({e["step"] for e in engine.record()})
         hint = f" Known steps: {', '.join(known)}." if known else ""
         raise UsageError(f"%step why: {err}.{hint}") from None
-    print("\n".join(lines))
+    last = _last_run(engine.record(), args.name)
+    print("\n".join(([last] if last else []) + lines))
+    return None
+
+
+def _last_run(execs: list[dict], step: str) -> str | None:
+    """`step fit last ran because: expired (computed 3 h ago, ttl 2 h)`: why the step's
+    latest execution ran rather than being served, from the record, when it says."""
+    for e in reversed(execs):
+        if e["step"] == step and e["status"] != "running":
+            if e["status"] != "live" or not e.get("reason"):
+                return None
+            return f"step {step} last ran because: {e['reason']}"
     return None
 
 

@@ -2,6 +2,7 @@
 TypeScript imports (`labextension/src/spec.json`):
 
 - `statuses`, `themes`: the word and the colours of each status (from `palette`);
+- `age_shown_after_s`: past this age a served value says how old it is (`formatting`);
 - `step_magic`: the arguments of `%%step` as `stepargs` declares them (the one spec),
   and example lines with what the magic's own parser makes of them, so the sidebar's
   parser (`labextension/src/stepline.ts`) is tested against the real one.
@@ -23,7 +24,7 @@ from pathlib import Path
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import parse_argstring
 
-from .. import palette
+from .. import formatting, palette
 from . import stepargs
 
 #: Lines a user might write after `%%step`, parsed by the magic to give the cases.
@@ -35,7 +36,8 @@ EXAMPLE_LINES = (
     "fit --ignore=a b", "fit --dir x", "fit --name x", "a b", "x --effect y",
     "'my step' --force", '"q w" --effect', "'my step'x", "fit --ignore", "fit --version",
     "fit --effect=1", "-h", "fit -e", "fit --", "fit -- x", "--effect -- x",
-    "--ignore a -- b", "s1 --ignore -1", "'open",
+    "--ignore a -- b", "s1 --ignore -1", "'open", "fit --ttl 2h", "--ttl 30m fit",
+    "fit --ttl 1d --effect", "fit --ttl",
 )  # fmt: skip
 
 
@@ -67,6 +69,7 @@ def spec() -> dict:
         "_about": "Written by `python -m resumable_cells.ipython.frontend_spec`; do not edit.",
         "statuses": statuses,
         "themes": palette.THEMES,
+        "age_shown_after_s": formatting.AGE_SHOWN_AFTER_S,
         "step_magic": step_magic(),
     }
 

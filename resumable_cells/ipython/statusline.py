@@ -15,10 +15,12 @@ def show_line(
     saved: float,
     reason: str | None,
     source="local",
+    age: float | None = None,
     *,
     flush: bool = True,
 ) -> None:
-    """Publish the step's status line. `flush=False` when the step wrote nothing to
+    """Publish the step's status line; a hit says how old its value is (`age`, seconds)
+    when that is more than a few minutes. `flush=False` when the step wrote nothing to
     stdout/stderr: ipykernel then need not wait for its IO thread to flush them first
     (half the cost of a trivial hit)."""
     from IPython import get_ipython
@@ -27,7 +29,10 @@ def show_line(
     d = formatting.duration
     if status == "hit":
         where = "team cache" if source == "remote" else "cache"
-        text = f"step {name}: served from {where} in {d(duration)} (saved {d(saved)})"
+        text = f"step {name}: served from {where} in {d(duration)}"
+        if age is not None and age > formatting.AGE_SHOWN_AFTER_S:
+            text += f", computed {formatting.age(age)} ago"
+        text += f" (saved {d(saved)})"
     elif status == "effect":
         text = f"step {name}: effect ran in {d(duration)}"
     else:

@@ -6,6 +6,7 @@ which reads the `%%step` lines of the notebook's cells, parses them with the sam
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from IPython.core.error import UsageError
@@ -22,7 +23,13 @@ ARGUMENTS = (
     argument("--ignore", nargs="+", default=[], metavar="VAR", help="Inputs left out of the key."),
     argument("--version", metavar="TAG", help="A tag in the key: change it to invalidate."),
     argument("--deps", nargs="+", default=[], metavar="GLOB", help="Files the key depends on."),
+    argument(
+        "--ttl",
+        metavar="AGE",
+        help="Run again once the entry is older than this (30m, 2h, 1d); not in the key.",
+    ),
 )
+_TTL_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 def declare(magic):
@@ -53,4 +60,18 @@ def parse(line: str) -> StepArgs:
         ignore=tuple(args.ignore),
         version=args.version,
         deps=tuple(args.deps),
+        ttl=None if args.ttl is None else ttl_seconds(args.ttl),
     )
+
+
+def ttl_seconds(text: str) -> float:
+    """`30m`, `2h`, `1d`, `45s` (or `1.5h`) in seconds. UsageError on anything else."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd])\s*", text)
+    if not m:
+        raise UsageError(
+            f"%%step --ttl: {text!r} is not an age; give a number and a unit: 45s, 30m, 2h or 1d."
+        )
+    seconds = float(m.group(1)) * _TTL_UNITS[m.group(2)]
+    if seconds <= 0:
+        raise UsageError(f"%%step --ttl: {text!r}: a TTL must be more than 0.")
+    return seconds

@@ -1,8 +1,10 @@
 """The team cache as the magics show it: set when the extension loads, changed by
-`%step config --remote`, described by `%step config`, waited for by `%step push`."""
+`%step config --remote`, described by `%step config`, waited for by `%step push`, and
+its figures for `%step status` and the sidebar."""
 
 from __future__ import annotations
 
+import logging
 import sys
 
 from IPython.core.error import UsageError
@@ -10,8 +12,12 @@ from IPython.core.error import UsageError
 from ..engine.engine import Engine
 from ..errors import TeamCacheError
 from ..storage import sizes
+from ..storage.redis import connect, listing
+from ..storage.redis.health import describe_error
 from ..storage.redis.tier import RedisTier, from_setting
 from ..storage.store import Store
+
+log = logging.getLogger(__name__)
 
 
 def attach(engine: Engine, url: str) -> None:
@@ -42,6 +48,23 @@ def describe(tier: RedisTier | None) -> str:
         text += f": {tier.health.last_error}"
     pending = tier.pending()
     return text + (f"; {sizes.count(pending, 'entry', 'entries')} to push)" if pending else ")")
+
+
+def figures(tier: RedisTier | None) -> dict | None:
+    """{"url", "entries", "bytes", "limit", "error"} of the team cache, None without
+    one. A server that is down or refusing gives its error, never an exception."""
+    if tier is None:
+        return None
+    out = {"url": tier.url, "entries": None, "bytes": None, "limit": None, "error": None}
+    if tier.key is None:
+        return {**out, "error": "off (no team key set)"}
+    if not tier.health.up_now():
+        return {**out, "error": f"unreachable ({tier.health.last_error})"}
+    try:
+        return {**out, **listing.figures(tier.fast)}
+    except connect.server_errors() as err:
+        log.debug("the team cache's figures could not be read", exc_info=True)
+        return {**out, "error": f"unreachable ({describe_error(err)})"}
 
 
 def push_report(tier: RedisTier, store: Store, everything: bool = False) -> str:

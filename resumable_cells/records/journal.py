@@ -22,7 +22,7 @@ from ..storage.store import Store
 log = logging.getLogger(__name__)
 EXECUTION_FIELDS = (
     "id", "run", "session", "step", "cell_id", "execution_count", "key", "status", "start", "end",
-    "duration_s", "saved_s", "reason", "source", "inputs", "outputs", "spend",
+    "duration_s", "saved_s", "computed", "reason", "source", "inputs", "outputs", "spend",
 )  # fmt: skip
 
 

@@ -11,16 +11,18 @@ from pathlib import Path
 
 from ..engine import runs
 from ..storage.store import Store
-from . import journal, staleness
+from . import glance, journal, staleness
 
 
 def build(
     store: Store, run: runs.Run | None, current_session: str | None = None, rows=None
 ) -> dict:
-    """`rows`: the kernel's own (with what plain cells changed); else from the record."""
+    """`rows`: the kernel's own (with what plain cells changed); else from the record.
+    `cache` has the store's figures (the kernel adds the team cache's)."""
+    cache = {"store": glance.store_figures(store)} if store is not None else None
     if run is None:
         return {"notebook": None, "session": current_session, "run": None, "budget": None,
-                "sessions": [], "executions": [], "steps": []}  # fmt: skip
+                "sessions": [], "executions": [], "steps": [], "cache": cache}  # fmt: skip
     execs = journal.load(store, run.id, current_session)
     return {
         "notebook": run.notebook,
@@ -30,6 +32,7 @@ def build(
         "sessions": journal.sessions(execs),
         "executions": execs,
         "steps": staleness.step_rows(execs) if rows is None else rows,
+        "cache": cache,
     }
 
 

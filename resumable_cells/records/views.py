@@ -1,14 +1,17 @@
-"""`%step status`: the table of a run's rows (a step in a cell) and its totals.
+"""`%step status`: the table of a run's rows (a step in a cell), its totals and the
+cache at a glance (`glance`).
 
 Rows and staleness come from `staleness` (the one function the sidebar's rows use too);
-durations and times saved are written by `formatting`, as everywhere else.
+durations, ages and times saved are written by `formatting`, as everywhere else.
 """
 
 from __future__ import annotations
 
 import html
+import time
 
 from .. import formatting, palette
+from . import glance
 
 _COUNTED = {"hit": "served", "live": "ran", "effect": "effects", "error": "errors"}
 
@@ -37,19 +40,42 @@ def totals_line(t: dict[str, dict]) -> str:
             f"errors, {formatting.duration(c['saved_s'])} saved"
         )
 
-    return f"this kernel session: {one(t['session'])}\nwhole run: {one(t['run'])}"
+    lines = [f"this kernel session: {one(t['session'])}", f"whole run: {one(t['run'])}"]
+    rate = glance.hit_rate_text(t["run"])
+    if rate:
+        lines.append(f"hit rate of the run: {rate}")
+    return "\n".join(lines)
+
+
+def cache_lines(cache: dict | None) -> list[str]:
+    """The store's line, and the team cache's when one is set."""
+    if not cache:
+        return []
+    lines = [glance.store_text(cache["store"])] if cache.get("store") else []
+    if cache.get("team"):
+        lines.append(glance.team_text(cache["team"]))
+    return lines
 
 
 class StatusTable:
     """`%step status`: plain text in any frontend, a table where HTML renders."""
 
-    _COLS = ("step", "cell", "status", "last run", "saved (run)", "stale")
+    _COLS = ("step", "cell", "status", "last run", "saved (run)", "computed", "stale")
 
-    def __init__(self, run_id: str, rows: list[dict], budget: dict, totals: dict | None = None):
+    def __init__(
+        self,
+        run_id: str,
+        rows: list[dict],
+        budget: dict,
+        totals: dict | None = None,
+        cache: dict | None = None,
+    ):
         self.run_id = run_id
         self.rows = rows
         self.budget = budget
         self.totals = totals
+        self.cache = cache  # {"store": glance.store_figures, "team": ...}
+        self.now = time.time()
 
     def _cells(self, r: dict) -> tuple[str, ...]:
         label = palette.label(r["status"] or "none")
@@ -58,7 +84,14 @@ class StatusTable:
         dur = "" if r["duration_s"] is None else formatting.duration(r["duration_s"])
         saved = formatting.duration(r["saved_s"]) if r["saved_s"] else ""
         stale = f"yes: {r['stale_cause']}" if r["stale"] else ""
-        return (r["step"], cell, label, dur, saved, stale)
+        computed = r.get("computed")
+        age = f"{formatting.age(self.now - computed)} ago" if computed else ""
+        return (r["step"], cell, label, dur, saved, age, stale)
+
+    def _foot(self) -> list[str]:
+        return (totals_line(self.totals).split("\n") if self.totals else []) + cache_lines(
+            self.cache
+        )
 
     def __repr__(self) -> str:
         table = [self._COLS] + [self._cells(r) for r in self.rows]
@@ -68,20 +101,20 @@ class StatusTable:
             lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
         stale = sum(r["stale"] for r in self.rows)
         lines.append(f"{len(self.rows)} steps, {stale} stale")
-        if self.totals:
-            lines.append(totals_line(self.totals))
+        lines.extend(self._foot())
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        head = "".join(f"<th>{c}</th>" for c in self._COLS)
+        left = ("step", "cell", "status", "stale")  # words read from the left; figures right
+        align = [' style="text-align: left"' if c in left else "" for c in self._COLS]
+        head = "".join(f"<th{a}>{c}</th>" for c, a in zip(self._COLS, align))
         body = "".join(
-            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in self._cells(r)) + "</tr>"
+            "<tr>"
+            + "".join(f"<td{a}>{html.escape(c)}</td>" for c, a in zip(self._cells(r), align))
+            + "</tr>"
             for r in self.rows
         )
-        foot = ""
-        if self.totals:
-            lines = totals_line(self.totals).split("\n")
-            foot = "".join(f"<div>{html.escape(x)}</div>" for x in lines)
+        foot = "".join(f"<div>{html.escape(x)}</div>" for x in self._foot())
         return (
             f'<div class="rc-status-table"><div>run {html.escape(self.run_id)}</div>'
             f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{foot}</div>"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import re
 
+from .. import formatting
+
 _UNITS = {
     "": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2, "g": 1000**3,
     "gb": 1000**3, "t": 1000**4, "tb": 1000**4, "kib": 1 << 10, "mib": 1 << 20,
@@ -25,11 +27,8 @@ def parse_size(text: str) -> int:
 
 
 def format_size(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024:
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} TiB"
+    """`1.2 GiB`: the one rule (`formatting.size`), which the sidebar follows too."""
+    return formatting.size(n)
 
 
 def count(n: int, singular: str, plural: str | None = None) -> str:

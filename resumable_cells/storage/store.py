@@ -11,6 +11,7 @@ storage package:
     lock:{key}        a kernel's claim to compute the key (`claims.py`)
     nocache:{step}    why the step's last live run left no entry
     blobbytes         the bytes the blob files take
+    entrycount        how many entry rows there are (counted once when missing)
     cfg:size_limit    the size limit set with `%step config --size-limit`
     run:, budget:, spent:, once:, intent:    the runs' rows (`ledger.py`)
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import os
 import shutil
 import sqlite3
@@ -39,10 +41,11 @@ from . import auth, blobs, claims, serialize
 from .index import get_json, open_cache, set_json
 from .ledger import Ledger
 
-FORMAT_VERSION = 3  # bump on any change to keys, entries or blob layout
+FORMAT_VERSION = 4  # bump on any change to keys, entries or blob layout
 INLINE_MAX = 4096  # pickles up to this size live in the entry row, not in a blob file
 DEFAULT_SIZE_LIMIT = 10 << 30
 _HISTORY = 20
+log = logging.getLogger(__name__)
 
 __all__ = ["Store", "StoreError", "entry_blobs", "open_cache", "FORMAT_VERSION"]
 
@@ -60,6 +63,8 @@ class Store:
         self.ledger = Ledger(self.index)
         self.size_limit = size_limit or int(self.index.get("cfg:size_limit", DEFAULT_SIZE_LIMIT))
         blobs.sweep_partial_writes(self.blob_dir, claims.pid_alive)
+        if self.index.get("entrycount") is None:  # a store older than the counter
+            self.index.add("entrycount", self._count_entry_rows())
 
     def _open_index(self) -> diskcache.Cache:
         path = self.dir / "index"
@@ -99,6 +104,8 @@ class Store:
         entry = dict(entry, key=key)
         entry["mac"] = auth.sign(auth.canonical(entry))
         with self.index.transact():
+            if "entry:" + key not in self.index:  # a replaced entry is not another one
+                self.index.incr("entrycount")
             self.index.set("entry:" + key, json.dumps(entry, sort_keys=True))
             self.index.set("used:" + key, time.time())
             hist = [k for k in self.history(entry["step"]) if k != key]
@@ -139,7 +146,8 @@ class Store:
     def delete_entry(self, key: str) -> None:
         entry = get_json(self.index, "entry:" + key)
         with self.index.transact():
-            self.index.delete("entry:" + key)
+            if self.index.delete("entry:" + key):
+                self.index.decr("entrycount")
             self.index.delete("used:" + key)
             if entry:
                 hist = [k for k in self.history(entry["step"]) if k != key]
@@ -188,11 +196,14 @@ class Store:
         if written:
             self.index.incr("blobbytes", written)
 
-    def put_value(self, name: str, value: Any, var: str = "value") -> dict:
+    def put_value(self, name: str, value: Any, var: str = "value", check=None) -> dict:
         """Store a value; returns its reference for an entry. Small values without
         out-of-band buffers are inlined in the entry (authenticated with it), which
-        saves a file per value on every hit."""
+        saves a file per value on every hit. `check(value, main, buffers)`, given,
+        sees the pickle before anything is written and may refuse it (Unstorable)."""
         main, buffers = serialize.dumps(value, var)
+        if check is not None:
+            check(value, main, buffers)
         if not buffers and len(main) <= INLINE_MAX:
             return {"blob": name, "inline": base64.b64encode(main).decode()}
         self.put_blob(name, value, var, pickled=(main, buffers))
@@ -227,6 +238,15 @@ class Store:
     def used_bytes(self) -> int:
         """The bytes the blob files take, as counted when they were written."""
         return int(self.index.get("blobbytes", 0))
+
+    def entry_count(self) -> int:
+        """How many entries the store holds, as counted when they were put and deleted."""
+        return max(0, int(self.index.get("entrycount", 0)))
+
+    def _count_entry_rows(self) -> int:
+        return sum(
+            1 for k in self.index.iterkeys() if isinstance(k, str) and k.startswith("entry:")
+        )
 
     def set_size_limit(self, limit: int) -> None:
         """Change the size limit and keep it for the next kernel."""

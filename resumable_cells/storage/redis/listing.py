@@ -1,4 +1,5 @@
-"""What a team cache holds, step by step (for `resumable-cells ls --remote`)."""
+"""What a team cache holds: step by step (for `resumable-cells ls --remote`), and at a
+glance (for `%step status`, the sidebar and `resumable-cells ls`)."""
 
 from __future__ import annotations
 
@@ -44,6 +45,19 @@ def listing(redis, team_key: bytes | None) -> dict:
         "bytes": sum(m["size"] for m in blob_meta.values()),
         "chunks": sum(m["chunks"] for m in blob_meta.values()),
         "unverified": unverified,
+    }
+
+
+def figures(redis) -> dict:
+    """{"entries", "bytes", "limit"}: the entries counted by their keys (no value is
+    read), and the server's memory in use and its `maxmemory` (None: no limit), as its
+    INFO reports them. Raises the server's errors."""
+    entries = sum(1 for _ in redis.scan_iter(match=wire.entry_key("*"), count=1000))
+    memory = redis.info("memory")
+    return {
+        "entries": entries,
+        "bytes": memory.get("used_memory"),
+        "limit": memory.get("maxmemory") or None,
     }
 
 

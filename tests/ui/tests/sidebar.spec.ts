@@ -318,6 +318,37 @@ test.describe.serial('the sidebar with a real kernel', () => {
     await expect(stepRow(page, 'notify')).toHaveAttribute('data-status', 'effect');
     await expect(page.locator('#resumable-cells-sidebar .rc-Lane')).toHaveCount(1);
   });
+
+  test('the cache at a glance; clearing it all asks first, then every step runs', async () => {
+    const sidebar = page.locator(SIDEBAR);
+    // this run: load, clean and summary served, notify an effect (not counted)
+    await expect(sidebar.locator('.rc-HitRate')).toContainText(
+      /100% served \(3 of 3 pure executions\) · \S+ \S+ saved/
+    );
+    const store = sidebar.locator('.rc-CacheLine[data-name="store"]');
+    await expect(store).toContainText(/\S+ \S+ of 10\.0 GiB · [1-9]\d* entries/);
+    const clear = sidebar.locator('.rc-ClearAll');
+
+    await clear.click();
+    await expect(page.locator('.jp-Dialog')).toContainText('cached entries');
+    await page.locator('.jp-Dialog .jp-mod-reject').click(); // Cancel keeps everything
+    await expect(page.locator('.jp-Dialog')).toHaveCount(0);
+    await expect(store).toContainText(/[1-9]\d* entries/);
+
+    await clear.click();
+    await page.locator('.jp-Dialog .jp-mod-accept').click();
+    await expect(store).toContainText('0 B of 10.0 GiB · 0 entries');
+    await expect(clear).toBeDisabled();
+    await waitForKernelIdle(page);
+    const before = await barCount(page);
+    await runAll(page);
+    await waitForRunAllDone(page, before);
+    for (const name of ['load', 'clean', 'summary']) {
+      await expect(stepRow(page, name)).toHaveAttribute('data-status', 'live');
+    }
+    await expect(sidebar.locator('.rc-HitRate')).toContainText('50% served (3 of 6');
+    await expect(store).toContainText(/ 3 entries/);
+  });
 });
 
 test.describe('at scale', () => {
