@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo test test-py lint bench corpus clean
+.PHONY: venv demo test test-py lint bench corpus clean libraries-table
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -38,6 +38,10 @@ corpus: $(STAMP)
 bench: $(STAMP)
 	$(PIP) install -q -e '.[test,bench]'
 	$(PY) bench/run_all.py
+
+# docs/libraries.md from the library list's results (tests/test_libraries.py)
+libraries-table: $(STAMP)
+	RESUMABLE_CELLS_LIBRARY_TABLE=docs/libraries.md $(PY) -m pytest -q -p no:cacheprovider tests/test_libraries.py
 
 include mk/ui.mk mk/redis.mk
 

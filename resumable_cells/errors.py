@@ -71,11 +71,14 @@ class Unstorable(ResumableCellsError):
 
 
 class KeyComponentError(ResumableCellsError):
-    """A component of the key could not be computed (fail closed: run live, uncached)."""
+    """A component of the key could not be computed (fail closed: run live, uncached).
+    `ways_out` is the sentence that tells the user what to do, when it is not the
+    general one for a value that cannot be hashed."""
 
-    def __init__(self, message: str, path: str = ""):
+    def __init__(self, message: str, path: str = "", ways_out: str | None = None):
         super().__init__(message)
         self.path = path
+        self.ways_out = ways_out
 
 
 class MissingDeps(ResumableCellsError):

@@ -19,7 +19,7 @@ def _private_key(tmp_path_factory, monkeypatch):
 
 @pytest.fixture
 def kernel(tmp_path):
-    # The kernel's temp dir is elsewhere, so the tripwire watches the test's directory.
+    # The kernel's temp dir apart from the notebook's folder, as on a usual machine.
     tmp = tmp_path / ".tmp"
     tmp.mkdir()
     k = Kernel(tmp_path, env={"JPY_SESSION_NAME": "test.ipynb", "TMPDIR": str(tmp)})

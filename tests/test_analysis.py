@@ -154,3 +154,52 @@ def test_comprehension_targets_are_local_and_a_walrus_inside_binds_outside():
     info = analyse("[(y := i) for i in seq]\nafter = y")
     assert info.reads == ("seq",)
     assert info.binds == ("y", "after")
+
+
+def test_an_exception_name_is_bound_before_its_handler_reads_it():
+    info = analyse("try:\n    go()\nexcept ValueError as err:\n    msg = str(err)")
+    assert info.reads == ("go", "ValueError", "str")
+    assert info.binds == ("err", "msg")
+
+
+def test_match_captures_are_bound_and_pattern_values_read():
+    src = (
+        "match cmd:\n"
+        "    case Point(x=px) if px > lim:\n        out = px\n"
+        "    case [first, *rest]:\n        out = rest\n"
+        "    case {'k': v, **others}:\n        out = others\n"
+        "    case Color.RED:\n        out = 0"
+    )
+    info = analyse(src)
+    assert info.reads == ("cmd", "Point", "lim", "Color")
+    assert {"px", "first", "rest", "v", "others", "out"} <= set(info.binds)
+    inside = analyse("def f(p):\n    match p:\n        case [a]:\n            return a")
+    assert inside.reads == ()
+
+
+def test_attribute_chains_read_and_assigned_are_collected():
+    info = analyse("y = settings.THRESHOLD * np.pi\nsettings.LIMIT = 3\ndel settings.OLD")
+    assert info.chains == (("settings", "THRESHOLD"), ("np", "pi"))
+    assert info.attr_writes == (("settings", "LIMIT"), ("settings", "OLD"))
+    inner = analyse("def f(settings):\n    return settings.X + cfg.Y")
+    assert inner.chains == (("cfg", "Y"),)
+
+
+def test_the_namespace_read_by_a_literal_name_is_a_read():
+    info = analyse("a = globals()['cfg']\nb = globals().get('other', 0)\nc = eval('x + y')")
+    assert info.reads == ("cfg", "other", "x", "y")
+    assert info.dynamic == ()
+    assert analyse("exec('z = w * 2')").reads == ("w",)
+    assert analyse("globals()['new'] = 1\nglobals().update(more=val)").reads == ("val",)
+    assert analyse("eval(src, {'a': 1})").dynamic == ()  # a namespace of its own
+
+
+def test_reads_of_the_namespace_that_cannot_be_resolved_are_dynamic():
+    assert analyse("v = globals()[name]").dynamic == ("globals()[name]",)
+    assert analyse("v = vars().get(key)").dynamic == ("vars().get(key)",)
+    assert analyse("names = dir()").dynamic == ("dir()",)
+    assert analyse("v = eval(src)").dynamic == ("eval(src)",)
+    assert analyse("exec(code, globals())").dynamic == ("exec(code, globals())",)
+    assert analyse("ns = get_ipython().user_ns").dynamic == ("get_ipython().user_ns",)
+    assert analyse("def f():\n    return globals()[k]").dynamic == ("globals()[k]",)
+    assert analyse("def f():\n    return vars(), locals()").dynamic == ()

@@ -18,7 +18,7 @@ from resumable_cells.ipython import notebookfile, plan
 
 @pytest.fixture
 def engine(tmp_path, monkeypatch):
-    # The tripwire ignores the temp directory: keep the test's files out of it.
+    # The test's files beside the notebook, the temp directory apart from them.
     (tmp_path / "tmp").mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     monkeypatch.chdir(tmp_path)
@@ -167,3 +167,55 @@ def test_the_notebook_is_explicit_the_kernels_own_or_recognised(engine, tmp_path
     monkeypatch.setenv("JPY_SESSION_NAME", "mine.ipynb")
     assert notebookfile.locate(engine.shell, None).path == "mine.ipynb"
     assert notebookfile.locate(engine.shell, None).note == ""
+
+
+def test_the_globals_a_function_reads_are_inputs_in_the_plan_too(engine):
+    engine.ns["factor"] = 3
+    engine.shell.run_cell("def scaled(x):\n    return x * factor")
+    use = "%%step use\ny = scaled(2)"
+    step(engine, use)
+    assert actions(plan.make(engine, cells_of(use))) == [("use", "serve", "")]
+    engine.ns["factor"] = 4
+    assert actions(plan.make(engine, cells_of(use))) == [("use", "run", "input factor changed")]
+
+
+def test_a_function_an_earlier_step_binds_is_followed_through_its_entry(engine):
+    define = "%%step define\ndef scaled(x):\n    return x * factor"
+    setf = "%%step setf\nfactor = 3"
+    use = "%%step use\ny = scaled(2)"
+    for s in (setf, define, use):
+        step(engine, s)
+    assert actions(plan.make(engine, cells_of(setf, define, use))) == [
+        ("setf", "serve", ""),
+        ("define", "serve", ""),
+        ("use", "serve", ""),
+    ]
+    # `use` reads factor only through scaled, which the plan knows by its digest.
+    assert actions(plan.make(engine, cells_of("%%step setf\nfactor = 4", define, use))) == [
+        ("setf", "run", "code changed"),
+        ("define", "run", "input factor comes from step setf, which runs"),
+        ("use", "run", "input scaled comes from step define, which runs"),
+    ]
+
+
+def test_a_local_module_edited_makes_the_steps_that_reach_it_run(engine, tmp_path):
+    (tmp_path / "plan_helpers.py").write_text("def f():\n    return 1\n")
+    sh = engine.shell
+    sh.run_cell("import sys\nsys.path.insert(0, '.')\nimport plan_helpers")
+    use = "%%step use\nv = plan_helpers.f()"
+    try:
+        step(engine, use)
+        assert actions(plan.make(engine, cells_of(use))) == [("use", "serve", "")]
+        (tmp_path / "plan_helpers.py").write_text("def f():\n    return 22\n")
+        sh.run_cell("import importlib\nimportlib.reload(plan_helpers)")
+        assert actions(plan.make(engine, cells_of(use))) == [
+            ("use", "run", "plan_helpers.py changed")
+        ]
+    finally:
+        sh.run_cell("sys.path.remove('.')\nsys.modules.pop('plan_helpers', None)")
+
+
+def test_a_dynamic_read_runs_in_the_plan(engine):
+    engine.ns["key"] = "x"
+    rows = plan.make(engine, cells_of("%%step dyn\nv = globals()[key]"))
+    assert rows[0].action == "run" and "reads the namespace dynamically" in rows[0].reason

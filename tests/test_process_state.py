@@ -91,19 +91,20 @@ def test_a_matplotlib_style_is_set_again_on_a_hit(kernel):
 REGISTER = (
     "import sys, types\nimport resumable_cells\n"
     "mod = sys.modules.setdefault('rcstate', types.ModuleType('rcstate'))\nmod.value = 0\n"
+    "mod.set_value = lambda v: setattr(mod, 'value', v)\n"
     "resumable_cells.register_state('rcstate', lambda: mod.value, lambda v: setattr(mod, 'value', v))"
 )
 
 
 def test_registered_state_is_recorded_and_set_again(kernel):
-    cells = [REGISTER, "%%step setit\nimport rcstate\nrcstate.value = 5"]
+    cells = [REGISTER, "%%step setit\nimport rcstate\nrcstate.set_value(5)"]
     live, again = replay(kernel, cells, "mod.value")
     assert live == again == "5\n"
 
 
 def test_a_change_that_cannot_be_recorded_is_not_cached(kernel):
     kernel.ok(REGISTER)
-    cell = "%%step lock\nimport threading, rcstate\nrcstate.value = threading.Lock()"
+    cell = "%%step lock\nimport threading, rcstate\nrcstate.set_value(threading.Lock())"
     r = kernel.ok(cell)
     assert "not cached: rcstate: the step changed it and the change cannot be recorded" in r.stderr
     assert "mark the step `--effect`" in r.stderr

@@ -4,6 +4,13 @@ The code is first transformed by IPython (so `!cmd` and `%magic` lines become ca
 then parsed; the normalised form is the AST dump without positions, so comments and
 formatting never reach the key. Reads are flow-sensitive at the top level: a name the
 cell assigns before reading it is not an input.
+
+Reads of the namespace that are not spelled as names are found too: attribute chains
+(`settings.THRESHOLD`, whose root may be a module), `globals()['cfg']`,
+`globals().get('cfg')` and `eval`/`exec` of a literal string (read as the names they
+spell); any other use of `globals()`, or of `vars()`, `locals()` and `dir()` at the top
+level, `eval`/`exec` of anything but a literal, and a shell's `user_ns` are dynamic
+reads, listed by their source.
 """
 
 from __future__ import annotations
@@ -12,6 +19,8 @@ import ast
 from dataclasses import dataclass, field
 
 import xxhash
+
+from .nsreads import NamespaceReads
 
 __all__ = ["CellInfo", "analyse"]
 
@@ -25,6 +34,9 @@ class CellInfo:
     calls: tuple[tuple[str, ...], ...]  # dotted call targets, e.g. ("time", "time")
     imports: dict[str, str] = field(default_factory=dict)  # alias -> module path
     code_hash: str = ""
+    chains: tuple[tuple[str, ...], ...] = ()  # attribute chains read: ("settings", "X")
+    attr_writes: tuple[tuple[str, ...], ...] = ()  # attribute chains assigned or deleted
+    dynamic: tuple[str, ...] = ()  # reads of the namespace that cannot be resolved
 
     def default_name(self) -> str:
         if self.binds:
@@ -47,6 +59,9 @@ def analyse(transformed_source: str) -> CellInfo:
         calls=tuple(walker.calls),
         imports=walker.imports,
         code_hash=xxhash.xxh3_128_hexdigest(normalised.encode()),
+        chains=tuple(dict.fromkeys(walker.chains)),
+        attr_writes=tuple(dict.fromkeys(walker.attr_writes)),
+        dynamic=tuple(dict.fromkeys(walker.dynamic)),
     )
 
 
@@ -61,6 +76,9 @@ class _Walker:
         self.deletes: list[str] = []
         self.calls: list[tuple[str, ...]] = []
         self.imports: dict[str, str] = {}
+        self.chains: list[tuple[str, ...]] = []
+        self.attr_writes: list[tuple[str, ...]] = []
+        self.dynamic: list[str] = []
 
     # -- names -----------------------------------------------------------------------
     def load(self, name: str) -> None:
@@ -85,12 +103,34 @@ class _Walker:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.stmt):
                 self.stmt(child)
-            elif isinstance(child, (ast.ExceptHandler, ast.match_case)):
-                self.generic(child)
-                if getattr(child, "name", None):
+            elif isinstance(child, ast.ExceptHandler):
+                if child.type is not None:
+                    self.expr(child.type)
+                if child.name:  # bound before the handler's body reads it
                     self.store(child.name)
+                for s in child.body:
+                    self.stmt(s)
+            elif isinstance(child, ast.match_case):
+                self._match_case(child)
             else:
                 self.expr(child)
+
+    def _match_case(self, case: ast.match_case) -> None:
+        # The pattern's values and classes are read; its capture names are bound.
+        for node in ast.walk(case.pattern):
+            if isinstance(node, ast.MatchValue):
+                self.expr(node.value)
+            elif isinstance(node, ast.MatchClass):
+                self.expr(node.cls)
+            elif isinstance(node, ast.MatchMapping):
+                for k in node.keys:
+                    self.expr(k)
+        for name in _captures(case.pattern):
+            self.store(name)
+        if case.guard is not None:
+            self.expr(case.guard)
+        for s in case.body:
+            self.stmt(s)
 
     def _Assign(self, node: ast.Assign) -> None:
         self.expr(node.value)
@@ -209,7 +249,7 @@ class _Walker:
             inner.visit(s)
 
 
-class _ScopeReads(ast.NodeVisitor):
+class _ScopeReads(NamespaceReads, ast.NodeVisitor):
     """Reads inside one expression or nested scope. `local` is None at the top level
     (reads are checked against the walker's definite assignments), or the set of names
     local to the enclosing function/class chain."""
@@ -231,12 +271,6 @@ class _ScopeReads(ast.NodeVisitor):
         self.visit(node.value)
         if self.local is None or self._walrus_outer:
             self.w.store(node.target.id)
-
-    def visit_Call(self, node: ast.Call) -> None:
-        dotted = _dotted(node.func)
-        if dotted:
-            self.w.calls.append(dotted)
-        self.generic_visit(node)
 
     def visit_Global(self, node: ast.Global) -> None:
         for name in node.names:
@@ -321,7 +355,20 @@ def _local_stores(body) -> set[str]:
                 declared |= set(node.names)
             elif isinstance(node, ast.ExceptHandler) and node.name:
                 stores.add(node.name)
+            elif isinstance(node, ast.match_case):
+                stores |= set(_captures(node.pattern))
     return stores - declared
+
+
+def _captures(pattern: ast.AST) -> list[str]:
+    """The names a `case` pattern binds."""
+    names = []
+    for node in ast.walk(pattern):
+        if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            names.append(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.append(node.rest)
+    return names
 
 
 def _walk_same_scope(node: ast.AST):
@@ -333,14 +380,3 @@ def _walk_same_scope(node: ast.AST):
             yield child  # its name is bound here; its body is its own scope
             continue
         yield from _walk_same_scope(child)
-
-
-def _dotted(node: ast.AST) -> tuple[str, ...]:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return tuple(reversed(parts))
-    return ()

@@ -13,11 +13,12 @@ import sys
 import uuid
 from typing import Any
 
+from ..hashing import opaque
 from ..records.journal import Journal
 from ..storage import serialize
 from ..storage.store import Store
 from ..storage.tiers import Tier, TieredStore
-from . import cellnames, runs
+from . import cellnames, runs, tripwire
 
 log = logging.getLogger(__name__)
 _TRANSFORMS_KEPT = 512
@@ -27,6 +28,7 @@ class Engine:
     def __init__(self, shell, store: Store | None = None):
         self.shell = shell
         self.ns: dict = shell.user_ns
+        tripwire.install()  # from now on, when a module's code runs is known (`sources`)
         serialize.set_main_namespace(self.ns)
         self.store = store or Store()
         if self.store.recovered:
@@ -44,6 +46,10 @@ class Engine:
         self.freshness: Any = None  # ipython.freshness.Watcher: staleness from every input
         self.names = cellnames.Names()  # warns when two cells share a name, not their code
         self._transformed: dict[str, str] = {}
+        # A cell outside %%step may change any figure: the digests of drawings move.
+        hooks = shell.events.callbacks["post_run_cell"]
+        if opaque.after_cell not in hooks:
+            shell.events.register("post_run_cell", opaque.after_cell)
 
     # -- the record -----------------------------------------------------------------------
     def record(self) -> list[dict]:

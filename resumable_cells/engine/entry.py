@@ -11,7 +11,8 @@ it, `seen` when the name was not bound but its object changed with the step. Val
 (`invalid_reason`, which `%step plan` asks too) while it is younger than the step's
 `--ttl`, those files are unchanged and the run's epoch and seed are the ones it used.
 Restored (`load`, then `apply`) by restoring objects in place, binding its values,
-deleting its names, setting the process state again and replaying its outputs in order.
+deleting its names, setting the process state again and replaying its outputs in order
+(figures after the cell, as the inline backend shows them).
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ from .. import formatting
 from ..errors import Unfaithful, Unhashable, Unstorable
 from ..hashing import key as step_key
 from ..hashing.values import Hasher
-from ..ipython import capture
+from ..ipython import capture, figures
 from ..storage.store import Store
-from . import inplace, modattrs, process_state, sharing, unit
+from . import inplace, modattrs, process_state, roundtrip, sharing, unit
 from .runs import Run
 
 _IPYTHON_NAMES = re.compile(r"^(_+|_i+|_i?\d+|_ii+|In|Out|exit|quit|get_ipython|_oh|_ih|_dh)$")
@@ -114,6 +115,7 @@ class LiveRun:
     params: dict  # run parameters used: epoch, seed
     reads: set[str]  # files read
     duration: float
+    inline_backend: bool = False  # matplotlib's inline backend was loaded after the run
 
 
 def build(
@@ -153,6 +155,7 @@ def build(
         "result": _result_ref(run.result, store, ns, display),
         "files": [{"path": p, "digest": step_key.file_digest(p)} for p in sorted(run.reads)],
         "params": run.params,
+        "inline_backend": run.inline_backend,
         "preimage": run.key.preimage,
         "source": run.cell,
     }
@@ -181,7 +184,8 @@ def _binding(name: str, plan: sharing.Plan, store: Store, digests: Digests) -> d
         row["inplace"] = True
     else:
         return {**row, "unit": True}
-    return {**store.put_value(row["digest"], digests.ns[name], name), **row}
+    check = roundtrip.checker(row["digest"], digests.ns, name)
+    return {**store.put_value(row["digest"], digests.ns[name], name, check), **row}
 
 
 def _result_ref(result: Any, store: Store, ns: dict, display: Callable[[Any], dict]):
@@ -189,7 +193,8 @@ def _result_ref(result: Any, store: Store, ns: dict, display: Callable[[Any], di
         return None
     try:
         d = Hasher(ns).value_digest(result, "result")
-        return store.put_value(d, result, "the cell's result")
+        check = roundtrip.checker(d, ns, "the cell's result")
+        return store.put_value(d, result, "the cell's result", check)
     except (Unstorable, Unhashable):
         bundle = display(result)
         d = Hasher(ns).value_digest(repr(bundle), "result")
@@ -267,6 +272,8 @@ def apply(
     outputs. Returns (the result to display, whether a stream was written)."""
     if "__shared__" in values:
         unit.apply(values["__shared__"], ns)
+    if entry.get("inline_backend"):  # restored figures show as images, as they did
+        figures.activate(shell)
     for b in entry["bindings"]:
         if "blob" not in b:
             continue
@@ -280,6 +287,7 @@ def apply(
         warn(problem)
     outputs = values["__outputs__"]
     capture.replay(shell, outputs)
+    figures.show_after_cell(shell, outputs)
     wrote = any(o[0] == "stream" for o in outputs)
     res = entry.get("result")
     if res is None:

@@ -1,13 +1,20 @@
 """Which names a step's key takes as inputs: the names its code reads before binding
 them, that resolve in the notebook's namespace, minus what `--ignore` leaves out, dunder
 names, IPython's own (`In`, `Out`, `exit`, ... when unchanged) and the extension's own
-objects (`step`). The engine and `%step plan` select inputs with the same rule."""
+objects (`step`). The same rule decides which globals of the notebook functions a step
+reaches are inputs (`acceptor`). Attribute chains the cell reads from a module
+(`settings.THRESHOLD`) are inputs too (`attribute_refs`; which of them, by value, is
+`hashing.reach`'s rule). The engine and `%step plan` select inputs with these."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from types import ModuleType
 
 from ..hashing.code import is_own
+from ..hashing.reach import AttrRef
+from .analysis import CellInfo
 
 
 def candidates(reads: Iterable[str], ignore: Iterable[str]) -> Iterator[str]:
@@ -30,3 +37,53 @@ def is_input(name: str, ns: dict, hidden: dict) -> bool:
 def select(reads: Iterable[str], ignore: Iterable[str], ns: dict, hidden: dict) -> list[str]:
     """The inputs of a step that reads `reads`, in the order they are read."""
     return [n for n in candidates(reads, ignore) if is_input(n, ns, hidden)]
+
+
+def acceptor(ignore: Iterable[str], ns: dict, hidden: dict) -> Callable[[str], bool]:
+    """Whether a name reached through a function (a notebook global, or a module's
+    attribute `module.name`) is an input: the rule of `select`, and `--ignore` of the
+    attribute or of its root."""
+    ignored = set(ignore)
+
+    def accept(name: str) -> bool:
+        root = name.partition(".")[0]
+        if name in ignored or root in ignored or name.startswith("__"):
+            return False
+        return "." in name or is_input(name, ns, hidden)
+
+    return accept
+
+
+def attribute_refs(info: CellInfo, names: Iterable[str], ns: dict) -> list[AttrRef]:
+    """The attribute chains the cell reads (or assigns) from a module: rooted at one of
+    its inputs `names` bound to a module, or at a module the cell imports that is loaded
+    already (it may carry attributes set at run time)."""
+    roots: dict[str, ModuleType] = {}
+    for name in names:
+        if isinstance(ns.get(name), ModuleType):
+            roots[name] = ns[name]
+    for alias, module in info.imports.items():
+        loaded = sys.modules.get(module)
+        if alias not in roots and isinstance(loaded, ModuleType):
+            roots[alias] = loaded
+    refs = [AttrRef(c[0], roots[c[0]], c[1:]) for c in info.chains if c[0] in roots]
+    refs += [AttrRef(c[0], roots[c[0]], c[1:], True) for c in info.attr_writes if c[0] in roots]
+    for module in info.imports.values():  # `from helpers import f`: helpers.f, if loaded
+        parent, _, attr = module.rpartition(".")
+        loaded = sys.modules.get(parent) if parent else None
+        if isinstance(loaded, ModuleType) and module not in sys.modules:
+            refs.append(AttrRef(parent, loaded, (attr,)))
+    return refs
+
+
+def of_cell(info: CellInfo, ignore: Iterable[str], ns: dict, hidden: dict) -> dict:
+    """The input arguments of `hashing.key.compute` for a cell analysed as `info`."""
+    names = select(info.reads, ignore, ns, hidden)
+    ignored = set(ignore)
+    return {
+        "inputs": names,
+        "attributes": [r for r in attribute_refs(info, names, ns) if r.root not in ignored],
+        "accept": acceptor(ignore, ns, hidden),
+        "dynamic": info.dynamic,
+        "cell_modules": list(info.imports.values()),
+    }

@@ -50,6 +50,11 @@ def snapshot(ns: dict, inputs: Iterable[str], imports: Iterable[str]) -> dict[st
     return {m.__name__: dict(vars(m)) for m in mods if notebook_module(m)}
 
 
+def watched(before: dict[str, dict], module: types.ModuleType, attr: str) -> bool:
+    """Whether `changes` sees what a step does to `module.attr` (so a hit sets it again)."""
+    return module.__name__ in before and not attr.startswith("_")
+
+
 def changes(before: dict[str, dict]) -> dict[str, dict]:
     """Module name -> {"set": {attr: value}, "unset": [attr]} of what changed."""
     out = {}

@@ -1,29 +1,74 @@
 """The tripwire: an audit hook that watches a pure step while it runs.
 
-Writes outside the temp directory and the store, subprocesses and network connections
-mean the step has effects: it still runs, but is not cached. A step with `--ttl` reads a
-live source (an API, a database server) on purpose: its network connections are reads,
-whose answer its TTL keeps from going stale (`network=True`). Regular files it opens for
-reading become discovered inputs of its entry. Library noise (site-packages, caches,
-fonts, the standard library) is ignored. One hook for the process, active only for the
-thread running the step.
+Writes to files (wherever the notebook lives, the temp directory included), deleting or
+renaming them, subprocesses (IPython's `!cmd`, `%sx` and `%system` included: they start
+theirs in a pseudo-terminal, `os.forkpty`) and network connections mean the step has
+effects: it still runs, but is not cached. A step with `--ttl` reads a live source (an API, a
+database server) on purpose: its network connections are reads, whose answer its TTL
+keeps from going stale (`network=True`). Files and folders the step itself creates are exempt
+while it runs, and count as written if they are still there when it ends: a temporary
+file it creates and removes is no effect. Regular files it opens for reading (other
+than its own) become discovered inputs of its entry, and so do SQLite databases it
+connects to; a file it read that changed by the time it ends was written (a database
+through its connection, or a file by code the hook does not see). The store, the Python
+installation, the package itself, system folders and per-user caches and config are
+ignored. One hook for the process, active only for the thread running the step.
+
+The same hook tells `hashing.sources` when a module's code is executed (an import or a
+reload), so that a module file edited after its import is told apart from the code the
+kernel runs. It is installed when the engine starts (`install`).
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import sys
-import tempfile
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from ..hashing import sources
+from . import sysprobes
 
 
 @dataclass
 class Findings:
     effects: list[str] = field(default_factory=list)
     reads: set[str] = field(default_factory=set)
+    created: dict[str, bool] = field(default_factory=dict)  # path -> is a folder
+    read_as: dict[str, tuple[int, int]] = field(default_factory=dict)  # path -> (size, mtime)
+
+    def read(self, path: str, st: os.stat_result) -> None:
+        self.reads.add(path)
+        self.read_as.setdefault(path, (st.st_size, st.st_mtime_ns))
+
+    def own(self, path: str) -> bool:
+        """Whether `path` is, or is inside, something the step created."""
+        while True:
+            if path in self.created:
+                return True
+            parent = os.path.dirname(path)
+            if parent == path:
+                return False
+            path = parent
+
+    def finish(self) -> None:
+        """What the step created and did not remove is written, and so is a file it read
+        that changed since: effects."""
+        for path, is_dir in self.created.items():
+            if os.path.lexists(path) and not self.own(os.path.dirname(path)):
+                what = "created a directory" if is_dir else "wrote"
+                self.effects.append(f"{what} {_rel(path)}")
+        for path, sig in self.read_as.items():
+            try:
+                st = os.stat(path)
+                now = (st.st_size, st.st_mtime_ns)
+            except OSError:
+                now = None
+            if now != sig:
+                self.effects.append(f"changed {_rel(path)}")
 
 
 _state = threading.local()
@@ -34,38 +79,56 @@ _FS_EVENTS = {
     "os.mkdir": "created a directory", "shutil.rmtree": "removed a tree", "os.truncate": "truncated",
     "os.chmod": "changed permissions of", "os.link": "linked", "os.symlink": "linked",
 }  # fmt: skip
-_PROC_EVENTS = {"subprocess.Popen", "os.system", "os.posix_spawn", "os.spawn", "os.exec", "os.fork"}
+_PROC_EVENTS = {
+    "subprocess.Popen", "os.system", "os.posix_spawn", "os.spawn", "os.exec", "os.fork",
+    "os.popen",
+}  # fmt: skip
+_SIGNAL_EVENTS = {"os.kill", "os.killpg"}
+_DIR_FD = {"os.remove": 1, "os.rmdir": 1, "os.mkdir": 2, "os.chmod": 2, "os.rename": 2}
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PTY_EVENTS = {"os.forkpty", "pty.spawn"}  # pexpect, under IPython's shell escapes
 
 
 def _ignored_roots(store_dir: Path) -> tuple[str, ...]:
     home = str(Path.home())
     roots = {
-        tempfile.gettempdir(), str(store_dir), sys.prefix, sys.base_prefix, sys.exec_prefix,
+        str(store_dir), sys.prefix, sys.base_prefix, sys.exec_prefix,
         "/usr", "/etc", "/proc", "/sys", "/dev", "/lib", "/var/cache", "/run",
         os.path.join(home, ".cache"), os.path.join(home, ".config"), os.path.join(home, ".ipython"),
         os.path.join(home, ".local"), os.path.join(home, ".matplotlib"), os.path.join(home, ".pyenv"),
-        os.path.join(home, ".jupyter"), os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
+        os.path.join(home, ".jupyter"), _PACKAGE,
     }  # fmt: skip
     return tuple(os.path.realpath(r) + os.sep for r in roots if r)
+
+
+def install() -> None:
+    """Add the process's audit hook (once: a hook cannot be removed)."""
+    global _installed
+    if not _installed:
+        sys.addaudithook(_hook)
+        _installed = True
 
 
 @contextmanager
 def watching(store_dir: Path, network: bool = False):
     """Yields the Findings of the block it guards (only the current thread is watched).
     `network`: connections are allowed (reads of a live source), not effects."""
-    global _installed
-    if not _installed:
-        sys.addaudithook(_hook)
-        _installed = True
+    install()
     findings = Findings()
     _state.active = (findings, _ignored_roots(store_dir), network)
     try:
         yield findings
     finally:
         _state.active = None
+        findings.finish()
 
 
 def _hook(event: str, args) -> None:
+    if event == "exec":
+        code = args[0] if args else None
+        if getattr(code, "co_name", None) == "<module>":
+            sources.note_executed(code.co_filename)
+        return
     active = getattr(_state, "active", None)
     if active is None:
         return
@@ -74,9 +137,16 @@ def _hook(event: str, args) -> None:
     elif event in _FS_EVENTS:
         _on_fs(active, event, args)
     elif event in _PROC_EVENTS or event.startswith("os.exec") or event.startswith("os.spawn"):
-        _note(active, f"started a subprocess ({_short(args)})")
+        if not sysprobes.is_query(event, args):  # `lscpu`: a library asking for the CPUs
+            _note(active, f"started a subprocess ({_short(args) if args else event})")
+    elif event in _PTY_EVENTS:
+        _note(active, f"started a subprocess ({_shell_command() or 'in a pseudo-terminal'})")
+    elif event in _SIGNAL_EVENTS:
+        _note(active, f"sent signal {args[1]} to process {args[0]}")
     elif event == "socket.connect":
         _on_connect(active, args)
+    elif event == "sqlite3.connect":
+        _on_database(active, args)
 
 
 def _on_open(active, args) -> None:
@@ -87,22 +157,88 @@ def _on_open(active, args) -> None:
     full = _real(path)
     if full is None or full.startswith(roots) or "__pycache__" in full:
         return
+    if os.path.isdir(full):
+        return  # a folder opened to list it, or by an opener that creates the file itself
     writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
         isinstance(flags, int) and flags & _WRITE_FLAGS and not mode
     )
-    if writing:
+    if findings.own(full):
+        return
+    if not writing:
+        _read(findings, full)
+    elif os.path.lexists(full):
         _note(active, f"wrote {_rel(full)}")
-    elif os.path.isfile(full):
-        findings.reads.add(full)
+    else:
+        findings.created[full] = False
+
+
+def _read(findings: Findings, full: str) -> None:
+    try:
+        st = os.stat(full)
+    except OSError:
+        return
+    if stat.S_ISREG(st.st_mode):
+        findings.read(full, st)
+
+
+def _on_database(active, args) -> None:
+    """A SQLite database: read like a file; one the connection creates is written."""
+    findings, roots, _ = active
+    path = args[0] if args else None
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        return
+    path = os.fsdecode(path)
+    if path.startswith("file:"):  # a URI: file:data.db?mode=ro
+        path = path[len("file:") :].partition("?")[0]
+    if path in ("", ":memory:"):
+        return
+    full = _real(path)
+    if full is None or full.startswith(roots) or findings.own(full):
+        return
+    if os.path.lexists(full):
+        _read(findings, full)
+    else:
+        findings.created[full] = False
 
 
 def _on_fs(active, event, args) -> None:
+    findings, roots, _ = active
+    full = _path(args, _DIR_FD.get(event))
+    if full is None or full.startswith(roots) or findings.own(full):
+        if event == "os.rename" and full is not None and len(args) > 1:
+            _renamed_own(active, args)
+        return
+    if event == "os.mkdir" and not os.path.lexists(full):
+        findings.created[full] = True
+        return
+    _note(active, f"{_FS_EVENTS[event]} {_rel(full)}")
+
+
+def _renamed_own(active, args) -> None:
+    """A file the step created, renamed: the new name is its own if it was free."""
+    findings, roots, _ = active
+    dst = _path((args[1], args[3] if len(args) > 3 else None), 1)
+    if dst is None or dst.startswith(roots) or findings.own(dst):
+        return
+    if os.path.lexists(dst):
+        _note(active, f"renamed over {_rel(dst)}")
+    else:
+        findings.created[dst] = os.path.isdir(_path(args, 2) or "")
+
+
+def _path(args, dir_fd_at: int | None) -> str | None:
+    """The real path an event names, relative to its folder descriptor if it has one."""
     path = args[0] if args else None
-    if isinstance(path, (str, bytes, os.PathLike)):
-        full = _real(path)
-        if full is None or full.startswith(active[1]):
-            return
-        _note(active, f"{_FS_EVENTS[event]} {_rel(full)}")
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        return None
+    dir_fd = args[dir_fd_at] if dir_fd_at is not None and len(args) > dir_fd_at else None
+    if isinstance(dir_fd, int) and dir_fd >= 0 and not os.path.isabs(os.fsdecode(path)):
+        try:
+            base = os.readlink(f"/proc/self/fd/{dir_fd}")
+        except OSError:
+            return None  # no way to tell where it is: not a path the step named
+        return _real(os.path.join(base, os.fsdecode(path)))
+    return _real(path)
 
 
 def _on_connect(active, args) -> None:
@@ -133,6 +269,23 @@ def _rel(path: str) -> str:
         return rel if not rel.startswith("..") else path
     except ValueError:
         return path
+
+
+def _shell_command() -> str | None:
+    """The command of the shell escape forking now: the `cmd` IPython's `system` and
+    `getoutput` hold, a few frames up."""
+    frame = sys._getframe(2)
+    for _ in range(30):
+        if frame is None:
+            return None
+        cmd = frame.f_locals.get("cmd") if frame.f_code.co_name in _SHELL_CALLS else None
+        if isinstance(cmd, str):
+            return cmd if len(cmd) < 60 else cmd[:57] + "..."
+        frame = frame.f_back
+    return None
+
+
+_SHELL_CALLS = {"system", "system_piped", "system_raw", "getoutput", "getoutputerror"}
 
 
 def _short(args) -> str:

@@ -73,6 +73,7 @@ def _h_ndarray(h: Hasher, arr: Any, path: str) -> None:
             b"A%s%s%s%s%s" % (_PACK_Q(len(ds)), ds, _PACK_Q(len(sh)), sh, _PACK_Q(arr.nbytes))
         )
         if arr.nbytes:
+            h.spend(arr.nbytes, path)
             h.raw_part(arr.reshape(-1).view(np.uint8))
         return
     h.tag(b"A")

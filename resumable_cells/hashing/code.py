@@ -1,21 +1,32 @@
 """Digests of functions and classes.
 
 Notebook-defined functions and classes are hashed by what they do: bytecode, constants,
-defaults, closure cells and the globals they read, transitively, so editing a helper in
-an earlier cell invalidates exactly the steps that reach it. Imported ones are hashed
-by module, qualified name and the module's version (the version goes into the key).
+defaults and closure cells, so editing a helper in an earlier cell invalidates exactly
+the steps that reach it. The notebook globals they read are not part of their digest:
+they are inputs of the step that reaches them, told to the hasher's `reach` (see
+`reach`). Imported ones are hashed by module, qualified name and the module's version
+(the version goes into the key), or for a local module the digest of its source
+(`sources`); what functions of a local module read from it is told to `reach` too.
 """
 
 from __future__ import annotations
 
+import functools
 import types
 from typing import Any
 
 import xxhash
 
+from . import bytecode
+from .sources import is_local_module
 from .values import Hasher
 
-_SKIP_CLASS_ATTRS = frozenset({"__dict__", "__weakref__", "__module__", "__qualname__"})
+# `__slotnames__` is a cache copyreg adds to a class the first time one of its
+# instances is pickled (or hashed): not part of what the class is.
+_SKIP_CLASS_ATTRS = frozenset(
+    {"__dict__", "__weakref__", "__module__", "__qualname__", "__slotnames__", "_abc_impl"}
+)
+LRU_WRAPPER = type(functools.lru_cache()(lambda: None))
 
 
 def is_notebook_defined(obj: Any, main_ns: dict | None) -> bool:
@@ -25,7 +36,8 @@ def is_notebook_defined(obj: Any, main_ns: dict | None) -> bool:
 
 
 def callable_digest(obj: Any, hasher: Hasher) -> bytes:
-    """16-byte digest of a function, method, class or builtin."""
+    """16-byte digest of a function, class or builtin, in a state of its own: the same
+    wherever in a value it is reached (`Hasher.callable` computes it once per digest)."""
     visiting = hasher.visiting
     oid = id(obj)
     if oid in visiting:  # recursion (f calls g calls f): refer to it by name
@@ -38,11 +50,9 @@ def callable_digest(obj: Any, hasher: Hasher) -> bytes:
 
 
 def _callable_digest(obj: Any, hasher: Hasher) -> bytes:
-    sub = hasher.child()
+    sub = hasher.child("fresh")
     if isinstance(obj, types.MethodType):
-        sub.tag(b"m")
-        sub.raw(callable_digest(obj.__func__, hasher))
-        sub.value(obj.__self__, f"{_name(obj)}.__self__")
+        sub.value(obj, _name(obj))
     elif is_notebook_defined(obj, hasher.main_ns) and isinstance(obj, types.FunctionType):
         _function(sub, obj)
     elif is_notebook_defined(obj, hasher.main_ns) and isinstance(obj, type):
@@ -54,7 +64,8 @@ def _callable_digest(obj: Any, hasher: Hasher) -> bytes:
         top = module.partition(".")[0]
         if top not in ("builtins", "__main__"):
             hasher.modules.add(top)
-    hasher.modules |= sub.modules
+        if hasher.reach is not None and is_local_module(module):
+            _local_reads(obj, module, hasher.reach)
     return sub.digest()
 
 
@@ -72,18 +83,38 @@ def _function(h: Hasher, fn: types.FunctionType) -> None:
             continue
         h.value(contents, f"{path}.<closure {fn.__code__.co_freevars[i]}>")
     g = fn.__globals__
-    for name in sorted(_global_names(fn.__code__)):
+    reads = bytecode.scan(fn.__code__)
+    if g is h.main_ns:  # its globals are inputs of the step: the key digests them
+        if h.reach is not None:
+            h.reach.notebook_function(fn.__qualname__, reads)
+        return
+    for name in sorted(reads.names):
         if name in g and not is_own(g[name]):
             h.text(name)
             h.value(g[name], name)
+
+
+def _local_reads(obj: Any, module: str, reach: Any) -> None:
+    """Tell `reach` what a function (or the methods of a class) of a local module reads
+    from the module's namespace."""
+    if isinstance(obj, types.FunctionType):
+        reach.module_function(module, bytecode.scan(obj.__code__))
+    elif isinstance(obj, type):
+        for attr in vars(obj).values():
+            if isinstance(attr, (staticmethod, classmethod)):
+                attr = attr.__func__
+            if isinstance(attr, types.FunctionType):
+                reach.module_function(module, bytecode.scan(attr.__code__))
 
 
 def _class(h: Hasher, cls: type) -> None:
     h.tag(b"k")
     h.text(cls.__qualname__)
     for base in cls.__bases__:
-        h.raw(callable_digest(base, h))
-    for name, attr in cls.__dict__.items():
+        h.raw(h.callable(base))
+    # By name: the order of a class's attributes is not what it does (a class stored
+    # and rebuilt may set its methods after its other attributes).
+    for name, attr in sorted(cls.__dict__.items(), key=lambda kv: str(kv[0])):
         if name in _SKIP_CLASS_ATTRS:
             continue
         h.text(name)
@@ -118,14 +149,6 @@ def _code(h: Hasher, code: types.CodeType) -> None:
             h.value(const, "<const>")
 
 
-def _global_names(code: types.CodeType) -> set[str]:
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= _global_names(const)
-    return names
-
-
 def is_own(value: Any) -> bool:
     """The extension's own objects (the `step` helper) are never inputs."""
     return getattr(type(value), "_resumable_cells_own", False)
@@ -133,3 +156,19 @@ def is_own(value: Any) -> bool:
 
 def _name(obj: Any) -> str:
     return getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
+
+
+# -- the standard library's wrappers of functions ------------------------------------------
+def h_lru_wrapper(h: Hasher, v: Any, path: str) -> None:
+    """A `functools.lru_cache` (or `cache`) function: the function it wraps, by code,
+    and the cache's parameters (its contents are results the function gives again)."""
+    h.tag(b"L")
+    h.value(tuple(sorted(v.cache_parameters().items())), path)
+    h.raw(h.callable(v.__wrapped__))
+
+
+def h_cached_property(h: Hasher, v: Any, path: str) -> None:
+    """A `functools.cached_property`: its function and name (not its lock)."""
+    h.tag(b"Q")
+    h.value(v.attrname, path)
+    h.raw(h.callable(v.func))

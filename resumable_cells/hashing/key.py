@@ -1,10 +1,12 @@
 """The key of one execution of a step, and its readable preimage.
 
 key = xxh3_128 over a typed, length-prefixed encoding of: the store format version, the
-step name, the normalised code (plus --version), each input's digest (notebook functions
-by code, transitively), the Python version and the versions of the modules reached, and
-the content of --deps files. Run parameters (epoch, seed) and files a step read are
-checked against the entry, since they are only known once the step has run.
+step name, the normalised code (plus --version), each input's digest (the cell's names,
+the notebook globals the functions it reaches read, the module attributes it and they
+read: see `reach`), the Python version and the versions of the installed modules
+reached, the source of the local modules reached (`sources`), and the content of
+--deps files. Run parameters (epoch, seed) and files a step read are checked against
+the entry, since they are only known once the step has run.
 """
 
 from __future__ import annotations
@@ -12,14 +14,22 @@ from __future__ import annotations
 import glob
 import os
 import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 import xxhash
 
-from ..errors import KeyComponentError, MissingDeps, Unhashable
-from . import versions
-from .values import Hasher
+from ..errors import KeyComponentError, MissingDeps
+from . import reach, sources, versions
+from .files import file_digest
+from .reach import AttrRef
+
+__all__ = [
+    "Key", "compute", "describe", "input_digests", "file_digest", "deps_digests", "code_id",
+    "PYTHON",
+]  # fmt: skip
 
 PYTHON = ".".join(map(str, sys.version_info[:3]))
 
@@ -29,10 +39,14 @@ class Key:
     key: str
     preimage: dict
     digests: dict[str, str] = field(default_factory=dict)  # input name -> digest
+    attributes: dict[str, AttrRef] = field(default_factory=dict)  # module attribute inputs
 
 
 def describe(value: Any) -> tuple[str, int]:
+    """(type name, size in bytes) of an input, for the record."""
     t = type(value)
+    if t is ModuleType:  # asking a module for `nbytes` may run its `__getattr__`
+        return "module", 0
     tname = t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
     size = getattr(value, "nbytes", None)
     if not isinstance(size, int):
@@ -51,45 +65,37 @@ def describe(value: Any) -> tuple[str, int]:
     return tname, int(size)
 
 
+DYNAMIC_WAY_OUT = (
+    "Read the names directly (`cfg`, or `globals()['cfg']` with a literal name), "
+    "or mark the step `--effect` to run it every time"
+)
+
+
+def dynamic_error(reads: list[str]) -> KeyComponentError:
+    """The refusal of a step that reads the namespace in a way its key cannot follow;
+    `reads` as they are shown (`` `globals()[name]` ``, `` `globals()` in pick ``)."""
+    shown = ", ".join(reads[:3])
+    return KeyComponentError(
+        f"it reads the namespace dynamically ({shown}), so its inputs cannot be known "
+        "before it runs",
+        ways_out=DYNAMIC_WAY_OUT,
+    )
+
+
 def input_digests(ns: dict, names: list[str]) -> tuple[dict[str, str], set[str], dict]:
-    """Digest each input. Returns (name -> digest, modules reached, name -> description)."""
-    out: dict[str, str] = {}
-    modules: set[str] = set()
-    info: dict[str, dict] = {}
-    for name in names:
-        h = Hasher(ns)
-        try:
-            h.value(ns[name], name)
-        except Unhashable as e:
-            raise KeyComponentError(
-                f"input {e.path} cannot be hashed ({e.why})", path=e.path
-            ) from None
-        except RecursionError:
-            raise KeyComponentError(
-                f"input {name} is nested too deeply to hash", path=name
-            ) from None
-        out[name] = h.digest().hex()
-        modules |= h.modules
-        tname, size = describe(ns[name])
-        info[name] = {"type": tname, "size": size, "digest": out[name]}
-    return out, modules, info
-
-
-def file_digest(path: str) -> str:
-    st = os.stat(path)
-    memo = _FILE_MEMO.get(path)
-    if memo and memo[0] == (st.st_size, st.st_mtime_ns):
-        return memo[1]
-    h = xxhash.xxh3_128()
-    with open(path, "rb") as f:
-        while chunk := f.read(8 << 20):
-            h.update(chunk)
-    d = h.hexdigest()
-    _FILE_MEMO[path] = ((st.st_size, st.st_mtime_ns), d)
-    return d
-
-
-_FILE_MEMO: dict[str, tuple[tuple[int, int], str]] = {}
+    """Each input's digest as a key holds it (a name, or a module attribute's label such
+    as `settings.THRESHOLD`), without following what it reaches: for staleness, which
+    watches the inputs a step used. Returns (digests, modules reached, descriptions).
+    Raises KeyComponentError."""
+    wanted = set(names)
+    plain = [n for n in names if "." not in n and n in ns]
+    refs = []
+    for label in (n for n in names if "." in n):
+        ref = reach.ref_of(ns, label)
+        if ref is not None:  # taken whatever its value, as an attribute the step sets is
+            refs.append(AttrRef(ref.root, ref.module, ref.attrs, written=True))
+    got = reach.collect(ns, plain, refs, wanted.__contains__, describe)
+    return got.digests, got.modules, got.info
 
 
 def deps_digests(patterns: list[str]) -> dict[str, str]:
@@ -122,10 +128,23 @@ def compute(
     inputs: list[str],
     cell_modules: list[str],
     deps: list[str],
+    attributes: Iterable[AttrRef] = (),
+    accept: Callable[[str], bool] = lambda name: False,
+    dynamic: Iterable[str] = (),
 ) -> tuple[Key, dict]:
-    """The key and, separately, the input descriptions (for the record)."""
-    digests, modules, info = input_digests(ns, inputs)
-    modules |= {m.partition(".")[0] for m in cell_modules}
+    """The key and, separately, the input descriptions (for the record). `inputs` and
+    `attributes` are what the cell reads; `accept(name)` says whether a name the
+    functions it reaches read is an input too. Raises KeyComponentError (an input that
+    cannot be hashed, a dynamic read, a local module edited since its import)."""
+    if dynamic := [f"`{d}`" for d in dynamic]:
+        raise dynamic_error(dynamic)
+    got = reach.collect(ns, inputs, attributes, accept, describe)
+    if got.dynamic:
+        raise dynamic_error(got.dynamic)
+    digests = got.digests
+    reached = sorted(got.modules) + list(cell_modules)
+    found = sources.reached(reached) if reached else sources.Sources()
+    modules = got.modules | found.packages | {m.partition(".")[0] for m in cell_modules}
     env = {"python": PYTHON}
     for m in sorted(modules):
         v = versions.module_version(m)
@@ -140,6 +159,7 @@ def compute(
         f"version={version_tag or ''}",
         *(f"input:{n}={digests[n]}" for n in sorted(digests)),
         *(f"env:{m}={v}" for m, v in sorted(env.items())),
+        *(f"source:{p}={d}" for p, d in sorted(found.files.items())),
         *(f"deps:{p}={d}" for p, d in sorted(files.items())),
     ):
         b = part.encode("utf-8", "surrogatepass")
@@ -152,6 +172,7 @@ def compute(
         "version": version_tag,
         "inputs": digests,
         "env": env,
+        "sources": found.files,
         "deps": files,
     }
-    return Key(h.hexdigest(), preimage, digests), info
+    return Key(h.hexdigest(), preimage, digests, got.attributes), got.info

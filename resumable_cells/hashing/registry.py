@@ -18,7 +18,7 @@ Handler = Callable[[Any, Any, str], None]
 CUSTOM: dict[type, Callable[[Any], Any]] = {}  # read on every hash: a plain dict
 _HANDLERS: dict[type, Handler] = {}
 _HANDLER_CACHE: dict[type, Handler | None] = {}
-_LIBRARIES: dict[str, Callable[[str], None]] = {}
+_LIBRARIES: dict[str, list[Callable[[str], None]]] = {}
 
 
 def register_hasher(cls: type, fn: Callable[[Any], Any]) -> None:
@@ -51,7 +51,7 @@ def callable_digest(obj: Any, hasher: Any) -> bytes:
 def add_library(top: str, register: Callable[[str], None]) -> None:
     """Call `register(top)` the first time a value of one of module `top`'s types is
     hashed while `top` is imported."""
-    _LIBRARIES[top] = register
+    _LIBRARIES.setdefault(top, []).append(register)
     _HANDLER_CACHE.clear()
 
 
@@ -67,12 +67,15 @@ def handler_for(t: type) -> Handler | None:
         return _HANDLER_CACHE[t]
     except KeyError:
         pass
-    top = (getattr(t, "__module__", "") or "").partition(".")[0]
-    register = _LIBRARIES.get(top)
-    if register is not None and top in sys.modules:
-        register(top)
+    mro = getattr(t, "__mro__", (t,))
+    for base in mro:  # a subclass from another package (mpl_toolkits) counts too
+        module = getattr(base, "__module__", None)
+        top = module.partition(".")[0] if isinstance(module, str) else ""
+        if top in _LIBRARIES and top in sys.modules:
+            for register in _LIBRARIES[top]:
+                register(top)
     found = None
-    for base in getattr(t, "__mro__", (t,)):
+    for base in mro:
         if base in _HANDLERS:
             found = _HANDLERS[base]
             break

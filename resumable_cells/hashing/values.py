@@ -1,18 +1,25 @@
 """Value digests: xxh3_128 over a typed, length-prefixed canonical encoding.
 
-A digest depends only on the value: not on the process, PYTHONHASHSEED, object
-identity, or whether the value was deep-copied or restored from the store. Large buffers
-are hashed in place through memoryviews, never copied whole.
+A digest depends only on the value: not on the process, PYTHONHASHSEED, or whether the
+value was deep-copied or restored from the store. Large buffers are hashed in place
+through memoryviews, never copied whole.
+
+Bounded: one digest walks each object once. The memo maps every object already hashed
+to the order of its first visit, and a second visit (a shared member, a cycle) writes a
+reference to that order instead of the object again; the memo keeps the objects alive,
+so an id is never reused while the digest runs. A budget of time and bytes (`budget`)
+makes a value past it unhashable instead of hanging. Objects that are not data (figures
+and artists) have a handler of their own (`opaque`) and are never walked.
 
 Owns: `digest`, `register_hasher`, `Hasher` (the streaming encoder), and the tables
 that route a type to its encoding. Functions and classes are hashed by code (`code`),
-numpy and pandas objects by their data (`arrays`): the package plugs both in
-(`hashing/__init__.py`), so that they import this module and this module imports neither.
+numpy and pandas objects by their data (`arrays`), other objects by the parts pickle
+would store (`objects`): the package plugs `code` and `arrays` in (`hashing/__init__.py`),
+so that they import this module and this module imports neither.
 """
 
 from __future__ import annotations
 
-import io
 import math
 import pickle
 import struct
@@ -23,6 +30,8 @@ from typing import Any
 import xxhash
 
 from ..errors import Unhashable
+from . import objects
+from .memo import Memo, Shared
 from .plain import all_atomic, flat_items
 from .registry import CUSTOM, callable_digest, handler_for, register_hasher
 
@@ -38,15 +47,12 @@ ELEMENT = Unhashable.ELEMENT
 def digest(value: Any, *, name: str = "value", main_ns: dict | None = None) -> bytes:
     """The 16-byte digest of `value`. Raises `Unhashable` naming the failing path."""
     h = Hasher(main_ns)
-    h.value(value, name)
+    h.value_digest(value, name)
     return h.digest()
 
 
 def hex_digest(value: Any, *, name: str = "value", main_ns: dict | None = None) -> str:
     return digest(value, name=name, main_ns=main_ns).hex()
-
-
-_ATOMIC_TYPES = {str, bytes, int, float, bool, type(None), complex}
 
 
 class Hasher:
@@ -57,55 +63,101 @@ class Hasher:
     and classes whose globals are that namespace are hashed by code.
     """
 
-    def __init__(self, main_ns: dict | None = None):
+    def __init__(self, main_ns: dict | None = None, *, _shared=None, _memo=None):
         self._h = xxhash.xxh3_128()
-        self.modules: set[str] = set()
-        self.main_ns = main_ns
-        self._active: dict[int, int] = {}  # id -> position, to encode cycles
-        # Callables being hashed, shared with child states, so that recursion (f calls
-        # g calls f) refers back by name instead of recursing forever.
-        self.visiting: dict[int, bytes] = {}
+        self.shared = _shared or Shared(main_ns)
+        self.memo = _memo or Memo()
         self._flat_pickler: pickle.Pickler | None = None
 
-    def child(self) -> Hasher:
-        """A fresh digest state that shares this one's context."""
-        sub = Hasher(self.main_ns)
-        sub.visiting = self.visiting
-        return sub
+    @property
+    def main_ns(self) -> dict | None:
+        return self.shared.main_ns
+
+    @property
+    def modules(self) -> set[str]:
+        return self.shared.modules
+
+    @property
+    def visiting(self) -> dict[int, bytes]:
+        return self.shared.visiting
+
+    @property
+    def reach(self) -> Any:
+        """What reached functions read (`reach.Reached`, shared by the digest's states)."""
+        return self.shared.reach
+
+    @reach.setter
+    def reach(self, value: Any) -> None:
+        self.shared.reach = value
+
+    def child(self, memo: str = "shared") -> Hasher:
+        """Another digest state of this digest: `memo` "shared" (a part of the value,
+        whose shared members refer to the same first visits), "chained" (a set
+        element) or "fresh" (a function's digest, the same wherever it is reached)."""
+        if memo == "shared":
+            m = self.memo
+        elif memo == "chained":
+            m = Memo(self.memo)
+        else:
+            m = Memo()
+        return Hasher(_shared=self.shared, _memo=m)
 
     def digest(self) -> bytes:
         return self._h.digest()
 
     def value_digest(self, v: Any, path: str = "value") -> str:
         """Hash one value into this (fresh) state and return the hex digest."""
-        self.value(v, path)
+        try:
+            self.value(v, path)
+        except RecursionError:
+            raise Unhashable(path, "it is nested too deeply to hash") from None
         return self._h.hexdigest()
 
-    # -- primitives ---------------------------------------------------------------
+    # -- primitives ---------------------------------------------------------------------
     def tag(self, t: bytes) -> None:
         self._h.update(t)
 
-    def raw(self, data) -> None:
+    def raw(self, data, path: str = "value") -> None:
         """Length-prefixed bytes or buffer (hashed in place)."""
         mv = memoryview(data)
-        self._h.update(_PACK_Q(mv.nbytes))
-        if mv.nbytes:
+        n = mv.nbytes
+        self._h.update(_PACK_Q(n))
+        if n:
+            if n > 4096:
+                self.shared.meter.spend(n, path)
             self._h.update(mv if mv.contiguous else mv.tobytes())
 
-    def raw_header(self, nbytes: int) -> None:
+    def spend(self, nbytes: int, path: str) -> None:
+        """Count `nbytes` read against the budget (raises Unhashable past it)."""
+        self.shared.meter.spend(nbytes, path)
+
+    def raw_header(self, nbytes: int, path: str = "value") -> None:
         """Start a length-prefixed run that `raw_part` fills piece by piece."""
+        self.shared.meter.spend(nbytes, path)
         self._h.update(_PACK_Q(nbytes))
 
     def raw_part(self, data) -> None:
         self._h.update(data)
 
     def text(self, s: str) -> None:
-        self.raw(s.encode("utf-8", "surrogatepass"))
+        b = s.encode("utf-8", "surrogatepass")
+        if len(b) > 4096:
+            self.raw(b)
+        else:
+            self._h.update(_PACK_Q(len(b)) + b)
 
     def integer(self, n: int) -> None:
-        self.raw(n.to_bytes((n.bit_length() + 8) // 8 or 1, "little", signed=True))
+        b = n.to_bytes((n.bit_length() + 8) // 8 or 1, "little", signed=True)
+        self._h.update(_PACK_Q(len(b)) + b)
 
-    # -- values -------------------------------------------------------------------
+    def note_module(self, t: type) -> None:
+        """`t`'s package is reached: its version goes into the key."""
+        mod = getattr(t, "__module__", None) or ""
+        top = mod.partition(".")[0] if isinstance(mod, str) else ""
+        if top and top not in ("builtins", "__main__"):
+            self.shared.modules.add(top)
+
+    # -- values -------------------------------------------------------------------------
     def value(self, v: Any, path: str) -> None:
         t = type(v)
         fast = _FAST.get(t)
@@ -115,22 +167,28 @@ class Hasher:
         if CUSTOM and (t in CUSTOM or any(isinstance(v, c) for c in CUSTOM)):
             self._custom(v, path)
             return
-        oid = id(v)
-        if oid in self._active:  # a cycle: refer back instead of recursing forever
-            self.tag(b"@")
-            self.integer(self._active[oid])
-            return
-        self._active[oid] = len(self._active)
-        try:
+        self.shared.meter.tick(path)
+        if t is tuple or t is frozenset:
+            # Values, never in a cycle of their own: not remembered, so that whether
+            # two equal ones are one object (a constant, a cached empty one) or two
+            # never reaches the digest.
             self._compound(v, t, path)
-        finally:
-            del self._active[oid]
+            return
+        memo = self.memo
+        first = memo.seen.get(id(v))
+        first = first[0] if first is not None else memo.find(id(v)) if memo.parent else None
+        if first is not None:  # visited before: a shared member or a cycle
+            self._h.update(b"@")
+            self.integer(first)
+            return
+        memo.seen[id(v)] = (memo.count(), v)
+        self._compound(v, t, path)
 
     def _compound(self, v: Any, t: type, path: str) -> None:
         if t is list or t is tuple:
             self._sequence(v, t, path)
         elif t is dict:
-            self._dict(v, path)
+            self.mapping(v, b"d", path)
         elif t is set or t is frozenset:
             self._set(v, t, path)
         else:
@@ -154,11 +212,17 @@ class Hasher:
         except Unhashable as e:
             raise e.rebased(f"{path}[{i}]") from None
 
-    def _dict(self, v, path):
-        self.tag(b"d")
+    def mapping(self, v, tag: bytes, path: str, attributes: bool = False, by_name=False) -> None:
+        """A dict (or a mapping proxy) in its order. `attributes`: an object's state,
+        a failing member is `path.k`; `by_name`: in the order of its keys (the order
+        attributes were set in is not the value, and a restore may set them in
+        another)."""
+        self.tag(tag)
         self.integer(len(v))
+        if by_name and all(type(k) is str for k in v):
+            v = dict(sorted(v.items()))
         if all_atomic(v) and flat_items(v.values()):
-            self.flat(v)
+            self.flat(v if type(v) is dict else dict(v))
             return
         value = self.value
         k = None
@@ -167,7 +231,8 @@ class Hasher:
                 value(k, ELEMENT)
                 value(item, ELEMENT)
         except Unhashable as e:
-            raise e.rebased(f"{path}[{k!r}]") from None
+            where = f".{k}" if attributes and isinstance(k, str) else f"[{k!r}]"
+            raise e.rebased(path + where) from None
 
     def flat(self, v) -> None:
         """Plain data (`flat_items`): one C-level pickle stream, memo off so that the
@@ -184,15 +249,15 @@ class Hasher:
         # Canonical order: sorted element digests, so set iteration order (which depends
         # on PYTHONHASHSEED for strings) never reaches the digest.
         self.tag(b"s" if t is set else b"f")
-        parts = sorted(self._part(x, f"{path}{{…}}") for x in v)
+        parts = sorted(self.part(x, f"{path}{{…}}", "chained") for x in v)
         self.integer(len(parts))
         for p in parts:
             self._h.update(p)
 
-    def _part(self, v, path) -> bytes:
-        sub = self.child()
+    def part(self, v, path, memo: str = "shared") -> bytes:
+        """The 16-byte digest of `v` hashed in a child state (see `child`)."""
+        sub = self.child(memo)
         sub.value(v, path)
-        self.modules |= sub.modules
         return sub.digest()
 
     def _custom(self, v, path):
@@ -206,36 +271,48 @@ class Hasher:
         self.value(stand_in, path)
 
     def _object(self, v, t, path):
-        if isinstance(v, (types.FunctionType, type)) or t in _CALLABLE_TYPES:
+        if t is types.MethodType:  # the function by code, its object like any member
+            self.tag(b"m")
+            self._h.update(self.callable(v.__func__))
+            self.value(v.__self__, f"{path}.__self__")
+            return
+        if isinstance(v, (types.FunctionType, type)) or _named_builtin(v, t):
             self.tag(b"F")
-            self._h.update(callable_digest(v, self))
+            self._h.update(self.callable(v))
             return
         if t is types.ModuleType:
             self.tag(b"M")
             self.text(v.__name__)
-            self.modules.add(v.__name__.partition(".")[0])
+            self.shared.modules.add(v.__name__.partition(".")[0])
             return
-        self._note_module(t)
-        self.tag(b"o")
-        self.text(_qualname(t))
-        if isinstance(t, type) and getattr(t, "__module__", None) == "__main__":
-            self._h.update(callable_digest(t, self))  # a notebook class: by code
-        self._pickled(v, path)
+        if t is types.MappingProxyType:
+            self.mapping(v, b"p", path)
+            return
+        header, top, notebook = objects.header(t)
+        if top:
+            self.shared.modules.add(top)
+        self._h.update(header)
+        if notebook:
+            self._h.update(self.callable(t))  # a notebook class: by code
+        objects.encode(self, v, t, path)
 
-    def _pickled(self, v, path):
-        sink = _HashSink(self)
-        try:
-            _DigestPickler(sink, self, path).dump(v)
-        except Unhashable:
-            raise
-        except Exception as e:
-            raise Unhashable(path, f"{type(v).__name__} cannot be pickled ({e})") from None
+    def callable(self, obj: Any) -> bytes:
+        """The digest of a function or class (`code`), computed once per digest."""
+        cached = self.shared.callables.get(id(obj))
+        if cached is not None:
+            return cached[0]
+        d = callable_digest(obj, self)
+        if id(obj) not in self.shared.visiting:  # not a reference back into a recursion
+            self.shared.callables[id(obj)] = (d, obj)
+        return d
 
-    def _note_module(self, t: type) -> None:
-        mod = getattr(t, "__module__", None) or ""
-        top = mod.partition(".")[0]
-        if top and top not in ("builtins", "__main__"):
-            self.modules.add(top)
+
+def _named_builtin(v: Any, t: type) -> bool:
+    """A module's builtin function (`len`), not an object's builtin method (`lst.append`,
+    which is its object and a name: `objects`)."""
+    return t is types.BuiltinFunctionType and (
+        v.__self__ is None or type(v.__self__) is types.ModuleType
+    )
 
 
 class _UpdateSink:
@@ -248,58 +325,8 @@ class _UpdateSink:
         self.write = h.update
 
 
-class _HashSink(io.RawIOBase):
-    def __init__(self, hasher: Hasher):
-        self._h = hasher._h
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, b) -> int:
-        self._h.update(b)
-        return len(b) if not isinstance(b, memoryview) else b.nbytes
-
-
-class _DigestPickler(pickle.Pickler):
-    """A deterministic pickle stream for arbitrary objects.
-
-    Values with a canonical encoding of their own (sets, arrays, frames, notebook
-    functions, modules) are replaced by their digest through `persistent_id`, so the
-    stream never depends on set order or on how a function pickles by reference.
-    """
-
-    def __init__(self, sink, hasher: Hasher, path: str):
-        super().__init__(sink, protocol=5, buffer_callback=self._buffer)
-        self._hasher = hasher
-        self._path = path
-        self._depth = 0
-
-    def _buffer(self, buf: pickle.PickleBuffer) -> bool:
-        self._hasher.raw(buf.raw())
-        return False  # out of band: hashed in place above, not copied into the stream
-
-    def persistent_id(self, obj):
-        t = type(obj)
-        if t in _ATOMIC_TYPES or t is list or t is dict or t is tuple:
-            return None
-        if t is set or t is frozenset or handler_for(t) is not None or t is types.ModuleType:
-            return self._sub_digest(obj)
-        if isinstance(obj, (types.FunctionType, type)) or t in _CALLABLE_TYPES:
-            return self._sub_digest(obj)
-        if t in CUSTOM:
-            return self._sub_digest(obj)
-        self._hasher._note_module(t)
-        return None
-
-    def _sub_digest(self, obj) -> bytes:
-        return self._hasher._part(obj, self._path)
-
-
 def _qualname(t: type) -> str:
     return f"{getattr(t, '__module__', '?')}.{getattr(t, '__qualname__', t.__name__)}"
-
-
-_CALLABLE_TYPES = {types.BuiltinFunctionType, types.MethodType, types.BuiltinMethodType}
 
 
 # -- fast paths for exact builtin types ----------------------------------------------
@@ -318,6 +345,11 @@ def _h_str(h: Hasher, v: str) -> None:
 def _h_bytes(h: Hasher, v) -> None:
     h.tag(b"b")
     h.raw(v)
+
+
+def _h_pickle_buffer(h: Hasher, v: pickle.PickleBuffer) -> None:
+    h.tag(b"b")  # the bytes pickle would carry out of band
+    h.raw(v.raw())
 
 
 def _h_int(h: Hasher, v: int) -> None:
@@ -350,6 +382,7 @@ _FAST: dict[type, Callable[[Hasher, Any], None]] = {
     str: _h_str,
     bytes: _h_bytes,
     bytearray: _h_bytes,
+    pickle.PickleBuffer: _h_pickle_buffer,
     int: _h_int,
     bool: _h_bool,
     type(None): _h_none,

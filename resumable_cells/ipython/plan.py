@@ -1,8 +1,10 @@
 """`%step plan`: what Run All would serve and what it would run, without running.
 
 Walks the notebook's step cells in order. A step is served when an entry of it matches
-its code, its inputs' digests, its --deps files, the package versions and the run
-parameters it used; the names a served step binds take the digests stored in its entry.
+its code, its inputs' digests (selected as the engine selects them: `engine.inputs`,
+`hashing.reach`), its --deps files, the package versions, the source of the local
+modules and the run parameters it used; the names a served step binds take the digests
+stored in its entry.
 Names bound by a step that runs are unknown until it has run, so the plan is
 conservative: a step after one that runs is listed as running, although it may still
 be served if the re-run produces the same values (early cutoff).
@@ -16,10 +18,10 @@ from dataclasses import dataclass
 
 from IPython.core.error import UsageError
 
-from ..engine import analysis, entry, inputs
+from ..engine import entry, inputs, stepcode
 from ..errors import KeyComponentError, MissingDeps, StoreError, Unhashable
 from ..hashing import key as step_key
-from ..hashing import versions
+from ..hashing import reach, sources, versions
 from ..hashing.values import Hasher
 from ..records import why
 from . import notebookfile, stepargs
@@ -112,7 +114,7 @@ def make(engine, cells: list[tuple[str, str, str | None]]) -> list[PlanRow]:
             raise UsageError(
                 f"%step plan: a cell has a bad %%step line {line!r} ({err})."
             ) from None
-        info = analysis.analyse(engine.transform(body))
+        info = stepcode.of(engine.shell, engine.transform(body)).info
         name = args.name or info.default_name()
         row, bound = _plan_step(engine, name, args, info, known, producer)
         row.cell_id = cell_id
@@ -127,30 +129,81 @@ def _plan_step(engine, name, args, info, known, producer):
     unknown_bound = {n: None for n in info.binds}
     if args.effect:
         return PlanRow(name, "effect", "effects always run"), unknown_bound
-    digests: dict[str, str] = {}
-    for n in inputs.candidates(info.reads, args.ignore):
-        if n in known:  # bound by an earlier step of the plan
-            if known[n] is None:
-                return PlanRow(
-                    name, "run", f"input {n} comes from step {producer[n]}, which runs"
-                ), unknown_bound
-            digests[n] = known[n]
-        elif inputs.is_input(n, engine.ns, engine.hidden):
-            try:
-                digests[n] = Hasher(engine.ns).value_digest(engine.ns[n], n)
-            except Unhashable:
-                return PlanRow(name, "run", f"input {n} cannot be hashed"), unknown_bound
-    found, invalid = _matching_entry(engine, name, info, args, digests)
+    try:
+        digests = _input_digests(engine, info, args, known)
+    except KeyComponentError as err:
+        reason = f"input {err.path} cannot be hashed" if err.path else str(err).split(",")[0]
+        return PlanRow(name, "run", reason), unknown_bound
+    for n, d in digests.items():
+        if d is None:
+            return PlanRow(
+                name, "run", f"input {n} comes from step {producer[n]}, which runs"
+            ), unknown_bound
+    current = _Current(engine, known, digests)
+    found, invalid = _matching_entry(engine, name, info, args, current)
     if found is None:
-        why_not = invalid or _why_not(engine, name, info, args, digests)
-        return PlanRow(name, "run", why_not), unknown_bound
+        reason = invalid or _why_not(engine, name, info, args, current, producer)
+        return PlanRow(name, "run", reason), unknown_bound
     return PlanRow(name, "serve", ""), {b["name"]: b["digest"] for b in found["bindings"]}
 
 
-def _matching_entry(engine, name, info, args, digests) -> tuple[dict | None, str | None]:
+def _input_digests(engine, info, args, known) -> dict[str, str | None]:
+    """The digests of the inputs the engine would select, names bound by earlier steps
+    of the plan taking the digests those steps leave. Raises KeyComponentError."""
+    if info.dynamic:
+        raise step_key.dynamic_error([f"`{d}`" for d in info.dynamic])
+    ns = engine.ns
+    sel = inputs.of_cell(info, args.ignore, ns, engine.hidden)
+    names = sel["inputs"] + [
+        n for n in inputs.candidates(info.reads, args.ignore) if n in known and n not in ns
+    ]
+    accept = sel["accept"]
+    got = reach.collect(
+        ns, names, sel["attributes"], lambda n: n in known or accept(n), step_key.describe, known
+    )
+    if got.dynamic:
+        raise step_key.dynamic_error(got.dynamic)
+    return got.digests
+
+
+class _Current:
+    """The digest an input has now: computed for this plan, left by an earlier step of
+    it, or read from the namespace (an input an entry lists that the plan did not reach,
+    through a function an earlier step binds)."""
+
+    def __init__(self, engine, known: dict, digests: dict):
+        self.engine, self.known, self.digests = engine, known, dict(digests)
+        self.selected = frozenset(digests)  # what the engine's key would hold
+
+    def __call__(self, name: str) -> str | None:
+        if name not in self.digests:
+            self.digests[name] = self._now(name)
+        return self.digests[name]
+
+    def _now(self, name: str) -> str | None:
+        ns = self.engine.ns
+        if name in self.known:
+            return self.known[name]
+        value = ns.get(name, reach.MISSING)
+        if "." in name:
+            ref = reach.ref_of(ns, name)
+            resolved = ref.resolve() if ref is not None else None
+            value = resolved[1] if resolved is not None else reach.MISSING
+            if value is reach.MISSING:
+                return "missing"
+        elif not inputs.is_input(name, ns, self.engine.hidden):
+            return None
+        try:
+            return Hasher(ns).value_digest(value, name)
+        except (Unhashable, RecursionError):
+            return None
+
+
+def _matching_entry(engine, name, info, args, current: _Current) -> tuple[dict | None, str | None]:
     """(the latest entry of `name` that Run All would serve: the same code, --version,
-    input digests, package versions and --deps files, and valid in this run, or None;
-    why the latest one that matches is not valid (`expired (...)`), or None)."""
+    input digests, package versions, local sources and --deps files, and valid in this
+    run, or None; why the latest one that matches is not valid (`expired (...)`), or
+    None)."""
     invalid = None
     code = step_key.code_id(info.normalised)
     for k in reversed(engine.store.history(name)):
@@ -164,7 +217,10 @@ def _matching_entry(engine, name, info, args, digests) -> tuple[dict | None, str
         pre = e.get("preimage", {})
         if pre.get("code") != code or pre.get("version") != args.version:
             continue
-        if pre.get("inputs") != digests or not _same_env(pre.get("env", {})):
+        stored = pre.get("inputs", {})
+        if any(stored.get(n) != current(n) for n in set(stored) | current.selected):
+            continue
+        if not _same_env(pre.get("env", {})) or _sources_now(pre) != pre.get("sources", {}):
             continue
         try:
             if args.deps and step_key.deps_digests(args.deps) != pre.get("deps"):
@@ -185,15 +241,35 @@ def _same_env(env: dict) -> bool:
     return all(versions.module_version(m) == v for m, v in env.items() if m != "python")
 
 
-def _why_not(engine, name, info, args, digests) -> str:
-    preimage = {
-        "code": step_key.code_id(info.normalised),
-        "version": args.version,
-        "inputs": digests,
-    }
+def _sources_now(pre: dict) -> dict | None:
+    """The digests the local modules an entry's key reached have now (None when one of
+    them was edited since its import)."""
+    labels = pre.get("sources", {})
+    try:
+        found = sources.reached(sources.module_name(label) for label in labels).files
+    except KeyComponentError:
+        return None
+    return {label: found.get(label) for label in labels}
+
+
+def _why_not(engine, name, info, args, current: _Current, producer: dict) -> str:
     old = why.nearest_entry(engine.store, name)
     if old is None:
         return "new step"
-    old_pre = {k: old.get("preimage", {}).get(k) for k in ("code", "version", "inputs")}
+    old_pre = old.get("preimage", {})
+    for n in old_pre.get("inputs", {}):
+        if current(n) is None and n in producer:
+            return f"input {n} comes from step {producer[n]}, which runs"
+    preimage = {
+        "code": step_key.code_id(info.normalised),
+        "version": args.version,
+        "inputs": {
+            n: d
+            for n, d in current.digests.items()
+            if d is not None and (n in current.selected or n in old_pre.get("inputs", {}))
+        },
+        "sources": _sources_now(old_pre) or {},
+    }
+    old_pre = {k: old_pre.get(k) for k in ("code", "version", "inputs", "sources")}
     reason = why.miss_reason_between(old_pre, preimage)
     return reason or "package, file or run parameter changed"

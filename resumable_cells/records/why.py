@@ -1,6 +1,7 @@
 """Why a step missed: its key's preimage against the nearest earlier entry's, component
-by component (code, `--version`, each input, each package, each `--deps` file), for the
-miss reason in the record and the status line, `%step why` and `resumable-cells why`."""
+by component (code, `--version`, each input, each package, the source of each local
+module, each `--deps` file), for the miss reason in the record and the status line,
+`%step why` and `resumable-cells why`."""
 
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ def compare(old: dict, new: dict) -> list[tuple[str, str, str]]:
     rows.append(("code", "same" if old.get("code") == new.get("code") else "changed", ""))
     if old.get("version") != new.get("version"):
         rows.append(("--version", "changed", f"{old.get('version')} -> {new.get('version')}"))
-    for group, label in (("inputs", "input"), ("env", "package"), ("deps", "file")):
+    groups = (("inputs", "input"), ("env", "package"), ("sources", "source"), ("deps", "file"))
+    for group, label in groups:
         a, b = old.get(group, {}), new.get(group, {})
         for n in sorted(set(a) | set(b)):
             if n not in a:
@@ -73,6 +75,9 @@ def miss_reason_between(old: dict, new: dict) -> str | None:
             return f"{name} {detail}" if state == "changed" else f"{component} {state}"
         if component.startswith("file "):
             return f"{component.split(' ', 1)[1]} changed"
+        if component.startswith("source "):
+            name = component.split(" ", 1)[1]
+            return f"{name} changed" if state == "changed" else f"{component} {state}"
         return f"{component} {state}"
     return None
 

@@ -14,6 +14,7 @@ entry refers to rather than stores (`engine/unit.py`).
 
 from __future__ import annotations
 
+import enum
 import importlib
 import io
 import marshal
@@ -24,6 +25,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import ResumableCellsError, Unstorable
+from ..hashing import opaque
+from . import decorated
 
 _MAIN_NS: dict[str, Any] = {}
 
@@ -68,6 +71,15 @@ class _Pickler(pickle.Pickler):
         self._top = top
 
     def reducer_override(self, obj):
+        t = type(obj)
+        if t in _PLAIN:  # a figure pickles tens of thousands of objects: decide once
+            return NotImplemented
+        reduced = self._reduce(obj)
+        if reduced is NotImplemented and not _depends_on_value(t):
+            _PLAIN.add(t)
+        return reduced
+
+    def _reduce(self, obj):
         np = sys.modules.get("numpy")
         if np is not None and type(obj) is np.ndarray and obj.dtype.kind == "O":
             if obj.size >= _STR_ARRAY_MIN:
@@ -77,16 +89,24 @@ class _Pickler(pickle.Pickler):
             return NotImplemented
         if isinstance(obj, types.ModuleType):
             return _import_module, (obj.__name__,)
-        if isinstance(obj, types.FunctionType) and _is_notebook_function(obj):
+        drawing = opaque.reduce(obj)  # a figure, an artist: with its digest's tokens
+        if drawing is not NotImplemented:
+            return drawing
+        if isinstance(obj, types.FunctionType) and _by_code(obj):
             return function_reduce(obj)
         if isinstance(obj, types.CellType):
             return _new_cell, (), _cell_value(obj), None, None, _set_cell
         if isinstance(obj, type) and obj.__module__ == "__main__":
-            if obj is self._top:
+            if obj is self._top or _MAIN_NS.get(obj.__qualname__) is not obj:
+                # A class another one replaced (`class A` run twice) is stored by
+                # value: by name, its instances would come back as the new one's.
                 return _class_reduce(obj)
             # Anywhere else a class is stored by name: the entry that binds it is
             # restored first, and its instances then refer to that one class object.
             return _main_attr, (obj.__qualname__,)
+        special = decorated.reduce(obj)  # lru_cache, cached_property, dataclasses
+        if special is not NotImplemented:
+            return special
         if isinstance(obj, (staticmethod, classmethod)):
             return type(obj), (obj.__func__,)
         if isinstance(obj, property):
@@ -94,14 +114,48 @@ class _Pickler(pickle.Pickler):
         return NotImplemented
 
 
-def _is_notebook_function(fn: types.FunctionType) -> bool:
-    return fn.__module__ == "__main__" or fn.__globals__ is _MAIN_NS
+# Types whose instances `reducer_override` leaves to pickle, whatever their value.
+_PLAIN: set[type] = set()
+
+
+def _depends_on_value(t: type) -> bool:
+    """Types for which the override's answer depends on the object, not its type:
+    arrays (their dtype), functions and classes (where they were made), cache
+    wrappers (their module), the dataclasses sentinels (which instance), drawings
+    (whether they were digested)."""
+    return (
+        issubclass(t, (types.FunctionType, type))
+        or opaque.is_drawing_type(t)
+        or t.__name__ == "ndarray"
+        or t is decorated.LRU_WRAPPER
+        or decorated.is_sentinel_type(t)
+    )
+
+
+def _by_code(fn: types.FunctionType) -> bool:
+    """Notebook functions, and functions pickle cannot find by name: made inside a
+    module's function (a decorator's wrapper) or renamed into `__main__` by
+    `functools.wraps` (dataclasses' `__repr__` wrapper)."""
+    if fn.__globals__ is _MAIN_NS:
+        return True
+    home = fn.__globals__.get("__name__")
+    if fn.__module__ != "__main__" and "<locals>" not in fn.__qualname__:
+        return False
+    return home == "__main__" or home in sys.modules
 
 
 def function_reduce(fn: types.FunctionType) -> tuple:
-    """How a notebook function is pickled: by code, with its closure cells as cells."""
-    state = (fn.__defaults__, fn.__kwdefaults__, fn.__dict__ or None, fn.__qualname__)
-    return _rebuild_function, (marshal.dumps(fn.__code__), fn.__name__, fn.__closure__, state)
+    """How a function is pickled by code: its closure cells as cells, what
+    `functools.wraps` copied onto it beside its code, and the globals of its module
+    when it was not made in the notebook."""
+    # What `functools.wraps` copies onto a wrapper lives beside its code, not in it.
+    about = (fn.__module__, fn.__doc__, fn.__annotations__ or None)
+    state = (fn.__defaults__, fn.__kwdefaults__, fn.__dict__ or None, fn.__qualname__, about)
+    args = (marshal.dumps(fn.__code__), fn.__name__, fn.__closure__, state)
+    home = fn.__globals__.get("__name__")
+    if fn.__globals__ is _MAIN_NS or home == "__main__":
+        return _rebuild_function, args
+    return _rebuild_function, (*args, home)  # run against its own module's globals
 
 
 _EMPTY = "__resumable_cells_empty_cell__"
@@ -125,30 +179,66 @@ def _set_cell(cell, value) -> None:
         cell.cell_contents = value
 
 
-def _rebuild_function(code_bytes, name, closure, state):
+def _rebuild_function(code_bytes, name, closure, state, module=None):
     code = marshal.loads(code_bytes)
-    fn = types.FunctionType(code, _MAIN_NS, name, None, closure)
-    defaults, kwdefaults, fdict, qualname = state
+    home = _MAIN_NS if module is None else importlib.import_module(module).__dict__
+    fn = types.FunctionType(code, home, name, None, closure)
+    defaults, kwdefaults, fdict, qualname = state[:4]
     fn.__defaults__ = defaults
     fn.__kwdefaults__ = kwdefaults
     fn.__qualname__ = qualname
+    if len(state) > 4:
+        fn.__module__, fn.__doc__, annotations = state[4]
+        fn.__annotations__ = annotations or {}
     if fdict:
         fn.__dict__.update(fdict)
     return fn
 
 
-_CLASS_SKIP = frozenset({"__dict__", "__weakref__"})
+# Made again by `type()` from the rest: the instance dict and weakref slots, the slot
+# descriptors of `__slots__`, copyreg's `__slotnames__` cache, an ABC's registry.
+_CLASS_SKIP = frozenset({"__dict__", "__weakref__", "__slotnames__", "_abc_impl"})
+_SLOT_DESCRIPTORS = (types.MemberDescriptorType, types.GetSetDescriptorType)
 
 
 def _class_reduce(cls: type):
-    attrs = {k: v for k, v in cls.__dict__.items() if k not in _CLASS_SKIP}
-    return _rebuild_class, (type(cls), cls.__name__, cls.__qualname__, cls.__bases__, attrs)
+    """A notebook class by its attributes. Methods that refer to the class itself (a
+    `super()` call closes over `__class__`) are set once the class exists, so that
+    they refer to the rebuilt class (pickle's memo holds it by then)."""
+    if decorated.is_namedtuple(cls):
+        return decorated.namedtuple_reduce(cls)
+    if isinstance(cls, enum.EnumMeta):
+        raise pickle.PicklingError(f"{cls.__name__} is an Enum defined in the notebook")
+    early, late = {}, {}
+    for k, v in cls.__dict__.items():
+        if k in _CLASS_SKIP or isinstance(v, _SLOT_DESCRIPTORS):
+            continue
+        (late if _refers_to(v, cls) else early)[k] = v
+    args = (type(cls), cls.__name__, cls.__qualname__, cls.__bases__, early)
+    return _rebuild_class, args, late or None, None, None, _set_class_attrs
+
+
+def _refers_to(attr: Any, cls: type) -> bool:
+    """Whether a class attribute is a function whose closure holds `cls`."""
+    if isinstance(attr, (staticmethod, classmethod)):
+        attr = attr.__func__
+    parts = (attr.fget, attr.fset, attr.fdel) if isinstance(attr, property) else (attr,)
+    for fn in parts:
+        for cell in getattr(fn, "__closure__", None) or ():
+            if _cell_value(cell) is cls:
+                return True
+    return False
 
 
 def _rebuild_class(meta, name, qualname, bases, attrs):
     cls = meta(name, bases, dict(attrs))
     cls.__qualname__ = qualname
     return cls
+
+
+def _set_class_attrs(cls: type, late: dict | None) -> None:
+    for k, v in (late or {}).items():
+        setattr(cls, k, v)
 
 
 def _import_module(name: str):

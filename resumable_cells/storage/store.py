@@ -41,7 +41,7 @@ from . import auth, blobs, claims, serialize
 from .index import get_json, open_cache, set_json
 from .ledger import Ledger
 
-FORMAT_VERSION = 3  # bump on any change to keys, entries or blob layout
+FORMAT_VERSION = 5  # bump on any change to keys, entries or blob layout
 INLINE_MAX = 4096  # pickles up to this size live in the entry row, not in a blob file
 DEFAULT_SIZE_LIMIT = 10 << 30
 _HISTORY = 20
@@ -196,11 +196,14 @@ class Store:
         if written:
             self.index.incr("blobbytes", written)
 
-    def put_value(self, name: str, value: Any, var: str = "value") -> dict:
+    def put_value(self, name: str, value: Any, var: str = "value", check=None) -> dict:
         """Store a value; returns its reference for an entry. Small values without
         out-of-band buffers are inlined in the entry (authenticated with it), which
-        saves a file per value on every hit."""
+        saves a file per value on every hit. `check(value, main, buffers)`, given,
+        sees the pickle before anything is written and may refuse it (Unstorable)."""
         main, buffers = serialize.dumps(value, var)
+        if check is not None:
+            check(value, main, buffers)
         if not buffers and len(main) <= INLINE_MAX:
             return {"blob": name, "inline": base64.b64encode(main).decode()}
         self.put_blob(name, value, var, pickled=(main, buffers))

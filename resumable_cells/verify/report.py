@@ -8,6 +8,7 @@ JSON: `{"version": 1, "ok", "timeout_s", "wall_s", "totals": {...}, "notebooks":
 
 from __future__ import annotations
 
+from ..formatting import duration
 from .results import PASSES, NotebookResult
 
 FORMAT_VERSION = 1  # bump when a key of the JSON form changes meaning
@@ -24,7 +25,7 @@ def text(results: list[NotebookResult], wall_s: float) -> str:
         if bad
         else "nothing differs and nothing hung"
     )
-    parts.append(f"{verdict} ({wall_s:.0f} s)")
+    parts.append(f"{verdict} ({duration(wall_s)})")
     return "\n\n".join(parts) + "\n"
 
 
@@ -37,9 +38,9 @@ def _notebook(r: NotebookResult) -> str:
     s = r.summary()
     lines.append(_counts(s))
     times = ", ".join(
-        f"{LABELS[k]} {s['pass_wall_s'][k]:.1f} s" for k in PASSES if k in s["pass_wall_s"]
+        f"{LABELS[k]} {duration(s['pass_wall_s'][k])}" for k in PASSES if k in s["pass_wall_s"]
     )
-    lines.append(f"passes: {times} (cells only); {s['wall_s']:.1f} s in all")
+    lines.append(f"passes: {times} (cells only); {duration(s['wall_s'])} in all")
     return "\n".join(lines)
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 
+from ..formatting import duration
+
 PASSES = ("plain_1", "plain_2", "stepped", "replay")
 SLOW_FACTOR, SLOW_GRACE_S = 2.0, 0.5  # slow: stepped live time > 2 x plain time + 0.5 s
 
@@ -60,7 +62,7 @@ class CellResult:
             out.append(f"not wrapped ({self.magic})")
         if self.slow:
             s = self.seconds
-            out.append(f"slow: {s['stepped']:.2f} s stepped, {s['plain_1']:.2f} s plain")
+            out.append(f"slow: {duration(s['stepped'])} stepped, {duration(s['plain_1'])} plain")
         return out
 
     def to_json(self) -> dict:

@@ -3,7 +3,7 @@ writes next to the user's notebook.
 
     ROOT/                    a fresh temp directory, removed at the end (unless --keep)
       kernels/               the kernelspec of this interpreter
-      tmp/                   the kernels' TMPDIR (apart: the tripwire ignores the temp dir)
+      tmp/                   the kernels' TMPDIR, apart from the notebooks' folders
       secret.key             the per-user key of the stores made here
       01-NAME/               one per notebook, removed as soon as it is verified
         plain-1/ plain-2/    a copy of the notebook's folder for each plain pass

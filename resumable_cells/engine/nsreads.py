@@ -1,0 +1,137 @@
+"""Reads of the notebook's namespace that are not spelled as plain names, for the static
+analysis of a cell (`analysis`): attribute chains (`settings.THRESHOLD`), items of the
+namespace by a literal name (`globals()['cfg']`, `globals().get('cfg')`), code given to
+`eval`/`exec` as a literal string (read as the names it spells), and the dynamic reads
+that cannot be resolved: `globals()` used any other way, `vars()`, `locals()` and
+`dir()` at the top level, `eval`/`exec` of anything but a literal, a shell's `user_ns`.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+_SHELL_NAMESPACES = frozenset({"user_ns", "user_global_ns"})
+
+
+class NamespaceReads:
+    """Visitor methods for those reads; the visitor has `w` (the cell's walker, which
+    collects `reads`, `chains`, `attr_writes`, `dynamic` and `calls`) and `local` (the
+    names local to the enclosing function, or None at the top level)."""
+
+    w: Any
+    local: set[str] | None
+
+    def visit_Call(self, node: ast.Call) -> None:
+        target = dotted(node.func)
+        if target:
+            self.w.calls.append(target)
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "get" and self._namespace(func.value):
+            key = literal(node.args[0]) if node.args else None
+            if key is None:
+                self.w.dynamic.append(source(node))
+            else:
+                self._read_by_name(key)
+            for a in node.args[key is not None :] + [k.value for k in node.keywords]:
+                self.visit(a)
+            return
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr == "update"
+            and self._namespace(func.value)
+        ):
+            for a in node.args + [k.value for k in node.keywords]:
+                self.visit(a)  # writes only: the namespace is compared after the run
+            return
+        if isinstance(func, ast.Name) and func.id in ("eval", "exec"):
+            self._eval(node, func.id)
+            return
+        if self._namespace(node):
+            self.w.dynamic.append(source(node))
+        self.generic_visit(node)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        if not self._namespace(node.value):
+            self.generic_visit(node)
+            return
+        key = literal(node.slice)
+        if key is None:
+            self.w.dynamic.append(source(node))
+            self.visit(node.slice)
+        elif isinstance(node.ctx, ast.Load):
+            self._read_by_name(key)
+        # an item assigned or deleted is a binding: the namespace is compared after the run
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        chain = dotted(node)
+        if node.attr in _SHELL_NAMESPACES or _SHELL_NAMESPACES.intersection(chain[1:]):
+            self.w.dynamic.append(source(node))
+        if not chain:
+            self.generic_visit(node)
+            return
+        if self.local is None or chain[0] not in self.local:
+            writes = not isinstance(node.ctx, ast.Load)
+            (self.w.attr_writes if writes else self.w.chains).append(chain)
+        base = node.value
+        while isinstance(base, ast.Attribute):  # its prefixes are not chains of their own
+            base = base.value
+        self.visit(base)
+
+    def _namespace(self, node: ast.AST) -> bool:
+        """A call that returns the notebook's namespace: `globals()`, and at the top level
+        `vars()` and `locals()` (inside a function they are its own locals)."""
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            return False
+        if node.args or node.keywords:
+            return False
+        return node.func.id == "globals" or (
+            self.local is None and node.func.id in ("vars", "locals", "dir")
+        )
+
+    def _read_by_name(self, name: str) -> None:
+        if self.local is None or name not in self.local:
+            self.w.load(name)
+
+    def _eval(self, node: ast.Call, fn: str) -> None:
+        """`eval('a + b')` reads a and b where it runs; with a namespace of its own
+        (`eval(src, env)`) it reads what it is given; otherwise it is dynamic."""
+        src = literal(node.args[0]) if node.args else None
+        own_namespace = len(node.args) > 1 and not self._namespace(node.args[1])
+        if src is not None and not own_namespace:
+            try:
+                parsed = ast.parse(src, mode="eval" if fn == "eval" else "exec")
+            except (SyntaxError, ValueError):
+                parsed = None  # the call raises: it reads nothing
+            if parsed is not None:
+                for part in ast.iter_child_nodes(parsed):
+                    self.visit(part)
+        elif not own_namespace:
+            self.w.dynamic.append(source(node))
+        for a in node.args[1:] + [k.value for k in node.keywords]:
+            if not self._namespace(a):
+                self.visit(a)
+        if own_namespace:
+            self.visit(node.args[0])
+
+
+def literal(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return None
+
+
+def source(node: ast.AST) -> str:
+    text = ast.unparse(node)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def dotted(node: ast.AST) -> tuple[str, ...]:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return tuple(reversed(parts))
+    return ()

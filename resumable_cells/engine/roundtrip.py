@@ -1,0 +1,136 @@
+"""The round-trip check of a value written to an entry: its restored copy must digest as
+the live value did, or it is not cached.
+
+Some libraries' own pickling is lossy (an astropy `WCS` comes back with other SIP and
+CD values): serving such a value would hand the next step something other than what
+the live run had, silently. So when an entry is written, each value is loaded back
+from the very pickle just made and digested; a difference makes the value unstorable,
+with a message that names it.
+
+The check is skipped where the round trip is exact by construction, so that storing
+large data costs nothing more: atoms, plain containers of atoms, numpy arrays of a
+non-object dtype, and pandas frames, series and indexes whose columns have such dtypes.
+The copy is loaded from read-only views of the live value's buffers (never a copy of
+large data); a loader that needs to write into them gets copies.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from ..errors import Unhashable, Unstorable
+from ..hashing import objects, opaque
+from ..hashing.plain import ATOMIC, flat_items
+from ..hashing.values import Hasher
+from ..storage import serialize
+
+
+def checker(digest: str, ns: dict, name: str) -> Callable[[Any, bytes, list], None]:
+    """A check for `Store.put_value`: raises Unstorable when the value pickled as
+    (main, buffers) does not come back with `digest`."""
+
+    def check(value: Any, main: bytes, buffers: list) -> None:
+        if exact(value):
+            return
+        restored = _load(main, buffers, name)
+        try:
+            with _bound(ns, name, value, restored):
+                again = Hasher(ns).value_digest(restored, name)
+        except Unhashable as err:
+            raise Unstorable(name, f"its restored copy cannot be hashed ({err.why})") from None
+        if again != digest and again != _now(value, ns, name):
+            # (A value that its own pickling or inspection changed, an xarray Dataset
+            # that fills its attrs, is stored as it now is: the copy matches that.)
+            raise Unstorable(
+                name,
+                f"{_type(value)} does not survive pickling: its restored copy differs "
+                "from the live value, so a hit would hand the next step another value",
+            )
+
+    return check
+
+
+@contextmanager
+def _bound(ns: dict, name: str, value: Any, restored: Any) -> Iterator[None]:
+    """The copy in the value's place while it is digested: a recursive function (or an
+    `lru_cache` one) reaches itself through the namespace, as a restored one will."""
+    if ns.get(name) is not value:
+        yield
+        return
+    ns[name] = restored
+    try:
+        yield
+    finally:
+        ns[name] = value
+
+
+def _now(value: Any, ns: dict, name: str) -> str | None:
+    try:
+        return Hasher(ns).value_digest(value, name)
+    except Unhashable:
+        return None
+
+
+def _load(main: bytes, buffers: list, name: str) -> Any:
+    views = [memoryview(b).toreadonly() for b in buffers]
+    try:
+        return serialize.loads(main, views)
+    except (ValueError, TypeError, BufferError):
+        pass  # a loader that writes into its buffers: give it copies
+    except Exception as err:
+        raise Unstorable(name, f"its pickle cannot be loaded back ({err!r})") from None
+    try:
+        return serialize.loads(main, [bytearray(b) for b in buffers])
+    except Exception as err:
+        raise Unstorable(name, f"its pickle cannot be loaded back ({err!r})") from None
+
+
+def exact(value: Any) -> bool:
+    """Whether pickling gives `value` back exactly by construction."""
+    t = type(value)
+    if t in ATOMIC or opaque.is_drawing(value):
+        return True  # (a drawing's digest is its tokens, which its copy carries)
+    if t is list or t is tuple or t is dict:
+        items = value.values() if t is dict else value
+        if t is dict and not set(map(type, value)) <= ATOMIC:
+            return False
+        return flat_items(items) or all(map(_record, items))
+    if _record(value):
+        return True
+    np = sys.modules.get("numpy")
+    if np is not None and t is np.ndarray:
+        if value.dtype.hasobject:  # `fig, axes = plt.subplots(2, 2)`: drawings only
+            return value.size > 0 and all(map(opaque.is_drawing, value.flat))
+        return True
+    pd = sys.modules.get("pandas")
+    if pd is not None and t in (pd.DataFrame, pd.Series):
+        dtypes = list(value.dtypes) if t is pd.DataFrame else [value.dtype]
+        return all(_plain(np, d) for d in dtypes) and _plain_index(pd, np, value.index)
+    return False
+
+
+def _record(value: Any) -> bool:
+    """An instance of a plain Python class (a dataclass, say) whose attributes are plain
+    data: it pickles as its class and that data, and comes back the same."""
+    if not objects.plain_class(type(value)):
+        return False  # (before reading __dict__: a partial makes one when asked for it)
+    state = value.__dict__
+    return set(map(type, state)) <= ATOMIC and flat_items(state.values())
+
+
+def _plain(np: Any, dtype: Any) -> bool:
+    return isinstance(dtype, np.dtype) and not dtype.hasobject
+
+
+def _plain_index(pd: Any, np: Any, index: Any) -> bool:
+    if type(index) is pd.RangeIndex:
+        return True
+    return type(index) is pd.Index and _plain(np, index.dtype)
+
+
+def _type(value: Any) -> str:
+    t = type(value)
+    return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"

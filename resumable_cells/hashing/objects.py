@@ -1,0 +1,129 @@
+"""Objects without an encoding of their own: hashed by the parts pickle would store.
+
+An object's reduction (`copyreg.dispatch_table`, else `__reduce_ex__(5)`: the callable
+that rebuilds it, its arguments, its state, its items) is what survives a store/restore
+round trip, so its digest is those parts, each hashed as a value by the caller's
+`Hasher`: in the same memo (a member seen before is a reference to its first visit, a
+cycle closes) and under the same budget, with the path of each member (`cfg.model.w`)
+for the message when one cannot be hashed. An object that pickle refuses (a generator,
+a lock, an open file) is unhashable at once: its internals are never walked.
+"""
+
+from __future__ import annotations
+
+import copyreg
+import struct
+from typing import Any
+
+from ..errors import Unhashable
+
+
+def encode(h: Any, v: Any, t: type, path: str) -> None:
+    """Hash object `v` of type `t` into hasher `h` by its reduction."""
+    if plain_class(t):  # reduces to (copyreg.__newobj__, (t,), its __dict__): only the state varies
+        # (and unpickling updates a fresh __dict__ from it, in the same order)
+        h.tag(b"N")
+        h.mapping(v.__dict__, b"d", path, attributes=True)
+        return
+    reducer = copyreg.dispatch_table.get(t)
+    try:
+        rv = reducer(v) if reducer is not None else v.__reduce_ex__(5)
+    except Exception as e:
+        raise Unhashable(path, f"{t.__name__} cannot be pickled ({e})") from None
+    if isinstance(rv, str):  # a module-level object, stored by its name
+        h.tag(b"G")
+        module = getattr(v, "__module__", None) or getattr(t, "__module__", "?")
+        h.text(f"{module}:{rv}")
+        return
+    if not isinstance(rv, tuple) or not 2 <= len(rv) <= 6:
+        raise Unhashable(path, f"{t.__name__} has a reduction pickle cannot use")
+    fn, args, state, listitems, dictitems = (*rv[:5], None, None, None)[:5]
+    if fn is iter and _remaining(h, args, state, path):
+        return
+    h.tag(b"R")
+    h.value(fn, path)
+    h.value(args, path)
+    _state(h, state, path)
+    if listitems is not None:
+        h.value(list(listitems), path)
+    if dictitems is not None:
+        h.value(list(dictitems), path)
+
+
+def _remaining(h: Any, args: Any, state: Any, path: str) -> bool:
+    """A builtin iterator over a sequence (`iter(seq)`, positioned at `state`) is the
+    items it has left: an exhausted one reduces to `iter(())` and comes back from a
+    pickle as `iter(())` at position 0, which is the same iterator."""
+    if not (type(args) is tuple and len(args) == 1 and (state is None or type(state) is int)):
+        return False
+    try:
+        left = args[0][state or 0 :]
+    except TypeError:
+        return False
+    h.tag(b"I")
+    h.value(left, path)
+    return True
+
+
+def _state(h: Any, state: Any, path: str) -> None:
+    """An object's state; its attributes are named `path.attr` when one fails."""
+    if type(state) is dict:
+        h.mapping(state, b"d", path, attributes=True, by_name=True)
+    elif type(state) is tuple and len(state) == 2 and type(state[1]) is dict:
+        h.tag(b"2")  # (__dict__ or None, slots) of a class with __slots__
+        _state(h, state[0], path)
+        h.mapping(state[1], b"d", path, attributes=True, by_name=True)
+    else:
+        h.value(state, path)
+
+
+def plain_class(t: type) -> bool:
+    """Whether instances of `t` pickle as their class and their __dict__, nothing else."""
+    plain = _PLAIN.get(t)
+    if plain is None:
+        plain = _PLAIN[t] = _default_reduction(t)
+    return plain
+
+
+_PLAIN: dict[type, bool] = {}
+_HEAPTYPE = 1 << 9
+_OBJECT_GETSTATE = getattr(object, "__getstate__", None)
+
+
+def _default_reduction(t: type) -> bool:
+    """Whether instances of `t` pickle by object's own reduction from their __dict__:
+    classes written in Python, without __slots__, builtin bases or pickling hooks."""
+    mro = getattr(t, "__mro__", ())
+    if not mro or t in copyreg.dispatch_table:
+        return False
+    for base in mro[:-1]:
+        own = vars(base)
+        if not base.__flags__ & _HEAPTYPE or "__slots__" in own:
+            return False
+        if any(k in own for k in _HOOKS):
+            return False
+    return getattr(t, "__getstate__", None) is _OBJECT_GETSTATE and t.__dictoffset__ != 0
+
+
+_HOOKS = ("__reduce_ex__", "__reduce__", "__getstate__", "__getnewargs_ex__", "__getnewargs__")
+
+
+_HEADERS: dict[type, tuple[bytes, str, bool]] = {}
+
+
+def header(t: type) -> tuple[bytes, str, bool]:
+    """An object's tag and qualified class name, its package (for the key's versions)
+    and whether its class is the notebook's: once per type."""
+    found = _HEADERS.get(t)
+    if found is None:
+        name = f"{getattr(t, '__module__', '?')}.{getattr(t, '__qualname__', t.__name__)}".encode(
+            "utf-8", "surrogatepass"
+        )
+        module = getattr(t, "__module__", None)
+        top = module.partition(".")[0] if isinstance(module, str) else ""
+        found = (b"o" + struct.pack("<Q", len(name)) + name,
+                 "" if top in ("", "builtins", "__main__") else top,
+                 top == "__main__")  # fmt: skip
+        if len(_HEADERS) < 65536:
+            _HEADERS[t] = found
+    return found

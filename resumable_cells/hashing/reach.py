@@ -1,0 +1,239 @@
+"""The inputs a step reaches beyond the names its cell reads.
+
+Starting from the cell's inputs (names) and the attribute chains it reads from modules
+(`AttrRef`), hashing each input finds what the functions it reaches read (`Reached`,
+filled by `code` through the hasher): the notebook globals a notebook function reads or
+writes are inputs by name, like the cell's own reads; an attribute chain read from a
+module, by the cell or by a function (`settings.THRESHOLD`, or `SCALE` read inside
+`helpers.f`, which is `helpers.SCALE`), is an input by value, and a function of a local
+module it ends on is followed in turn. Repeated until nothing new is reached.
+
+Which module attributes are inputs: of a local module (`sources`), any value but a
+module; of an installed module, plain scalars (numbers, strings, bytes, None) and
+notebook functions put there, since its version covers its constants and its mutable
+state (options, registries) is process state. An attribute the cell assigns or deletes
+is an input whatever its value, so that a step that changes it is seen to.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from ..errors import KeyComponentError, Unhashable
+from . import sources
+from .code import is_notebook_defined
+from .values import Hasher
+
+_SCALARS = frozenset({int, float, complex, str, bytes, bool, type(None)})
+MISSING = object()  # an attribute that is not set
+
+
+@dataclass(frozen=True)
+class AttrRef:
+    """An attribute chain read from a module: `root` names it (as the cell spells it,
+    or the module's own name), `module` is the module object."""
+
+    root: str
+    module: ModuleType
+    attrs: tuple[str, ...]
+    written: bool = False  # the cell assigns or deletes it
+
+    @property
+    def label(self) -> str:
+        return ".".join((self.root, *self.attrs))
+
+    def resolve(self) -> tuple[AttrRef, Any] | None:
+        """(the chain up to its first value that is not a module, that value or MISSING),
+        or None when the chain is modules only. Reads modules' dicts, so a module's
+        `__getattr__` (a lazy import) never runs for it."""
+        obj = self.module
+        for k, attr in enumerate(self.attrs):
+            value = vars(obj).get(attr, MISSING)
+            if isinstance(value, ModuleType):
+                obj = value
+                continue
+            last = k == len(self.attrs) - 1
+            ref = AttrRef(self.root, self.module, self.attrs[: k + 1], self.written and last)
+            return ref, value
+        return None
+
+    def home(self) -> tuple[ModuleType, str]:
+        """The module that holds the chain's last attribute, and that attribute's name."""
+        obj = self.module
+        for attr in self.attrs[:-1]:
+            value = vars(obj).get(attr, MISSING)
+            if not isinstance(value, ModuleType):
+                break
+            obj = value
+        return obj, self.attrs[-1]
+
+
+@dataclass
+class Reached:
+    """What the functions hashed so far read: filled by `code`, drained by `collect`."""
+
+    names: list[str] = field(default_factory=list)  # notebook globals
+    chains: list[tuple[tuple[str, ...], bool]] = field(default_factory=list)  # (chain, set)
+    module_chains: list[tuple[str, tuple[str, ...], bool]] = field(default_factory=list)
+    dynamic: list[str] = field(default_factory=list)  # "`globals()` in pick"
+
+    def notebook_function(self, qualname: str, reads: Any) -> None:
+        """A notebook function reached: `reads` is its `bytecode.CodeReads`."""
+        self.names.extend(sorted(reads.names))
+        self.chains.extend((c, False) for c in sorted(reads.chains))
+        self.chains.extend((c, True) for c in sorted(reads.attr_writes))
+        self.dynamic.extend(f"`{d}` in {qualname}" for d in reads.dynamic)
+
+    def module_function(self, module: str, reads: Any) -> None:
+        """A function of the local module `module` reached: what it reads, and the
+        globals it assigns (inputs whatever their value, or their absence)."""
+        self.module_chains.extend((module, (n,), n in reads.writes) for n in sorted(reads.names))
+        self.module_chains.extend((module, c, False) for c in sorted(reads.chains))
+        self.module_chains.extend((module, c, True) for c in sorted(reads.attr_writes))
+
+
+@dataclass
+class Collected:
+    digests: dict[str, str] = field(default_factory=dict)  # input (name or label) -> digest
+    modules: set[str] = field(default_factory=set)  # top-level modules reached
+    info: dict[str, dict] = field(default_factory=dict)  # input -> type, size, digest
+    attributes: dict[str, AttrRef] = field(default_factory=dict)  # label -> its chain
+    dynamic: list[str] = field(default_factory=list)
+
+
+def collect(
+    ns: dict,
+    names: Iterable[str],
+    refs: Iterable[AttrRef],
+    accept: Callable[[str], bool],
+    describe: Callable[[Any], tuple[str, int]],
+    given: dict[str, str | None] | None = None,
+) -> Collected:
+    """Digest the inputs `names` and `refs` and everything they reach. `accept(name)`
+    says whether a name (or label) reached is an input; `given` holds digests known
+    already (None: not known yet), taken as they are and not followed (`%step plan`'s
+    names bound by earlier steps). Raises KeyComponentError."""
+    out = Collected()
+    todo: deque[str | AttrRef] = deque(names)
+    todo.extend(refs)
+    if not todo:  # a step that reads nothing of the namespace: the common trivial case
+        return out
+    reach, given = Reached(), given or {}
+    seen: set[Any] = set(todo)
+    while todo:
+        item = todo.popleft()
+        if isinstance(item, str) and item in given:
+            out.digests[item] = given[item]  # type: ignore[assignment]
+        elif isinstance(item, str):
+            _digest(out, reach, ns, item, ns[item], describe)
+        else:
+            _attribute(out, reach, ns, item, describe, accept)
+        for new in _drain(reach, ns, accept):
+            if new not in seen:
+                seen.add(new)
+                todo.append(new)
+    out.dynamic = list(dict.fromkeys(reach.dynamic))
+    return out
+
+
+def _attribute(out: Collected, reach: Reached, ns: dict, ref: AttrRef, describe, accept) -> None:
+    resolved = ref.resolve()
+    if resolved is None:
+        return
+    ref, value = resolved
+    label = ref.label
+    if label in out.digests or not accept(label):
+        return
+    if not (ref.written or _is_input(value, ref, ns)):
+        return
+    out.attributes[label] = ref
+    if value is MISSING:
+        out.digests[label] = "missing"
+        out.info[label] = {"type": "missing", "size": 0, "digest": "missing"}
+        return
+    _digest(out, reach, ns, label, value, describe)
+
+
+def _is_input(value: Any, ref: AttrRef, ns: dict) -> bool:
+    if value is MISSING:
+        return False  # read but not set: the cell raises, or a lazy import sets it
+    if sources.is_local_module(_owner(ref).__name__):
+        return True
+    return type(value) in _SCALARS or is_notebook_defined(value, ns)
+
+
+def _owner(ref: AttrRef) -> ModuleType:
+    obj = ref.module
+    for attr in ref.attrs[:-1]:
+        obj = vars(obj)[attr]
+    return obj
+
+
+def _digest(out: Collected, reach: Reached, ns: dict, label: str, value: Any, describe) -> None:
+    h = Hasher(ns)
+    h.reach = reach
+    try:
+        h.value(value, label)
+    except Unhashable as e:
+        raise KeyComponentError(f"input {e.path} cannot be hashed ({e.why})", path=e.path) from None
+    except RecursionError:
+        raise KeyComponentError(f"input {label} is nested too deeply to hash", path=label) from None
+    out.digests[label] = h.digest().hex()
+    out.modules |= h.modules
+    tname, size = describe(value)
+    out.info[label] = {"type": tname, "size": size, "digest": out.digests[label]}
+
+
+def _drain(reach: Reached, ns: dict, accept: Callable[[str], bool]) -> list[str | AttrRef]:
+    """What the last digest reached, as inputs to digest next; empties `reach`."""
+    if not (reach.names or reach.chains or reach.module_chains):
+        return []
+    new: list[str | AttrRef] = [n for n in reach.names if accept(n)]
+    for chain, written in reach.chains:
+        root = ns.get(chain[0])
+        if isinstance(root, ModuleType) and accept(chain[0]):
+            new.append(AttrRef(chain[0], root, chain[1:], written))
+    for module_name, chain, written in reach.module_chains:
+        module = sys.modules.get(module_name)
+        if module is not None and accept(f"{module_name}.{chain[0]}"):
+            new.append(AttrRef(module_name, module, chain, written))
+    reach.names.clear()
+    reach.chains.clear()
+    reach.module_chains.clear()
+    return new
+
+
+def ref_of(ns: dict, label: str) -> AttrRef | None:
+    """The attribute chain a label names (`settings.THRESHOLD`, `helpers.SCALE`): rooted
+    at a module bound in `ns` under its first name, else at the longest loaded module."""
+    parts = label.split(".")
+    root = ns.get(parts[0])
+    if isinstance(root, ModuleType):
+        return AttrRef(parts[0], root, tuple(parts[1:]))
+    for k in range(len(parts) - 1, 0, -1):
+        module = sys.modules.get(".".join(parts[:k]))
+        if module is not None:
+            return AttrRef(".".join(parts[:k]), module, tuple(parts[k:]))
+    return None
+
+
+def changed_attributes(
+    ns: dict, attributes: dict[str, AttrRef], digests: dict[str, str]
+) -> list[str]:
+    """The module attributes among a key's inputs whose value a run changed."""
+    changed = []
+    for label, ref in attributes.items():
+        resolved = ref.resolve()
+        value = resolved[1] if resolved is not None else MISSING
+        try:
+            now = "missing" if value is MISSING else Hasher(ns).value_digest(value, label)
+        except (Unhashable, RecursionError):
+            now = None
+        if now != digests.get(label):
+            changed.append(label)
+    return changed

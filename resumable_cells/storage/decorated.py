@@ -1,0 +1,107 @@
+"""What the standard library puts around notebook functions and classes, through a
+pickle: `functools.lru_cache`/`cache` wrappers, `functools.cached_property`, mapping
+proxies (a dataclass field's `metadata`), the dataclasses module's sentinels, and
+classes `collections.namedtuple` (or `typing.NamedTuple`) makes.
+
+Plain pickle stores an `lru_cache` wrapper by name (`__main__.fib`), which a new kernel
+cannot resolve; here it is the wrapped function (stored by code by the serialiser) and
+the cache's parameters, wrapped again on restore (with an empty cache: it only ever
+holds results the function gives again). A `cached_property` holds a lock pickle
+refuses; it is its function and attribute name. The dataclasses module tells fields
+apart by the identity of its sentinels (`MISSING`, `_FIELD`, `_HAS_DEFAULT_FACTORY`):
+they are stored by name, so that a restored dataclass still has its fields, defaults
+and factories. A namedtuple class's methods live in a module of their own that only
+exists while `namedtuple` runs: the class is made again by `namedtuple`, then given
+what the notebook added (methods of a `typing.NamedTuple`, a docstring).
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import functools
+import types
+from typing import Any
+
+from ..hashing.code import LRU_WRAPPER
+
+__all__ = ["LRU_WRAPPER", "is_namedtuple", "is_sentinel_type", "namedtuple_reduce", "reduce"]
+
+_SENTINEL_TYPES = (dataclasses._MISSING_TYPE, dataclasses._FIELD_BASE,
+                   dataclasses._HAS_DEFAULT_FACTORY_CLASS, dataclasses._KW_ONLY_TYPE)  # fmt: skip
+_SENTINELS = {
+    id(v): name for name, v in vars(dataclasses).items() if isinstance(v, _SENTINEL_TYPES)
+}
+
+
+def is_sentinel_type(t: type) -> bool:
+    """Whether `t` is the type of one of the dataclasses module's sentinels."""
+    return t in _SENTINEL_TYPES
+
+
+def reduce(obj: Any) -> Any:
+    """For a pickler's `reducer_override`: the reduction of these objects, or
+    NotImplemented for any other."""
+    t = type(obj)
+    if t is types.MappingProxyType:
+        return _mapping_proxy, (dict(obj),)
+    if t in _SENTINEL_TYPES and id(obj) in _SENTINELS:
+        return getattr, (dataclasses, _SENTINELS[id(obj)])
+    if t is LRU_WRAPPER and getattr(obj, "__module__", None) == "__main__":
+        params = obj.cache_parameters()
+        extra = {k: v for k, v in vars(obj).items() if k not in _LRU_OWN}
+        return _rebuild_lru, (obj.__wrapped__, params["maxsize"], params["typed"], extra)
+    if t is functools.cached_property:
+        return _rebuild_cached_property, (obj.func, obj.attrname, obj.__doc__)
+    return NotImplemented
+
+
+_LRU_OWN = frozenset({"__wrapped__", "cache_parameters"})  # lru_cache sets them again
+
+
+def _mapping_proxy(mapping: dict) -> types.MappingProxyType:
+    return types.MappingProxyType(mapping)
+
+
+def _rebuild_lru(fn, maxsize, typed, extra):
+    wrapper = functools.lru_cache(maxsize=maxsize, typed=typed)(fn)
+    vars(wrapper).update(extra)
+    return wrapper
+
+
+def _rebuild_cached_property(fn, attrname, doc):
+    prop = functools.cached_property(fn)
+    prop.attrname = attrname  # set by __set_name__ when its class is made
+    prop.__doc__ = doc
+    return prop
+
+
+def is_namedtuple(cls: type) -> bool:
+    """Whether `cls` was made by `collections.namedtuple` (directly or through
+    `typing.NamedTuple`)."""
+    own = cls.__dict__
+    return issubclass(cls, tuple) and "_make" in own and "_fields" in own
+
+
+def namedtuple_reduce(cls: type) -> tuple:
+    """The reduction of a namedtuple class: its fields and defaults, then the rest."""
+    defaults = tuple(cls._field_defaults[f] for f in cls._fields if f in cls._field_defaults)
+    made = collections.namedtuple(cls.__name__, cls._fields, defaults=defaults or None)
+    late = {
+        k: v
+        for k, v in cls.__dict__.items()
+        if (k not in made.__dict__ or k == "__doc__") and k not in ("__module__", "__dict__")
+    }
+    args = (cls.__name__, cls.__qualname__, cls._fields, defaults)
+    return _rebuild_namedtuple, args, late or None, None, None, _set_attrs
+
+
+def _rebuild_namedtuple(name, qualname, fields, defaults):
+    cls = collections.namedtuple(name, fields, defaults=defaults or None, module="__main__")
+    cls.__qualname__ = qualname
+    return cls
+
+
+def _set_attrs(cls: type, late: dict | None) -> None:
+    for k, v in (late or {}).items():
+        setattr(cls, k, v)

@@ -1,0 +1,215 @@
+"""Hidden inputs become inputs, through real kernels: local modules by their source,
+module attributes by value, the globals of the notebook functions a step reaches, and
+dynamic reads of the namespace (resolved, or the step runs uncached and says why).
+
+Each case is a live run, a restart and the same cells: every step served with the
+namespace the live run left, or the step runs again and says why."""
+
+from __future__ import annotations
+
+import pytest
+from steps import restart, served, status, write
+
+
+# -- local modules ---------------------------------------------------------------------
+def test_a_local_module_edited_between_runs_reruns_the_step_and_why_names_it(kernel, tmp_path):
+    write(tmp_path / "helpers.py", "def f(x):\n    return x * 2\n")
+    cell = "%%step use\ny = helpers.f(3)"
+    kernel.ok("import helpers")
+    kernel.ok(cell)
+    restart(kernel, "import helpers")
+    assert served(kernel.ok(cell)) and kernel.value("y") == 6
+    write(tmp_path / "helpers.py", "def f(x):\n    return x * 50\n")
+    restart(kernel, "import helpers")
+    line = status(kernel.ok(cell))
+    assert "ran" in line and "helpers.py changed" in line
+    assert kernel.value("y") == 150
+    why = kernel.ok("%step why use").stdout
+    assert "changed  source helpers.py" in why
+
+
+def test_from_imports_and_what_a_local_module_imports_from_beside_it_are_inputs(kernel, tmp_path):
+    write(tmp_path / "helpers.py", "from helpers2 import scale\n\ndef f(x):\n    return scale(x)\n")
+    write(tmp_path / "helpers2.py", "def scale(x):\n    return x + 1\n")
+    cell = "%%step use\ny = f(3)"
+    kernel.ok("from helpers import f")
+    kernel.ok(cell)
+    restart(kernel, "from helpers import f")
+    assert served(kernel.ok(cell))
+    write(tmp_path / "helpers2.py", "def scale(x):\n    return x + 100\n")
+    restart(kernel, "from helpers import f")
+    line = status(kernel.ok(cell))
+    assert "ran" in line and "helpers2.py changed" in line
+    assert kernel.value("y") == 103
+
+
+def test_a_module_imported_inside_the_step_and_a_local_package_are_inputs(kernel, tmp_path):
+    write(tmp_path / "pkg" / "__init__.py", "")
+    write(tmp_path / "pkg" / "sub.py", "def g():\n    return 'one'\n")
+    cell = "%%step use\nfrom pkg.sub import g\nout = g()"
+    kernel.ok(cell)
+    restart(kernel)
+    assert served(kernel.ok(cell)) and kernel.value("out") == "one"
+    write(tmp_path / "pkg" / "sub.py", "def g():\n    return 'three'\n")
+    restart(kernel)
+    line = status(kernel.ok(cell))
+    assert "ran" in line and "pkg/sub.py changed" in line
+    assert kernel.value("out") == "three"
+
+
+def test_a_module_edited_after_its_import_is_not_cached_until_reloaded(kernel, tmp_path):
+    write(tmp_path / "helpers.py", "def f(x):\n    return x * 2\n")
+    cell = "%%step use\ny = helpers.f(3)"
+    kernel.ok("import helpers")
+    kernel.ok(cell)
+    write(tmp_path / "helpers.py", "def f(x):\n    return x * 50\n")
+    r = kernel.ok(cell)  # the kernel still runs the old code: its result is not cached
+    assert "ran" in status(r) and kernel.value("y") == 6
+    assert "not cached" in r.stderr and "helpers.py changed after it was imported" in r.stderr
+    assert "importlib.reload(helpers)" in r.stderr
+    kernel.ok("import importlib\nimportlib.reload(helpers)")
+    assert "ran" in status(kernel.ok(cell)) and kernel.value("y") == 150
+    restart(kernel, "import helpers")
+    assert served(kernel.ok(cell)) and kernel.value("y") == 150
+
+
+def test_a_module_edited_after_its_import_before_any_step_saw_it_is_not_cached(kernel, tmp_path):
+    write(tmp_path / "helpers.py", "def f(x):\n    return x * 2\n")
+    kernel.ok("import helpers")
+    write(tmp_path / "helpers.py", "def f(x):\n    return x * 50\n")
+    r = kernel.ok("%%step use\ny = helpers.f(3)")
+    assert "not cached" in r.stderr and "helpers.py changed after it was imported" in r.stderr
+    assert kernel.value("y") == 6
+
+
+# -- module attributes -----------------------------------------------------------------
+def test_a_module_attribute_set_at_run_time_is_an_input_by_value(kernel, tmp_path):
+    write(tmp_path / "settings.py", "THRESHOLD = 0.5\n")
+    cell = "%%step flag\nabove = 0.6 > settings.THRESHOLD"
+    kernel.ok("import settings")
+    kernel.ok(cell)
+    restart(kernel, "import settings")
+    assert served(kernel.ok(cell)) and kernel.value("above") is True
+    restart(kernel, "import settings\nsettings.THRESHOLD = 0.7")
+    line = status(kernel.ok(cell))
+    assert "ran" in line and "input settings.THRESHOLD changed" in line
+    assert kernel.value("above") is False
+    assert "changed  input settings.THRESHOLD" in kernel.ok("%step why flag").stdout
+
+
+def test_the_module_globals_a_local_function_reads_are_inputs(kernel, tmp_path):
+    write(
+        tmp_path / "helpers.py",
+        "SCALE = 2\n\ndef f(x):\n    return _g(x)\n\ndef _g(x):\n    return x * SCALE\n",
+    )
+    cell = "%%step use\nfrom helpers import f\ny = f(3)"
+    kernel.ok("import helpers")
+    kernel.ok(cell)
+    restart(kernel, "import helpers")
+    assert served(kernel.ok(cell)) and kernel.value("y") == 6
+    restart(kernel, "import helpers\nhelpers.SCALE = 10")
+    line = status(kernel.ok(cell))
+    assert "ran" in line and "input helpers.SCALE changed" in line
+    assert kernel.value("y") == 30
+
+
+def test_a_step_that_changes_a_module_attribute_is_not_cached(kernel, tmp_path):
+    write(tmp_path / "settings.py", "THRESHOLD = 0.5\n")
+    kernel.ok("import settings")
+    cell = "%%step tune\nsettings.THRESHOLD = 0.9\nx = 1"
+    r = kernel.ok(cell)
+    assert "not cached" in r.stderr and "settings.THRESHOLD" in r.stderr and "--effect" in r.stderr
+    restart(kernel, "import settings")
+    assert "ran" in status(kernel.ok(cell))
+    assert kernel.value("settings.THRESHOLD") == 0.9
+
+
+# -- globals of the functions a step reaches -------------------------------------------
+HELPER = "log = []\ndef record(x):\n    log.append(x)\n    return len(log)"
+
+
+def test_a_helper_mutating_a_global_list_leaves_it_as_live_after_a_hit(kernel):
+    cells = ["%%step first\na = record('a')", "%%step second\nb = record('b')"]
+    kernel.ok(HELPER)
+    for c in cells:
+        kernel.ok(c)
+    live = kernel.value("(log, a, b)")
+    assert live == (["a", "b"], 1, 2)
+    restart(kernel, HELPER)
+    assert all(served(kernel.ok(c)) for c in cells)
+    assert kernel.value("(log, a, b)") == live
+    assert kernel.value("record('c')") == 3  # the helper appends to the restored list
+
+
+def test_a_global_a_helper_reads_is_an_input_named_in_the_miss(kernel):
+    helper = "def scaled(x):\n    return x * factor"
+    cell = "%%step use\ny = scaled(2)"
+    kernel.ok("factor = 3\n" + helper)
+    kernel.ok(cell)
+    restart(kernel, "factor = 3\n" + helper)
+    assert served(kernel.ok(cell))
+    restart(kernel, "factor = 4\n" + helper)
+    line = status(kernel.ok(cell))
+    assert "ran" in line and "input factor changed" in line
+    assert kernel.value("y") == 8
+
+
+def test_a_global_rebound_by_a_helper_is_restored_by_a_hit(kernel):
+    helper = "count = 0\ndef bump():\n    global count\n    count += 1"
+    cell = "%%step bumped\nbump()\nbump()"
+    kernel.ok(helper)
+    kernel.ok(cell)
+    restart(kernel, helper)
+    assert served(kernel.ok(cell)) and kernel.value("count") == 2
+
+
+def test_a_cached_notebook_function_is_hashed_by_the_code_it_wraps(kernel):
+    helper = "import functools\n@functools.lru_cache\ndef f(x):\n    return x * {m} + offset"
+    cell = "%%step use\ny = f(3)"
+    kernel.ok("offset = 0\n" + helper.format(m=2))
+    kernel.ok(cell)
+    restart(kernel, "offset = 0\n" + helper.format(m=2))
+    assert served(kernel.ok(cell))
+    restart(kernel, "offset = 0\n" + helper.format(m=7))
+    assert "ran" in status(kernel.ok(cell)) and kernel.value("y") == 21
+    restart(kernel, "offset = 1\n" + helper.format(m=7))
+    assert "input offset changed" in status(kernel.ok(cell)) and kernel.value("y") == 22
+
+
+# -- dynamic reads ---------------------------------------------------------------------
+def test_globals_with_a_literal_name_reads_that_name(kernel):
+    cell = "%%step dyn\nv = globals()['cfg']['a'] + eval('offset')"
+    kernel.ok("cfg = {'a': 1}\noffset = 10")
+    kernel.ok(cell)
+    restart(kernel, "cfg = {'a': 1}\noffset = 10")
+    assert served(kernel.ok(cell)) and kernel.value("v") == 11
+    restart(kernel, "cfg = {'a': 2}\noffset = 10")
+    line = status(kernel.ok(cell))
+    assert "ran" in line and "input cfg changed" in line
+    assert kernel.value("v") == 12
+    restart(kernel, "cfg = {'a': 2}\noffset = 20")
+    assert "input offset changed" in status(kernel.ok(cell))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "name = 'cfg'\nv = globals()[name]",
+        "v = vars().get(key)",
+        "src = 'cfg'\nv = eval(src)",
+        "def pick(n):\n    return globals()[n]\nv = pick(key)",
+    ],
+)
+def test_a_dynamic_read_runs_uncached_and_says_so(kernel, body):
+    kernel.ok("cfg = {'a': 1}\nkey = 'cfg'")
+    r = kernel.ok("%%step dyn\n" + body)
+    assert "not cached" in r.stderr and "reads the namespace dynamically" in r.stderr
+    assert "--effect" in r.stderr
+    assert kernel.value("v") == {"a": 1}
+    assert "ran" in status(kernel.ok("%%step dyn\n" + body))
+
+
+def test_a_helper_that_reads_the_namespace_dynamically_is_named(kernel):
+    kernel.ok("cfg = 1\ndef pick(n):\n    return globals()[n]")
+    r = kernel.ok("%%step dyn\nv = pick('cfg')")
+    assert "not cached" in r.stderr and "pick" in r.stderr and "globals()" in r.stderr
