@@ -14,6 +14,7 @@ __all__ = [
     "unload_ipython_extension",
     "record",
     "register_hasher",
+    "register_state",
     "step",
 ]
 
@@ -25,6 +26,10 @@ def __getattr__(name: str):
         from .hashing import register_hasher
 
         return register_hasher
+    if name == "register_state":
+        from .engine.process_state import register_state
+
+        return register_state
     if name == "step":
         from .engine.stepapi import step
 

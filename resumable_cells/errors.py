@@ -7,6 +7,7 @@
     ├── TeamCacheError         a team cache that cannot be configured
     ├── Unhashable             a value that cannot be digested (names its path)
     ├── Unstorable             a value that cannot be pickled (names its variable)
+    ├── Unfaithful             a result a hit could not give back as the live run left it
     ├── KeyComponentError      a component of a step's key that cannot be computed
     ├── MissingDeps            a `--deps` pattern that matches no file
     ├── BudgetExceeded         a live step that would start past a budget limit
@@ -94,3 +95,16 @@ class StepRefused(ResumableCellsError):
 
 class CLIError(ResumableCellsError):
     """A command-line mistake: printed as one line, exit status 2."""
+
+
+class Unfaithful(ResumableCellsError):
+    """A step's result that a hit could not give back as the live run left it (a value
+    sharing an object with a name the step does not read, an object that cannot be
+    restored in place while another value holds it): the step is not cached. Raised
+    while serving, the hit becomes a miss."""
+
+    def __init__(self, name: str, why: str, way_out: str = ""):
+        super().__init__(f"{name}: {why}")
+        self.name = name
+        self.why = why
+        self.way_out = way_out

@@ -99,13 +99,22 @@ class Kernel:
         self.kc.wait_for_ready(timeout=60)
 
     def run(self, code: str, timeout: float = 120, cell_id: str | None = None) -> Reply:
-        msg_id = self._execute(code, cell_id)
+        return self.collect(self.submit(code, cell_id), timeout, what=code)
+
+    def submit(self, code: str, cell_id: str | None = None) -> str:
+        """Send an execute request without waiting for it; `collect` its reply."""
+        return self._execute(code, cell_id)
+
+    def collect(self, msg_id: str, timeout: float = 120, what: str = "") -> Reply:
+        """The outputs and reply of the request `msg_id`, once the kernel is idle."""
         outputs: list[dict] = []
         while True:
             try:
                 msg = self.kc.get_iopub_msg(timeout=timeout)
             except queue.Empty:
-                raise TimeoutError(f"no output for {timeout} s running:\n{code}") from None
+                raise TimeoutError(
+                    f"no output for {timeout} s running:\n{what or msg_id}"
+                ) from None
             if msg["parent_header"].get("msg_id") != msg_id:
                 continue
             kind, content = msg["msg_type"], msg["content"]

@@ -4,12 +4,14 @@ The body is compiled under the outer cell's name and line numbers (the `%%step` 
 counted as line 1), so tracebacks and SyntaxErrors point at the cell's own lines; it is
 executed here, in the notebook's namespace, rather than through a nested `run_cell`
 (which would hide errors from the frontend); the last expression is evaluated and
-returned for IPython to display.
+returned for IPython to display. A body with top-level `await` is compiled as IPython
+compiles such a cell and awaited (`run_awaiting`).
 """
 
 from __future__ import annotations
 
 import ast
+import inspect
 import sys
 from typing import Any
 
@@ -18,6 +20,29 @@ def run(shell, ns: dict, line: str, cell: str, transformed: str) -> Any:
     """Execute the cell `cell` (IPython-transformed: `transformed`) of `%%step {line}`;
     returns the value of its last expression, or None."""
     __tracebackhide__ = True  # noqa: F841
+    body, last = _compiled(shell, line, cell, transformed, top_level_await=False)
+    exec(body, ns)
+    return eval(last, ns) if last is not None else None
+
+
+async def run_awaiting(shell, ns: dict, line: str, cell: str, transformed: str) -> Any:
+    """`run` for a body with top-level `await`: compiled as IPython compiles such a
+    cell and awaited where the step is awaited (IPython's event loop)."""
+    __tracebackhide__ = True  # noqa: F841
+    body, last = _compiled(shell, line, cell, transformed, top_level_await=True)
+    if body.co_flags & inspect.CO_COROUTINE:
+        await eval(body, ns)
+    else:
+        exec(body, ns)
+    if last is None:
+        return None
+    value = eval(last, ns)
+    return (await value) if last.co_flags & inspect.CO_COROUTINE else value
+
+
+def _compiled(shell, line: str, cell: str, transformed: str, top_level_await: bool):
+    """(the body but its last expression, that expression or None), compiled under the
+    outer cell's name and line numbers."""
     filename = register_source(shell, f"%%step {line}\n{cell}")
     tree = shell.compile.ast_parse(transformed, filename=filename)
     tree = shell.transform_ast(tree)
@@ -25,10 +50,24 @@ def run(shell, ns: dict, line: str, cell: str, transformed: str) -> Any:
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         last = ast.Expression(tree.body.pop().value)
-    exec(shell.compile(tree, filename, "exec"), ns)
-    if last is not None:
-        return eval(shell.compile(last, filename, "eval"), ns)
-    return None
+    flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if top_level_await else 0
+    with shell.compile.extra_flags(flags):
+        body = shell.compile(tree, filename, "exec")
+        last = shell.compile(last, filename, "eval") if last is not None else None
+    return body, last
+
+
+def awaited_by_cell() -> bool:
+    """Whether the code that called IPython's `run_cell_magic` for this step is a
+    coroutine: the cell as the `await` transformer rewrites it, which awaits the step."""
+    frame = sys._getframe(1)
+    for _ in range(30):
+        if frame is None:
+            return False
+        if frame.f_code.co_name == "run_cell_magic" and frame.f_back is not None:
+            return bool(frame.f_back.f_code.co_flags & inspect.CO_COROUTINE)
+        frame = frame.f_back
+    return False
 
 
 def syntax_error(shell, err: SyntaxError, line: str, cell: str) -> SyntaxError:

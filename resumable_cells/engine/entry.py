@@ -1,13 +1,18 @@
 """An entry: what a pure step's live run leaves under its key, and how a hit puts it back.
 
 Built from a live run (`build`): each value the step bound, stored by its digest (small
-ones inline), the names it deleted, its captured outputs, its result (or the result's
-display when the value cannot be stored), the files it read with their digests, the run
-parameters it used, the key's preimage and the cell's source. Valid (`invalid_reason`,
-which `%step plan` asks too) while it is younger than the step's `--ttl`, those files
-are unchanged and the run's epoch and seed are the ones it used. Restored (`load`,
-then `apply`) by binding its values, deleting its names and replaying its outputs in
-order.
+ones inline) or, when values share objects, in the entry's unit (`sharing` plans which,
+`unit` stores it), the names it deleted, the process state it changed
+(`process_state`), its captured outputs, its result (or the result's display when the
+value cannot be stored), the files it read with their digests, the run parameters it
+used, the key's preimage and the cell's source. A binding is `inplace` when the value
+is given to the object the name already holds, `unit` when the unit binds or changes
+it, `seen` when the name was not bound but its object changed with the step. Valid
+(`invalid_reason`, which `%step plan` asks too) while it is younger than the step's
+`--ttl`, those files are unchanged and the run's epoch and seed are the ones it used.
+Restored (`load`, then `apply`) by restoring objects in place, binding its values,
+deleting its names, setting the process state again and replaying its outputs in order
+(figures after the cell, as the inline backend shows them).
 """
 
 from __future__ import annotations
@@ -21,12 +26,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import formatting
-from ..errors import Unhashable, Unstorable
+from ..errors import Unfaithful, Unhashable, Unstorable
 from ..hashing import key as step_key
 from ..hashing.values import Hasher
-from ..ipython import capture
+from ..ipython import capture, figures
 from ..storage.store import Store
-from . import roundtrip
+from . import inplace, modattrs, process_state, roundtrip, sharing, unit
 from .runs import Run
 
 _IPYTHON_NAMES = re.compile(r"^(_+|_i+|_i?\d+|_ii+|In|Out|exit|quit|get_ipython|_oh|_ih|_dh)$")
@@ -110,28 +115,37 @@ class LiveRun:
     params: dict  # run parameters used: epoch, seed
     reads: set[str]  # files read
     duration: float
+    inline_backend: bool = False  # matplotlib's inline backend was loaded after the run
 
 
-def build(run: LiveRun, store: Store, digests: Digests, display: Callable[[Any], dict]) -> dict:
+def build(
+    run: LiveRun,
+    store: Store,
+    digests: Digests,
+    display: Callable[[Any], dict],
+    plan: sharing.Plan | None = None,
+    state: list | None = None,
+) -> dict:
     """Store the run's values and return its entry (not yet put under its key). Raises
-    Unstorable, Unhashable, KeyComponentError, or the store's errors. `display(result)`
-    gives the mime bundle of a result that cannot be stored as a value."""
+    Unstorable, Unhashable, KeyComponentError, Unfaithful, or the store's errors.
+    `display(result)` gives the mime bundle of a result that cannot be stored as a
+    value; `plan` says how names are stored (all alone without one); `state` is the
+    process state the step changed (`process_state.changes`)."""
     ns = digests.ns
-    bindings = []
-    for name in run.bound:
-        value = ns[name]
-        d = digests.of(name)
+    plan = plan or sharing.Plan(alone=list(run.bound))
+    bindings = [_binding(name, plan, store, digests) for name in run.bound]
+    extra = [n for n in plan.unit_bind if n not in run.bound]
+    bindings += [_binding(name, plan, store, digests) for name in extra]
+    bindings += [{**_row(name, digests), "seen": True} for name in plan.seen]
+    for name, value in modattrs.values(plan.modules).items():
         tname, size = step_key.describe(value)
-        bindings.append(
-            {**store.put_value(d, value, name, roundtrip.checker(d, ns, name)),
-             "name": name, "digest": d, "type": tname,
-             "size": size, "callable": callable(value) and isinstance(value, type | types.FunctionType)}
-        )  # fmt: skip
+        d = Hasher(ns).value_digest(value, name)
+        bindings.append({"name": name, "digest": d, "type": tname, "size": size, "unit": True})
     out_list = list(run.outputs)
     out_ref = store.put_value(
         Hasher(ns).value_digest(repr(out_list), "outputs"), out_list, "outputs"
     )
-    return {
+    built = {
         "step": run.name,
         "created": time.time(),
         "duration_s": run.duration,
@@ -141,9 +155,37 @@ def build(run: LiveRun, store: Store, digests: Digests, display: Callable[[Any],
         "result": _result_ref(run.result, store, ns, display),
         "files": [{"path": p, "digest": step_key.file_digest(p)} for p in sorted(run.reads)],
         "params": run.params,
+        "inline_backend": run.inline_backend,
         "preimage": run.key.preimage,
         "source": run.cell,
     }
+    if plan.has_unit:
+        built["shared"] = unit.put(plan, store)
+    if state:
+        built["state"] = store.put_value(
+            Hasher(ns).value_digest(repr(state), "state"), state, "process state"
+        )
+    return built
+
+
+def _row(name: str, digests: Digests) -> dict:
+    tname, size = step_key.describe(digests.ns[name])
+    return {"name": name, "digest": digests.of(name), "type": tname, "size": size}
+
+
+def _binding(name: str, plan: sharing.Plan, store: Store, digests: Digests) -> dict:
+    """A bound name's row: its value stored alone (bound, or restored `inplace`), or
+    in the unit."""
+    row = _row(name, digests)
+    if name in plan.alone:
+        value = digests.ns[name]
+        row["callable"] = callable(value) and isinstance(value, type | types.FunctionType)
+    elif name in plan.alone_inplace:
+        row["inplace"] = True
+    else:
+        return {**row, "unit": True}
+    check = roundtrip.checker(row["digest"], digests.ns, name)
+    return {**store.put_value(row["digest"], digests.ns[name], name, check), **row}
 
 
 def _result_ref(result: Any, store: Store, ns: dict, display: Callable[[Any], dict]):
@@ -189,29 +231,63 @@ def invalid_reason(entry: dict, run: Run, ttl: float | None = None) -> str | Non
 
 # -- restoring ----------------------------------------------------------------------------
 def load(entry: dict, store: Store, ns: dict) -> dict:
-    """The entry's values (and `__outputs__`, `__result__`). Classes and functions are
-    bound into `ns` as they load: instances in later blobs refer to them by name.
-    Raises whatever a damaged or missing blob raises."""
+    """The entry's values (and `__outputs__`, `__result__`, `__shared__`, `__state__`).
+    Classes and functions are bound into `ns` as they load: instances in later blobs
+    refer to them by name. Raises Unfaithful when an object the entry refers to is not
+    where it was, or cannot take its stored state in place (nothing else is changed
+    then), and whatever a damaged or missing blob raises."""
+    shared = entry.get("shared")
+    roots = unit.roots_of(shared, ns) if shared else {}  # before anything is bound
     values = {}
-    for b in sorted(entry["bindings"], key=lambda b: not b.get("callable", False)):
+    stored = [b for b in entry["bindings"] if "blob" in b]
+    for b in sorted(stored, key=lambda b: not b.get("callable", False)):
         values[b["name"]] = store.get_value(b)
         if b.get("callable"):
             ns[b["name"]] = values[b["name"]]
+    if shared:
+        values["__shared__"] = unit.load(shared, store, roots)
+    _check_inplace(entry, values, ns)
+    if entry.get("state"):
+        values["__state__"] = store.get_value(entry["state"])
     values["__outputs__"] = store.get_value(entry["outputs"])
     if entry.get("result"):
         values["__result__"] = store.get_value(entry["result"])
     return values
 
 
-def apply(entry: dict, values: dict, ns: dict, shell) -> tuple[Any, bool]:
-    """Bind the values, delete the names the run deleted, replay the outputs. Returns
-    (the result to display, whether a stream was written)."""
+def _check_inplace(entry: dict, values: dict, ns: dict) -> None:
+    pairs = [(ns.get(b["name"]), values[b["name"]]) for b in entry["bindings"] if b.get("inplace")]
+    pairs += values["__shared__"]["inplace"] if "__shared__" in values else []
+    for target, fresh in pairs:
+        problem = inplace.problem(target, fresh)
+        if problem:
+            raise Unfaithful(type(target).__name__, problem)
+
+
+def apply(
+    entry: dict, values: dict, ns: dict, shell, warn: Callable[[str], None] = print
+) -> tuple[Any, bool]:
+    """Restore objects in place and bind the values, delete the names the run deleted,
+    set the process state it changed (`warn` says what could not be), replay the
+    outputs. Returns (the result to display, whether a stream was written)."""
+    if "__shared__" in values:
+        unit.apply(values["__shared__"], ns)
+    if entry.get("inline_backend"):  # restored figures show as images, as they did
+        figures.activate(shell)
     for b in entry["bindings"]:
-        ns[b["name"]] = values[b["name"]]
+        if "blob" not in b:
+            continue
+        if b.get("inplace"):
+            inplace.restore(ns[b["name"]], values[b["name"]])
+        else:
+            ns[b["name"]] = values[b["name"]]
     for n in entry.get("deleted", []):
         ns.pop(n, None)
+    for problem in process_state.apply(values.get("__state__", [])):
+        warn(problem)
     outputs = values["__outputs__"]
     capture.replay(shell, outputs)
+    figures.show_after_cell(shell, outputs)
     wrote = any(o[0] == "stream" for o in outputs)
     res = entry.get("result")
     if res is None:

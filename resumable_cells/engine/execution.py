@@ -7,16 +7,20 @@ computing it makes this one wait, then serve), run the body live under the budge
 tripwire and output capture, and store the entry. What the execution tells is its
 `Recording`; what it stores and restores is an `entry`. Nothing of a failed or
 interrupted run is cached, and a failing store never fails the cell.
+
+The execution is one coroutine: it suspends only where a body with top-level `await`
+awaits, and IPython awaits it then (`AwaitedStep`); any other body runs it to its end at
+once, without an event loop.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from asyncio import CancelledError
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import xxhash
@@ -28,15 +32,27 @@ from ..errors import (
     MissingDeps,
     StepRefused,
     StoreError,
+    Unfaithful,
     Unhashable,
     Unstorable,
 )
 from ..hashing import key as step_key
 from ..hashing import opaque, reach
-from ..ipython import capture
+from ..ipython import capture, figures
 from ..records import why
 from ..storage.store import FORMAT_VERSION
-from . import analysis, cellcode, entry, inputs, nondeterminism, stepapi, tripwire
+from . import (
+    cellcode,
+    entry,
+    inputs,
+    modattrs,
+    nondeterminism,
+    process_state,
+    sharing,
+    stepapi,
+    stepcode,
+    tripwire,
+)
 from .engine import Engine
 from .recording import Recording
 
@@ -63,25 +79,54 @@ class StepArgs:
 def run_step(engine: Engine, args: StepArgs, line: str, cell: str) -> Any:
     """Run the cell `cell` of `%%step {line}`: returns its last expression's value (on
     a hit, the stored one) for IPython to display. Raises what the cell raises, a
-    SyntaxError with the cell's own line numbers, UsageError, or StepRefused."""
+    SyntaxError with the cell's own line numbers, UsageError, or StepRefused.
+
+    A body with top-level `await` gives an `AwaitedStep` instead, which the cell awaits
+    (`ipython/awaiting.py` rewrites it so), or a UsageError when the cell does not."""
     __tracebackhide__ = True  # noqa: F841 (IPython hides this frame in tracebacks)
     transformed = engine.transform(cell)
     try:
-        info = _analyse(transformed)
+        code = stepcode.of(engine.shell, transformed)
     except SyntaxError as err:
         raise _syntax_error(engine, err, args, line, cell) from None
-    name = args.name or info.default_name()
-    execution = Execution(engine, name, args, info, line, cell, transformed)
+    name = args.name or code.info.default_name()
+    if code.awaits and not cellcode.awaited_by_cell():
+        raise UsageError(
+            f"%%step {name}: the body has a top-level `await`, which runs only in a cell "
+            "IPython awaits, with autoawait on (the default in Jupyter). Turn it on with "
+            "`%autoawait on`, or await inside an `async def` defined in a plain cell."
+        )
+    execution = Execution(engine, name, args, code, line, cell, transformed)
     count = getattr(engine.shell, "execution_count", None)
-    clash = engine.names.check(name, info.normalised, execution.rec.cell_id, count)
+    clash = engine.names.check(name, code.info.normalised, execution.rec.cell_id, count)
     if clash:
         execution.rec.warn(clash)
-    return execution.go()
+    if code.awaits:
+        return AwaitedStep(execution.go())
+    return _to_the_end(execution.go())
 
 
-@lru_cache(maxsize=512)
-def _analyse(transformed: str) -> analysis.CellInfo:
-    return analysis.analyse(transformed)
+class AwaitedStep:
+    """A step whose body has top-level `await`: the cell awaits it, in IPython's event
+    loop, as it would await the plain cell."""
+
+    def __init__(self, coroutine):
+        self._coroutine = coroutine
+
+    def __await__(self):
+        return self._coroutine.__await__()
+
+
+def _to_the_end(coroutine) -> Any:
+    """Run an execution whose body does not await: nothing in it suspends, so it runs
+    to its end at once, without an event loop."""
+    __tracebackhide__ = True  # noqa: F841
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        return done.value
+    coroutine.close()
+    raise RuntimeError("a step without top-level await was suspended")
 
 
 def _syntax_error(engine: Engine, err: SyntaxError, args: StepArgs, line: str, cell: str):
@@ -97,18 +142,29 @@ def _syntax_error(engine: Engine, err: SyntaxError, args: StepArgs, line: str, c
 class Execution:
     """One run of `%%step`: sequences the key, the lookup, the claim and the live run."""
 
-    def __init__(self, engine: Engine, name: str, args: StepArgs, info, line, cell, transformed):
+    def __init__(self, engine: Engine, name: str, args: StepArgs, code, line, cell, transformed):
         self.engine = engine
         self.name = name
         self.args = args
-        self.info = info
+        self.code = code
+        self.info = code.info
         self.line = line
         self.cell = cell
         self.transformed = transformed
         self.rec = Recording(engine, name)
         self.key: step_key.Key | None = None
 
-    def go(self) -> Any:
+    async def go(self) -> Any:
+        """The whole execution. It suspends only where its body awaits (`AwaitedStep`);
+        a body without `await` runs it to the end at once (`_to_the_end`)."""
+        __tracebackhide__ = True  # noqa: F841
+        try:
+            return await self._go()
+        except (KeyboardInterrupt, CancelledError):  # Ctrl-C (in an awaited cell: a cancel)
+            self.rec.interrupted()
+            raise
+
+    async def _go(self) -> Any:
         __tracebackhide__ = True  # noqa: F841
         key_problem = self._compute_key()
         if not self.args.effect:
@@ -121,7 +177,7 @@ class Execution:
         if self.args.force:
             reason = "--force"
         if self.key is None or self.args.effect:
-            return self._run_live(reason, key_problem)
+            return await self._run_live(reason, key_problem)
         with self._claim() as waited:
             # Another kernel may have stored it while this one waited for the claim, or
             # between the lookup above and taking the claim.
@@ -129,7 +185,7 @@ class Execution:
                 served, _ = self._try_serve()
                 if served is not None:
                     return served[0]
-            return self._run_live(reason, key_problem)
+            return await self._run_live(reason, key_problem)
 
     def _stored_meanwhile(self) -> bool:
         return bool(self.rec.survive(None, self.engine.store.has_entry, self.key.key))
@@ -203,14 +259,19 @@ class Execution:
         if invalid:
             return None, invalid
         opaque.advance(k)  # as the live run did, before the values it left are bound
-        try:
-            values = entry.load(found, engine.store, engine.ns)
-        except Exception as err:  # a damaged or missing blob is a miss, never an error
-            log.debug("an entry of %s could not be restored", self.name, exc_info=True)
-            rec.warn(f"cached entry of {self.name} could not be restored ({err}); running it")
-            rec.survive(None, engine.store.discard_entry, k, found)
-            return None, "cached values unreadable"
-        result, wrote = entry.apply(found, values, engine.ns, engine.shell)
+        # Restored figures open as the live run left them, and are not drawn again.
+        with figures.queue_kept(engine.shell), opaque.reopening():
+            try:
+                values = entry.load(found, engine.store, engine.ns)
+            except Unfaithful as err:  # the namespace differs from the live run's: a miss
+                log.debug("an entry of %s does not fit this namespace", self.name, exc_info=True)
+                return None, f"{err.name} is not as it was ({err.why})"
+            except Exception as err:  # a damaged or missing blob is a miss, never an error
+                log.debug("an entry of %s could not be restored", self.name, exc_info=True)
+                rec.warn(f"cached entry of {self.name} could not be restored ({err}); running it")
+                rec.survive(None, engine.store.discard_entry, k, found)
+                return None, "cached values unreadable"
+            result, wrote = entry.apply(found, values, engine.ns, engine.shell, rec.warn)
         rec.wrote_streams = rec.wrote_streams or wrote
         rec.outputs = entry.described(found)
         rec.survive(None, engine.store.touch, k)
@@ -220,7 +281,7 @@ class Execution:
         return (result,), None
 
     # -- live -----------------------------------------------------------------------------
-    def _run_live(self, reason: str | None, key_problem: KeyComponentError | None) -> Any:
+    async def _run_live(self, reason: str | None, key_problem: KeyComponentError | None) -> Any:
         __tracebackhide__ = True  # noqa: F841
         engine, rec, effect = self.engine, self.rec, self.args.effect
         try:
@@ -237,7 +298,11 @@ class Execution:
         rec.started(reason)
         before = {k: id(v) for k, v in engine.ns.items()}
         ctx = stepapi.StepContext(engine, self.name, self.key.digests if self.key else {})
-        result, outputs, findings = self._run_body(ctx, reason)
+        watch = not effect and self.key is not None
+        imports = self.info.imports.values()
+        held = sharing.before(engine.ns, self.key.digests, imports) if watch else None
+        with process_state.watching(engine.shell) if watch else nullcontext() as state:
+            result, outputs, findings = await self._run_body(ctx, reason)
         opaque.advance(self.key.key if self.key is not None and not effect else None)
         digests = entry.Digests(engine.ns)
         key_digests = self.key.digests if self.key is not None else {}
@@ -251,14 +316,17 @@ class Execution:
             live = entry.LiveRun(
                 self.name, self.cell, self.key, bound, deleted, outputs, result,
                 ctx.params, findings.reads, time.perf_counter() - rec.t0,
+                inline_backend=figures.in_use(engine.shell),
             )  # fmt: skip
-            note = self._store(live, digests, findings.effects + self._attributes_changed())
+            effects = findings.effects + self._attributes_changed(held)
+            note = self._store(live, digests, effects, held, state)
+        del held  # the inputs' objects, kept alive for the analysis
         if not effect:  # so the next miss can say why there was nothing to serve
             rec.survive(None, why.remember_uncached, engine.store, self.name, note)
         rec.finished("effect" if effect else "live", reason=reason, note=note)
         return result
 
-    def _run_body(self, ctx: stepapi.StepContext, reason: str | None):
+    async def _run_body(self, ctx: stepapi.StepContext, reason: str | None):
         """(result, outputs, tripwire findings) of the body, run under the step's
         context, output capture and (for a pure step) the tripwire."""
         __tracebackhide__ = True  # noqa: F841
@@ -268,34 +336,56 @@ class Execution:
         rec.wrote_streams = True  # live code may write anywhere: always flush after
         try:
             with stepapi.running(ctx), capture.capturing(engine.shell) as outputs, watch as found:
-                result = cellcode.run(
-                    engine.shell, engine.ns, self.line, self.cell, self.transformed
-                )
-        except KeyboardInterrupt:
-            rec.finished("interrupted", reason="interrupted by the user")
-            raise
+                body = (engine.shell, engine.ns, self.line, self.cell, self.transformed)
+                if self.code.awaits:
+                    result = await cellcode.run_awaiting(*body)
+                else:
+                    result = cellcode.run(*body)
+            if self.code.quiet:  # evaluated, as IPython does, but neither shown nor kept
+                result = None
+            outputs += figures.flush(engine.shell)  # what the inline backend would show
+        except (KeyboardInterrupt, CancelledError):
+            raise  # the execution records it (`go`)
         except BaseException:
             rec.finished("error", reason=reason)
             raise
         finally:
             if effect:
                 self._intent("done")
+        if found is not None:  # script magics start theirs where the tripwire cannot see
+            found.effects += [f"started a subprocess ({s})" for s in self.code.scripts]
+        figures.show_after_cell(engine.shell, outputs)
         return result, outputs, found
 
-    def _attributes_changed(self) -> list[str]:
-        """Module attributes among the inputs that the run changed: a hit could not
-        change them again, so they are effects."""
-        changed = reach.changed_attributes(self.engine.ns, self.key.attributes, self.key.digests)
-        return [f"changed the module attribute {label}" for label in changed]
+    def _attributes_changed(self, held: sharing.Before | None) -> list[str]:
+        """Module attributes among the inputs that the run changed and that a hit could
+        not set again (the notebook's modules' public attributes it can: `modattrs`),
+        so they are effects."""
+        attributes = self.key.attributes
+        changed = reach.changed_attributes(self.engine.ns, attributes, self.key.digests)
+        before = held.modules if held is not None else {}
+        return [
+            f"changed the module attribute {label}"
+            for label in changed
+            if not modattrs.watched(before, *attributes[label].home())
+        ]
 
-    def _store(self, live: entry.LiveRun, digests: entry.Digests, effects: list[str]) -> str | None:
+    def _store(
+        self, live: entry.LiveRun, digests: entry.Digests, effects: list[str], held, state
+    ) -> str | None:
         """Store the entry; returns a note when the step could not be cached."""
         engine, rec = self.engine, self.rec
         if effects:
             rec.outputs = digests.describe(live.bound)
             return f"not cached: it {effects[0]}. Mark it `%%step {self.name} --effect`"
         try:
-            built = entry.build(live, engine.store, digests, engine.display_bundle)
+            changed = sharing.mutated(held, engine.ns, self.key.digests, digests.of)
+            plan = sharing.analyse(held, engine.ns, live.bound, changed, engine.hidden)
+            recorded = process_state.changes(state)
+            built = entry.build(live, engine.store, digests, engine.display_bundle, plan, recorded)
+        except Unfaithful as err:
+            rec.outputs = digests.describe(live.bound)
+            return f"not cached: {err.name}: {err.why}. To cache it, {err.way_out}"
         except (Unstorable, KeyComponentError, Unhashable) as err:
             rec.outputs = digests.describe(live.bound)
             var = getattr(err, "name", None) or getattr(err, "path", "a value")

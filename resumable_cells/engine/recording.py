@@ -42,11 +42,23 @@ class Recording:
         self.outputs: list[dict] = []  # name, type, size, digest of each bound value
         self.wrote_streams = False  # stdout/stderr written: the status line must follow it
         self.ran = False  # the body ran: the step's spend (`engine.step_spend`) is its own
+        self.begun = False  # a start row was written
+        self.ended = False  # the execution's last row was written
 
     def started(self, reason: str | None = None) -> None:
         row = self._row(status="running", reason=reason)
         row["event"] = "start"
         self._append(row)
+        self.begun = True
+
+    def interrupted(self) -> None:
+        """Ctrl-C ended the execution wherever it was (its key, body, hashing, store or
+        replay): its rows say `interrupted`, unless it had already ended."""
+        if self.ended:
+            return
+        if not self.begun:
+            self.started()
+        self.finished("interrupted", reason="interrupted by the user")
 
     def finished(
         self,
@@ -74,6 +86,7 @@ class Recording:
             source=source if status == "hit" else None,
         )  # fmt: skip
         self._append(row)
+        self.ended = True
         if note:
             self.warn(note)
         if not self.engine.quiet and status not in _NO_STATUS_LINE:

@@ -1,8 +1,9 @@
 """The tripwire: an audit hook that watches a pure step while it runs.
 
 Writes to files (wherever the notebook lives, the temp directory included), deleting or
-renaming them, subprocesses and network connections mean the step has effects: it
-still runs, but is not cached. A step with `--ttl` reads a live source (an API, a
+renaming them, subprocesses (IPython's `!cmd`, `%sx` and `%system` included: they start
+theirs in a pseudo-terminal, `os.forkpty`) and network connections mean the step has
+effects: it still runs, but is not cached. A step with `--ttl` reads a live source (an API, a
 database server) on purpose: its network connections are reads, whose answer its TTL
 keeps from going stale (`network=True`). Files and folders the step itself creates are exempt
 while it runs, and count as written if they are still there when it ends: a temporary
@@ -80,12 +81,12 @@ _FS_EVENTS = {
 }  # fmt: skip
 _PROC_EVENTS = {
     "subprocess.Popen", "os.system", "os.posix_spawn", "os.spawn", "os.exec", "os.fork",
-    "os.forkpty",  # pty.fork(): IPython's `!cmd` through pexpect
     "os.popen",
 }  # fmt: skip
 _SIGNAL_EVENTS = {"os.kill", "os.killpg"}
 _DIR_FD = {"os.remove": 1, "os.rmdir": 1, "os.mkdir": 2, "os.chmod": 2, "os.rename": 2}
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PTY_EVENTS = {"os.forkpty", "pty.spawn"}  # pexpect, under IPython's shell escapes
 
 
 def _ignored_roots(store_dir: Path) -> tuple[str, ...]:
@@ -138,6 +139,8 @@ def _hook(event: str, args) -> None:
     elif event in _PROC_EVENTS or event.startswith("os.exec") or event.startswith("os.spawn"):
         if not sysprobes.is_query(event, args):  # `lscpu`: a library asking for the CPUs
             _note(active, f"started a subprocess ({_short(args) if args else event})")
+    elif event in _PTY_EVENTS:
+        _note(active, f"started a subprocess ({_shell_command() or 'in a pseudo-terminal'})")
     elif event in _SIGNAL_EVENTS:
         _note(active, f"sent signal {args[1]} to process {args[0]}")
     elif event == "socket.connect":
@@ -266,6 +269,23 @@ def _rel(path: str) -> str:
         return rel if not rel.startswith("..") else path
     except ValueError:
         return path
+
+
+def _shell_command() -> str | None:
+    """The command of the shell escape forking now: the `cmd` IPython's `system` and
+    `getoutput` hold, a few frames up."""
+    frame = sys._getframe(2)
+    for _ in range(30):
+        if frame is None:
+            return None
+        cmd = frame.f_locals.get("cmd") if frame.f_code.co_name in _SHELL_CALLS else None
+        if isinstance(cmd, str):
+            return cmd if len(cmd) < 60 else cmd[:57] + "..."
+        frame = frame.f_back
+    return None
+
+
+_SHELL_CALLS = {"system", "system_piped", "system_raw", "getoutput", "getoutputerror"}
 
 
 def _short(args) -> str:

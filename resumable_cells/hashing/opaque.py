@@ -25,6 +25,8 @@ from __future__ import annotations
 import itertools
 import uuid
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import xxhash
@@ -142,9 +144,9 @@ def after_cell(*_args: Any) -> None:
 def reduce(obj: Any) -> Any:
     """For a pickler's `reducer_override`: a drawing's own reduction, rebuilt through
     `restore` so that the copy gets its tokens; NotImplemented for anything else. A
-    figure comes back without a place in pyplot's list of open figures, as the inline
-    backend leaves a figure it has shown, so a restored figure is never shown again
-    at the end of the cell that restored it."""
+    figure that was open in pyplot (the inline backend left it open) is open again
+    only when restored inside `reopening` (a hit); any other copy (the round-trip
+    check's) never takes a place in pyplot's list of open figures."""
     if not is_drawing(obj):
         return NotImplemented
     # Only what was digested has tokens to carry: a figure's other objects (thousands
@@ -156,10 +158,34 @@ def reduce(obj: Any) -> Any:
     if isinstance(rv, str):
         return NotImplemented
     state = rv[2] if len(rv) > 2 else None
+    was_open = False
     if isinstance(state, dict) and "_restore_to_pylab" in state:
+        was_open = bool(state["_restore_to_pylab"])
         state = {**state, "_restore_to_pylab": False}
     tokens = (ident, _known(_STATE, obj))
+    if was_open and not any(rv[3:]):
+        return (restore, (tokens, rv[0], rv[1]), state, None, None, set_open_state)
     return (restore, (tokens, rv[0], rv[1]), state, *rv[3:])
+
+
+def set_open_state(fig: Any, state: dict) -> None:
+    """Set the state of a figure that was open in pyplot: open again inside `reopening`."""
+    fig.__setstate__({**state, "_restore_to_pylab": True} if _reopening else state)
+
+
+_reopening = False
+
+
+@contextmanager
+def reopening() -> Iterator[None]:
+    """Figures restored in the block that were open in pyplot are open again, as the
+    live run left them (a hit)."""
+    global _reopening
+    before, _reopening = _reopening, True
+    try:
+        yield
+    finally:
+        _reopening = before
 
 
 def restore(tokens: tuple[str, str | None], fn: Any, args: tuple) -> Any:

@@ -62,6 +62,16 @@ class AttrRef:
             return ref, value
         return None
 
+    def home(self) -> tuple[ModuleType, str]:
+        """The module that holds the chain's last attribute, and that attribute's name."""
+        obj = self.module
+        for attr in self.attrs[:-1]:
+            value = vars(obj).get(attr, MISSING)
+            if not isinstance(value, ModuleType):
+                break
+            obj = value
+        return obj, self.attrs[-1]
+
 
 @dataclass
 class Reached:

@@ -10,7 +10,10 @@ import sys
 from contextlib import contextmanager
 from typing import Any
 
-Output = tuple  # ("stream", name, text) | ("display", data, metadata, transient, update) | ("clear", wait)
+# ("stream", name, text) | ("display", data, metadata, transient, update) | ("clear", wait);
+# an entry's outputs also hold the figures shown after the cell (`figures`), which
+# `replay` leaves to that module.
+Output = tuple
 
 
 class _Tee:

@@ -11,11 +11,11 @@ from traitlets import Bool, Int, Unicode, observe
 
 from .. import logs, settings
 from ..engine.engine import Engine
-from ..engine.execution import run_step
+from ..engine.execution import AwaitedStep, run_step
 from ..engine.stepapi import step as step_api
 from ..errors import StepRefused
 from ..storage.store import Store
-from . import commands, stepargs, teamcache
+from . import awaiting, commands, stepargs, teamcache
 
 _ENGINE: Engine | None = None
 
@@ -65,9 +65,12 @@ class StepMagics(Magics):
         __tracebackhide__ = True  # noqa: F841
         step_args = stepargs.parse(line)
         try:
-            return run_step(self.engine, step_args, line, cell)
+            result = run_step(self.engine, step_args, line, cell)
         except StepRefused as err:
             raise UsageError(str(err)) from None
+        if isinstance(result, AwaitedStep):  # the cell awaits it (`awaiting`)
+            return _refusals_as_usage_errors(result)
+        return result
 
     @line_magic("step")
     def step_line(self, line: str):
@@ -80,6 +83,14 @@ class StepMagics(Magics):
         return commands.dispatch(self.engine, argv)
 
 
+async def _refusals_as_usage_errors(step: AwaitedStep):
+    __tracebackhide__ = True  # noqa: F841
+    try:
+        return await step
+    except StepRefused as err:
+        raise UsageError(str(err)) from None
+
+
 def load(ipython) -> None:
     global _ENGINE
     if _ENGINE is not None and _ENGINE.shell is ipython:
@@ -89,6 +100,7 @@ def load(ipython) -> None:
     _ENGINE = magics.engine
     ipython.register_magics(magics)
     ipython.push({"step": step_api}, interactive=False)
+    awaiting.install(_ENGINE)
     from . import comm, freshness
 
     freshness.attach(_ENGINE)
@@ -97,6 +109,7 @@ def load(ipython) -> None:
 
 def unload(ipython) -> None:
     global _ENGINE
+    awaiting.uninstall(ipython)
     if _ENGINE is not None:
         from . import freshness
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from IPython.core.error import UsageError
 
-from ..engine import analysis, entry, inputs
+from ..engine import entry, inputs, stepcode
 from ..errors import KeyComponentError, MissingDeps, StoreError, Unhashable
 from ..hashing import key as step_key
 from ..hashing import reach, sources, versions
@@ -114,7 +114,7 @@ def make(engine, cells: list[tuple[str, str, str | None]]) -> list[PlanRow]:
             raise UsageError(
                 f"%step plan: a cell has a bad %%step line {line!r} ({err})."
             ) from None
-        info = analysis.analyse(engine.transform(body))
+        info = stepcode.of(engine.shell, engine.transform(body)).info
         name = args.name or info.default_name()
         row, bound = _plan_step(engine, name, args, info, known, producer)
         row.cell_id = cell_id

@@ -23,7 +23,7 @@ from typing import Any
 
 import xxhash
 
-from ..errors import BlobError
+from ..errors import BlobError, ResumableCellsError
 from . import auth, serialize
 
 MAGIC = b"RCB1"
@@ -173,8 +173,9 @@ class BlobReader:
         self.close()
 
 
-def read_blob(root: Path, name: str) -> Any:
-    """The value stored as blob `name`. Raises BlobError if it cannot be trusted."""
+def read_blob(root: Path, name: str, persistent_load=None) -> Any:
+    """The value stored as blob `name` (`persistent_load`: see `serialize.loads`).
+    Raises BlobError if it cannot be trusted."""
     path = blob_path(root, name)
     try:
         f = open(path, "rb", buffering=0)
@@ -184,7 +185,7 @@ def read_blob(root: Path, name: str) -> Any:
         size = os.fstat(f.fileno()).st_size
         if size <= _SMALL:
             main, buffers, header = _read_small(f, size, name)
-            return _authenticated_loads(main, buffers, header, name)
+            return _authenticated_loads(main, buffers, header, name, persistent_load)
         header = _read_header(f, name)
         _skip_pad(f)
         main = _read_exact(f, header["main"], name)
@@ -192,14 +193,16 @@ def read_blob(root: Path, name: str) -> Any:
         buffers = [
             _read_buffer(f, n, xx, seed, name) for n, xx in zip(header["bufs"], header["xx"])
         ]
-    return _authenticated_loads(main, buffers, header, name)
+    return _authenticated_loads(main, buffers, header, name, persistent_load)
 
 
-def _authenticated_loads(main: bytes, buffers: list, header: dict, name: str) -> Any:
+def _authenticated_loads(main: bytes, buffers: list, header: dict, name: str, load_ref) -> Any:
     if not auth.verify(main + "".join(header["xx"]).encode(), header.get("mac", "")):
         raise BlobError(f"blob {name[:12]} fails authentication")
     try:
-        return serialize.loads(main, buffers)
+        return serialize.loads(main, buffers, load_ref)
+    except ResumableCellsError:  # raised by `load_ref`: the blob is fine
+        raise
     except Exception as e:
         raise BlobError(f"blob {name[:12]} cannot be restored ({e})") from None
 

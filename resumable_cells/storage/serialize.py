@@ -3,9 +3,13 @@
 Plain pickle stores notebook functions by reference (`__main__.f`), which a new kernel
 cannot resolve, and refuses lambdas and modules. Here notebook functions are stored by
 code (marshal; the Python version is part of every key) and rebuilt against the
-notebook namespace; modules are stored by name and imported again on restore. Object
-arrays of strings (pandas string and object columns) travel as one joined UTF-8 buffer
-out of band instead of one pickled string at a time.
+notebook namespace; their closure cells are stored as cells, so that functions closing
+over one variable still share it when they are stored together. Modules are stored by
+name and imported again on restore. Object arrays of strings (pandas string and object
+columns) travel as one joined UTF-8 buffer out of band instead of one pickled string at
+a time. A caller may write some objects as persistent ids (`persistent_id`) and give
+them back when loading (`persistent_load`): the engine does so for objects a step's
+entry refers to rather than stores (`engine/unit.py`).
 """
 
 from __future__ import annotations
@@ -17,9 +21,10 @@ import marshal
 import pickle
 import sys
 import types
+from collections.abc import Callable
 from typing import Any
 
-from ..errors import Unstorable
+from ..errors import ResumableCellsError, Unstorable
 from ..hashing import opaque
 from . import decorated
 
@@ -31,19 +36,33 @@ def set_main_namespace(ns: dict) -> None:
     _MAIN_NS = ns
 
 
-def dumps(value: Any, name: str = "value") -> tuple[bytes, list[pickle.PickleBuffer]]:
-    """Main stream and out-of-band buffers (zero-copy views of the value's data)."""
+def dumps(
+    value: Any, name: str = "value", persistent_id: Callable[[Any], Any] | None = None
+) -> tuple[bytes, list[pickle.PickleBuffer]]:
+    """Main stream and out-of-band buffers (zero-copy views of the value's data).
+    `persistent_id(obj)` may return an id to write instead of `obj` (None: pickle it)."""
     buffers: list[pickle.PickleBuffer] = []
     out = io.BytesIO()
+    pickler = _Pickler(out, buffers.append, top=value)
+    if persistent_id is not None:
+        pickler.persistent_id = persistent_id
     try:
-        _Pickler(out, buffers.append, top=value).dump(value)
+        pickler.dump(value)
+    except ResumableCellsError:
+        raise
     except Exception as e:
         raise Unstorable(name, f"{type(value).__name__} cannot be pickled ({e})") from None
     return out.getvalue(), buffers
 
 
-def loads(main: bytes, buffers: list) -> Any:
-    return pickle.loads(main, buffers=buffers)
+def loads(main: bytes, buffers: list, persistent_load: Callable[[Any], Any] | None = None) -> Any:
+    """The value of a stream from `dumps`; `persistent_load(pid)` gives back the object
+    of each persistent id."""
+    if persistent_load is None:
+        return pickle.loads(main, buffers=buffers)
+    unpickler = pickle.Unpickler(io.BytesIO(main), buffers=buffers)
+    unpickler.persistent_load = persistent_load
+    return unpickler.load()
 
 
 class _Pickler(pickle.Pickler):
@@ -74,7 +93,9 @@ class _Pickler(pickle.Pickler):
         if drawing is not NotImplemented:
             return drawing
         if isinstance(obj, types.FunctionType) and _by_code(obj):
-            return _function_reduce(obj)
+            return function_reduce(obj)
+        if isinstance(obj, types.CellType):
+            return _new_cell, (), _cell_value(obj), None, None, _set_cell
         if isinstance(obj, type) and obj.__module__ == "__main__":
             if obj is self._top or _MAIN_NS.get(obj.__qualname__) is not obj:
                 # A class another one replaced (`class A` run twice) is stored by
@@ -123,14 +144,14 @@ def _by_code(fn: types.FunctionType) -> bool:
     return home == "__main__" or home in sys.modules
 
 
-def _function_reduce(fn: types.FunctionType):
-    closure = None
-    if fn.__closure__:
-        closure = tuple(_cell_value(c) for c in fn.__closure__)
+def function_reduce(fn: types.FunctionType) -> tuple:
+    """How a function is pickled by code: its closure cells as cells, what
+    `functools.wraps` copied onto it beside its code, and the globals of its module
+    when it was not made in the notebook."""
     # What `functools.wraps` copies onto a wrapper lives beside its code, not in it.
     about = (fn.__module__, fn.__doc__, fn.__annotations__ or None)
     state = (fn.__defaults__, fn.__kwdefaults__, fn.__dict__ or None, fn.__qualname__, about)
-    args = (marshal.dumps(fn.__code__), fn.__name__, closure, state)
+    args = (marshal.dumps(fn.__code__), fn.__name__, fn.__closure__, state)
     home = fn.__globals__.get("__name__")
     if fn.__globals__ is _MAIN_NS or home == "__main__":
         return _rebuild_function, args
@@ -147,16 +168,21 @@ def _cell_value(cell):
         return _EMPTY
 
 
+def _new_cell() -> types.CellType:
+    return types.CellType()
+
+
+def _set_cell(cell, value) -> None:
+    # The contents are set after the cell exists, so a function closing over itself
+    # (a recursive inner function) pickles: the cell is memoized before its contents.
+    if not (isinstance(value, str) and value == _EMPTY):
+        cell.cell_contents = value
+
+
 def _rebuild_function(code_bytes, name, closure, state, module=None):
     code = marshal.loads(code_bytes)
-    cells = None
-    if closure is not None:
-        cells = tuple(
-            types.CellType() if v == _EMPTY and isinstance(v, str) else types.CellType(v)
-            for v in closure
-        )
     home = _MAIN_NS if module is None else importlib.import_module(module).__dict__
-    fn = types.FunctionType(code, home, name, None, cells)
+    fn = types.FunctionType(code, home, name, None, closure)
     defaults, kwdefaults, fdict, qualname = state[:4]
     fn.__defaults__ = defaults
     fn.__kwdefaults__ = kwdefaults

@@ -41,7 +41,7 @@ from . import auth, blobs, claims, serialize
 from .index import get_json, open_cache, set_json
 from .ledger import Ledger
 
-FORMAT_VERSION = 3  # bump on any change to keys, entries or blob layout
+FORMAT_VERSION = 5  # bump on any change to keys, entries or blob layout
 INLINE_MAX = 4096  # pickles up to this size live in the entry row, not in a blob file
 DEFAULT_SIZE_LIMIT = 10 << 30
 _HISTORY = 20
@@ -209,11 +209,20 @@ class Store:
         self.put_blob(name, value, var, pickled=(main, buffers))
         return {"blob": name}
 
-    def get_value(self, ref: dict) -> Any:
-        """The value behind a reference from an entry that passed authentication."""
+    def put_pickled(self, name: str, main: bytes, buffers: list, var: str = "value") -> dict:
+        """Store a value the caller pickled (`serialize.dumps`) as `name`; returns its
+        reference for an entry, inlined like `put_value`'s when small."""
+        if not buffers and len(main) <= INLINE_MAX:
+            return {"blob": name, "inline": base64.b64encode(main).decode()}
+        self.put_blob(name, None, var, pickled=(main, buffers))
+        return {"blob": name}
+
+    def get_value(self, ref: dict, persistent_load: Callable[[Any], Any] | None = None) -> Any:
+        """The value behind a reference from an entry that passed authentication;
+        `persistent_load` gives back the objects it was pickled with by reference."""
         if "inline" in ref:
-            return serialize.loads(base64.b64decode(ref["inline"]), [])
-        return self.get_blob(ref["blob"])
+            return serialize.loads(base64.b64decode(ref["inline"]), [], persistent_load)
+        return self.get_blob(ref["blob"], persistent_load)
 
     @contextmanager
     def blob_writer(self, name: str, header_len: int) -> Iterator[blobs.BlobWriter]:
@@ -226,9 +235,9 @@ class Store:
         """Read blob `name` raw, part by part (see `blobs.BlobReader`)."""
         return blobs.BlobReader(self.blob_dir, name)
 
-    def get_blob(self, name: str) -> Any:
+    def get_blob(self, name: str, persistent_load: Callable[[Any], Any] | None = None) -> Any:
         try:
-            return blobs.read_blob(self.blob_dir, name)
+            return blobs.read_blob(self.blob_dir, name, persistent_load)
         except blobs.BlobError:
             # Untrusted or damaged: drop it, so the next live run can write it again.
             blobs.blob_path(self.blob_dir, name).unlink(missing_ok=True)
@@ -288,6 +297,7 @@ class Store:
 def entry_blobs(entry: dict) -> list[str]:
     """Names of the blob files an entry uses (inlined values have none)."""
     refs = [*entry.get("bindings", []), entry.get("outputs"), entry.get("result")]
+    refs += [entry.get("shared"), entry.get("state")]
     return [r["blob"] for r in refs if isinstance(r, dict) and "blob" in r and "inline" not in r]
 
 

@@ -1,0 +1,245 @@
+"""Restoring an object in place: the object a name held before a step is given the state
+the step left it in, so that every holder of it sees the change, as it did live: other
+names, containers, views of an array, closures sharing a cell, and holders the engine
+does not know about. Rebinding a name to a restored copy would leave all of those with
+the old object, so in place is the rule wherever it can be exact.
+
+`restorable(obj, before)` says whether it can be exact for `obj`; `restore(target,
+fresh)` gives `target` the state of `fresh` (the live object after the step, restored
+from the store). What is restored, per type:
+
+- list, dict, set, bytearray, deque (and subclasses): the items, through the base
+  type's own methods (an OrderedDict through its own), and the instance attributes;
+- numpy arrays (exactly `ndarray`, with the shape and dtype they had before the step):
+  the data, copied into the same memory, so views of it see it too;
+- closure cells: the contents; notebook functions: defaults, attributes and code;
+- `random.Random`, numpy `Generator`, `RandomState` and bit generators: their state;
+- instances of pure-Python classes (every class of the MRO but `object` written in
+  Python, pandas objects among them) and `SimpleNamespace`s: the instance dict and
+  slots, set the way pickle sets them (`__setstate__` when the class has one).
+
+Anything else (a C extension object, an array whose shape changed) is not restorable:
+the sharing analysis stores it as a new object and rebinds what holds it, or refuses.
+"""
+
+from __future__ import annotations
+
+import copyreg
+import sys
+import types
+from collections import OrderedDict, defaultdict, deque
+from typing import Any
+
+from . import objgraph
+
+_HEAPTYPE = 1 << 9
+_PURE: dict[type, bool] = {}
+
+
+_CONTAINER_BASES = frozenset({object, list, dict, set, bytearray, deque, OrderedDict, defaultdict})
+
+
+def pure_python(t: type) -> bool:
+    """Whether all the state of a `t` is its instance dict and slots (and, for a
+    container, its items): every class of its MRO but `object` and the builtin
+    containers is written in Python, where a C base or a binding could hold more."""
+    ok = _PURE.get(t)
+    if ok is None:
+        ok = all(b in _CONTAINER_BASES or b.__flags__ & _HEAPTYPE for b in t.__mro__)
+        if objgraph.kind_of(t) not in _CONTAINERS:
+            slots = len(objgraph.slot_names(t))
+            ok = ok and t.__basicsize__ <= object.__basicsize__ + 8 * (slots + 2)
+        _PURE[t] = ok
+    return ok
+
+
+def _random_kind(obj: Any) -> str | None:
+    """'random', 'generator', 'randomstate' or 'bitgen' for the random number
+    generators restored by their state; None for anything else."""
+    import random
+
+    if isinstance(obj, random.Random):
+        return "random"
+    np = sys.modules.get("numpy")
+    if np is None:
+        return None
+    rnd = np.random
+    for cls, name in ((rnd.Generator, "generator"), (rnd.RandomState, "randomstate")):
+        if type(obj) is cls:
+            return name
+    if isinstance(obj, rnd.BitGenerator):
+        return "bitgen"
+    return None
+
+
+_NAMESPACES = (types.SimpleNamespace,)  # only their attributes, though written in C
+
+
+def restorable(obj: Any, shape: tuple | None = None) -> bool:
+    """Whether `restore` can give `obj` any later state of itself exactly. `shape` is
+    (shape, dtype) of an array before the step: an array restores in place only into
+    the same shape and dtype."""
+    t = type(obj)
+    kind = objgraph.kind_of(t)
+    if kind in _CONTAINERS:
+        return pure_python(t)
+    if kind == objgraph.ARRAY:
+        np = sys.modules["numpy"]
+        return t is np.ndarray and (shape is None or shape == (obj.shape, obj.dtype))
+    if kind in (objgraph.CELL, objgraph.FUNC):
+        return True
+    if _random_kind(obj) is not None:
+        return True
+    if t in _NAMESPACES:
+        return True
+    return kind in (objgraph.OBJ, objgraph.FRAME) and pure_python(t)
+
+
+def problem(target: Any, fresh: Any) -> str | None:
+    """Why `restore(target, fresh)` would fail, or None: asked of every object of a hit
+    before any is restored, so that a hit restores all of them or none."""
+    if type(fresh) is not type(target):
+        return f"a {type(target).__name__} is here where a {type(fresh).__name__} was"
+    kind = objgraph.kind_of(type(target))
+    if kind == objgraph.ARRAY:
+        if target.shape != fresh.shape or target.dtype != fresh.dtype:
+            return f"an array of shape {target.shape} is here where one of {fresh.shape} was"
+        if not target.flags.writeable:
+            return "an array the step changed is read-only here"
+    elif isinstance(target, deque) and target.maxlen != fresh.maxlen:
+        return "a deque with another maxlen is here"
+    elif _random_kind(target) == "generator":
+        if type(target.bit_generator) is not type(fresh.bit_generator):
+            return "a Generator over another bit generator is here"
+    return None
+
+
+def restore(target: Any, fresh: Any) -> None:
+    """Give `target` the state of `fresh`, an object of the same type (`problem` says
+    when it cannot)."""
+    if fresh is target:  # restored by reference: it is already what it should be
+        return
+    kind = objgraph.kind_of(type(target))
+    if kind in _CONTAINERS:
+        _CONTAINERS[kind](target, fresh)
+        if type(target).__dictoffset__:
+            _replace_dict(target, fresh)
+    elif kind == objgraph.ARRAY:
+        _array(target, fresh)
+    elif kind == objgraph.CELL:
+        _cell(target, fresh)
+    elif kind == objgraph.FUNC:
+        _function(target, fresh)
+    elif _random_kind(target) is not None:
+        _generator(target, fresh)
+    else:
+        _instance(target, fresh)
+
+
+def _seq(target, fresh) -> None:
+    if isinstance(target, deque):
+        target.clear()
+        target.extend(fresh)
+    else:
+        list.__setitem__(target, slice(None), list.__getitem__(fresh, slice(None)))
+
+
+def _map(target, fresh) -> None:
+    if isinstance(target, OrderedDict):  # its order lives beside the dict: its own methods
+        OrderedDict.clear(target)
+        OrderedDict.update(target, dict.items(fresh))
+    else:
+        dict.clear(target)
+        dict.update(target, dict.items(fresh))
+    if isinstance(target, defaultdict):
+        target.default_factory = fresh.default_factory
+
+
+def _set(target, fresh) -> None:
+    set.clear(target)
+    set.update(target, fresh)
+
+
+def _bytes(target, fresh) -> None:
+    bytearray.__setitem__(target, slice(None), fresh)
+
+
+_CONTAINERS = {objgraph.SEQ: _seq, objgraph.MAP: _map, objgraph.SET: _set, objgraph.BYTES: _bytes}
+
+
+def _array(target, fresh) -> None:
+    np = sys.modules["numpy"]
+    np.copyto(target, fresh, casting="no")
+    if not fresh.flags.writeable:
+        target.flags.writeable = False
+
+
+def _cell(target, fresh) -> None:
+    try:
+        target.cell_contents = fresh.cell_contents
+    except ValueError:  # the cell was emptied (`del` of the closed-over name)
+        del target.cell_contents
+
+
+def _function(target: types.FunctionType, fresh: types.FunctionType) -> None:
+    if target.__code__ is not fresh.__code__ and target.__code__ != fresh.__code__:
+        target.__code__ = fresh.__code__
+    target.__defaults__ = fresh.__defaults__
+    target.__kwdefaults__ = fresh.__kwdefaults__
+    _replace_dict(target, fresh)
+
+
+def _generator(target, fresh) -> None:
+    kind = _random_kind(target)
+    if kind == "random":
+        target.setstate(fresh.getstate())
+        if type(target).__dictoffset__:
+            _replace_dict(target, fresh)
+    elif kind == "generator":
+        target.bit_generator.state = fresh.bit_generator.state
+    elif kind == "randomstate":
+        target.set_state(fresh.get_state())
+    else:
+        target.state = fresh.state
+
+
+def _instance(target, fresh) -> None:
+    """As pickle builds an object: an empty instance, then its state, so that a class's
+    `__setstate__` (pandas builds its flags there) runs on the object itself."""
+    rv = fresh.__reduce_ex__(5)
+    by_state = (
+        isinstance(rv, tuple)
+        and rv[0] is copyreg.__newobj__
+        and rv[1] == (type(target),)
+        and len(rv) > 2
+        and getattr(type(target), "__setstate__", None) is not None
+    )
+    _clear_instance(target)
+    if by_state:
+        target.__setstate__(rv[2])
+        return
+    if type(target).__dictoffset__:
+        object.__getattribute__(target, "__dict__").update(
+            object.__getattribute__(fresh, "__dict__")
+        )
+    for name in objgraph.slot_names(type(target)):
+        try:
+            object.__setattr__(target, name, object.__getattribute__(fresh, name))
+        except AttributeError:  # unset in fresh
+            pass
+
+
+def _clear_instance(target) -> None:
+    if type(target).__dictoffset__:
+        object.__getattribute__(target, "__dict__").clear()
+    for name in objgraph.slot_names(type(target)):
+        try:
+            object.__delattr__(target, name)
+        except AttributeError:  # already unset
+            pass
+
+
+def _replace_dict(target, fresh) -> None:
+    attrs = object.__getattribute__(target, "__dict__")
+    attrs.clear()
+    attrs.update(object.__getattribute__(fresh, "__dict__"))

@@ -1,0 +1,338 @@
+"""The object graph behind names: which objects a value holds that another name could
+hold too, and the path from a name to each of them.
+
+A node is an object whose identity can be seen through a mutation: lists, dicts, sets,
+bytearrays and deques (and their subclasses), numpy arrays (with the memory they view:
+their *owner*, the last array down their `.base` chain), pandas objects (whole: under
+copy-on-write their parts are not shared), matplotlib artists (whole, with the figure
+they belong to: their *drawing*), instances with attributes, notebook functions and
+their closure cells, and any other object the walk does not know (a leaf: a random
+generator, a connection). Tuples and bound methods are walked through but are
+not nodes (they cannot be mutated, or are made anew on each access). Not walked at all:
+atomic values, classes, modules, library functions and enum members, which are global
+(pickle restores them by name, so their identity survives anyway).
+
+A path is `(name, step, step, ...)`: `("i", 3)` an item of a sequence, `("k", key)` the
+value of a dict under an atomic key, `("p", n)` the n-th value of a dict, `("a", name)`
+an attribute in the instance dict, `("s", name)` a slot, `("c", n)` a closure cell,
+`("x",)` a cell's contents, `("m",)` a bound method's object, `("e", n)` an element of an
+object array. `resolve` follows one in another kernel, where the key guarantees that
+the same names hold equal values.
+
+The walk is iterative, visits each object once, and stops after `budget` nodes (the
+graph then says which names it did not finish).
+"""
+
+from __future__ import annotations
+
+import enum
+import gc
+import itertools
+import logging
+import sys
+import types
+from collections import deque
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+# Values whose identity no mutation can show: never nodes. A set, not a frozenset: the
+# immutable values of libraries (numpy scalars, dates, decimals) join it when first met,
+# so that the checks of whole containers at C speed (`set(map(type, x)) <= ATOMIC`) pass
+# over them.
+ATOMIC = {str, bytes, int, float, complex, bool, type(None), range, slice, type(Ellipsis)}
+ATOMIC |= {type(NotImplemented), types.CodeType}
+_IMMUTABLE_MODULES = frozenset({"datetime", "decimal", "fractions", "uuid", "ipaddress", "re"})
+_KEYS = frozenset({str, bytes, int, bool, type(None)})
+
+SKIP, SEQ, TUPLE, MAP, SET, BYTES, ARRAY, FRAME, FUNC, CELL, METHOD, OBJ, DRAWING = range(13)
+NODE_KINDS = frozenset({SEQ, MAP, SET, BYTES, ARRAY, FRAME, FUNC, CELL, OBJ, DRAWING})
+_GLOBAL_TYPES = (type, types.ModuleType, types.BuiltinFunctionType, enum.Enum)
+_GLOBAL_TYPES += (types.MethodDescriptorType, types.WrapperDescriptorType)
+_KINDS: dict[type, int] = {}
+_PLAIN = frozenset({list, dict, tuple, set, bytearray})  # no attributes, no slots
+_OBJECT_ARRAY_MAX = 100_000  # elements of an object array walked one by one
+
+
+def kind_of(t: type) -> int:
+    """How the walk treats values of type `t` (cached per type)."""
+    k = _KINDS.get(t)
+    if k is None:
+        k = _KINDS[t] = _classify(t)
+    return k
+
+
+def _classify(t: type) -> int:
+    if t in ATOMIC or issubclass(t, _GLOBAL_TYPES):
+        return SKIP
+    if _immutable(t):
+        ATOMIC.add(t)
+        return SKIP
+    for base, kind in ((tuple, TUPLE), (list, SEQ), (dict, MAP), (set, SET), (frozenset, SKIP)):
+        if issubclass(t, base):
+            return kind
+    if issubclass(t, bytearray):
+        return BYTES
+    if t is types.FunctionType:
+        return FUNC
+    if t is types.CellType:
+        return CELL
+    if t is types.MethodType:
+        return METHOD
+    np = sys.modules.get("numpy")
+    if np is not None and issubclass(t, np.ndarray):
+        return ARRAY
+    pd = sys.modules.get("pandas")
+    if pd is not None and issubclass(t, (pd.DataFrame, pd.Series, pd.Index)):
+        return FRAME
+    artist = sys.modules.get("matplotlib.artist")
+    if artist is not None and issubclass(t, artist.Artist):
+        return DRAWING
+    if issubclass(t, deque):
+        return SEQ
+    return OBJ
+
+
+def _immutable(t: type) -> bool:
+    """Library values that cannot change: numpy scalars and dtypes, dates and times,
+    decimals, fractions, UUIDs, IP addresses, compiled patterns."""
+    if t.__module__ in _IMMUTABLE_MODULES:  # their own types (a subclass has another module)
+        return t.__module__ != "re" or t.__name__ == "Pattern"
+    np = sys.modules.get("numpy")
+    return np is not None and issubclass(t, (np.generic, np.dtype))
+
+
+def drawing_root(artist: Any) -> Any:
+    """The figure a matplotlib artist (an axes, a line, a subfigure) belongs to: the
+    whole drawing is one thing, restored together (the artist itself when it is in no
+    figure)."""
+    get = getattr(artist, "get_figure", None)
+    try:
+        root = get(root=True) if get is not None else None
+    except TypeError:  # matplotlib before 3.10: `figure` is already the root
+        root = getattr(artist, "figure", None)
+    return artist if root is None else root
+
+
+def memory_owner(arr: Any) -> Any:
+    """The array at the end of `arr`'s `.base` chain: the one whose memory it views."""
+    np = sys.modules["numpy"]
+    while isinstance(arr.base, np.ndarray):
+        arr = arr.base
+    return arr
+
+
+def address(arr: Any) -> int:
+    return arr.__array_interface__["data"][0]
+
+
+class Graph:
+    """Nodes reached from named roots: `nodes[id] = (obj, parent id, step)`, the root
+    of each node (`root[id]`), the other holders of the nodes reached again (`parents`), and
+    for arrays their owners (`owners[id(owner)] = [array ids]`). Objects are kept alive,
+    so that an id seen later denotes the same object."""
+
+    def __init__(self, main_ns: dict | None, budget: int = 1_000_000):
+        self.main_ns = main_ns
+        self.budget = budget
+        self.nodes: dict[int, tuple] = {}
+        self.root: dict[int, str] = {}
+        self.parents: dict[int, list] = {}  # more holders of a node: their ids (None: a root)
+        self.owners: dict[int, list[int]] = {}
+        self.owner_obj: dict[int, Any] = {}
+        self.shape: dict[int, tuple] = {}  # array id -> (shape, dtype) when walked
+        self.drawings: dict[int, list[int]] = {}  # id(figure) -> ids of its artists met
+        self.truncated: set[str] = set()
+        self.links: list[tuple[str, str]] = []  # (root, root) pairs that reach one node
+        self.old: dict[int, tuple] = {}  # nodes of an earlier graph: not walked into...
+        self.open: set[int] = set()  # ...but for these
+
+    def is_node(self, oid: int) -> bool:
+        entry = self.nodes.get(oid)
+        return entry is not None and kind_of(type(entry[0])) in NODE_KINDS
+
+    def add(self, name: str, value: Any) -> None:
+        """Walk `value`, the value of root `name`."""
+        if type(value) in ATOMIC:
+            return
+        enabled = gc.isenabled()
+        gc.disable()  # the walk makes a tuple per node and no garbage: collecting halves it
+        try:
+            self._walk(name, value)
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _walk(self, name: str, value: Any) -> None:
+        stack = [(value, None, ("n", name))]
+        nodes = self.nodes
+        while stack:
+            obj, parent, step = stack.pop()
+            oid = id(obj)
+            if oid in nodes:
+                self._again(oid, parent, name)
+                continue
+            kind = kind_of(type(obj))
+            if kind == SKIP or (kind == FUNC and obj.__globals__ is not self.main_ns):
+                continue
+            if len(nodes) >= self.budget:
+                self.truncated.add(name)
+                return
+            nodes[oid] = (obj, parent, step)
+            self.root[oid] = name
+            if kind == DRAWING:  # a leaf: matplotlib's graph is the figure's business
+                self.drawings.setdefault(id(drawing_root(obj)), []).append(oid)
+                continue
+            if oid in self.old and oid not in self.open:
+                if kind == ARRAY:
+                    self._array(obj, oid, [])
+                continue
+            try:
+                self._children(obj, oid, kind, stack, name)
+            except Exception:  # an object whose parts cannot be listed: a leaf
+                log.debug("the walk treats a %s as a leaf", type(obj).__name__, exc_info=True)
+
+    def _again(self, oid: int, parent: int | None, name: str) -> None:
+        """A node reached once more: another holder, perhaps from another root."""
+        self.parents.setdefault(oid, []).append(parent)
+        if self.root[oid] != name:
+            self.links.append((self.root[oid], name))
+
+    def _children(self, obj: Any, oid: int, kind: int, stack: list, name: str) -> None:
+        if kind == SEQ or kind == TUPLE:
+            items = enumerate(obj)
+            if not set(map(type, obj)) <= ATOMIC:
+                self._items(((x, ("i", i)) for i, x in items), oid, stack, name)
+        elif kind == MAP:
+            if not set(map(type, dict.values(obj))) <= ATOMIC:
+                pairs = enumerate(dict.items(obj))
+                steps = ((v, ("k", k) if type(k) in _KEYS else ("p", i)) for i, (k, v) in pairs)
+                self._items(steps, oid, stack, name)
+        elif kind == ARRAY:
+            self._array(obj, oid, stack)
+        elif kind == FUNC:
+            for i, cell in enumerate(obj.__closure__ or ()):
+                stack.append((cell, oid, ("c", i)))
+        elif kind == CELL:
+            try:
+                stack.append((obj.cell_contents, oid, ("x",)))
+            except ValueError:  # an empty cell
+                pass
+        elif kind == METHOD:
+            stack.append((obj.__self__, oid, ("m",)))
+        if kind in (OBJ, SEQ, MAP, SET, BYTES, FUNC) and type(obj) not in _PLAIN:
+            _attributes(obj, oid, stack)
+
+    def _items(self, items, oid: int, stack: list, name: str) -> None:
+        """Children of a container. The common leaves (a list, tuple or dict of atomic
+        values: the rows of a table) are recorded here rather than stacked: a million
+        records cost a pass, not a million trips round the walk."""
+        nodes, root = self.nodes, self.root
+        for x, step in items:
+            t = type(x)
+            if t in ATOMIC:
+                continue
+            leaf = (t is dict and set(map(type, dict.values(x))) <= ATOMIC) or (
+                (t is list or t is tuple) and set(map(type, x)) <= ATOMIC
+            )
+            if not leaf:
+                stack.append((x, oid, step))
+            elif id(x) in nodes:
+                self._again(id(x), oid, name)
+            elif len(nodes) < self.budget:
+                nodes[id(x)] = (x, oid, step)
+                root[id(x)] = name
+            else:
+                self.truncated.add(name)
+                return
+
+    def _array(self, arr: Any, oid: int, stack: list) -> None:
+        owner = memory_owner(arr)
+        self.owners.setdefault(id(owner), []).append(oid)
+        self.owner_obj[id(owner)] = owner
+        self.shape[oid] = (arr.shape, arr.dtype)
+        if arr.dtype.hasobject and arr.size <= _OBJECT_ARRAY_MAX:
+            stack.extend(
+                (x, oid, ("e", i)) for i, x in enumerate(arr.flat) if type(x) not in ATOMIC
+            )
+
+    def path(self, oid: int) -> tuple:
+        """The path from a root to node `oid`: (root name, step, ...)."""
+        steps = []
+        while oid is not None:
+            _, parent, step = self.nodes[oid]
+            steps.append(step)
+            oid = parent
+        steps.reverse()
+        return (steps[0][1], *steps[1:])
+
+
+def _attributes(obj: Any, oid: int, stack: list) -> None:
+    t = type(obj)
+    if t.__dictoffset__:
+        attrs = object.__getattribute__(obj, "__dict__")
+        if type(attrs) is dict:
+            stack.extend((v, oid, ("a", k)) for k, v in attrs.items() if type(v) not in ATOMIC)
+    for name in slot_names(t):
+        try:
+            v = object.__getattribute__(obj, name)
+        except AttributeError:  # an unset slot
+            continue
+        if type(v) not in ATOMIC:
+            stack.append((v, oid, ("s", name)))
+
+
+_SLOTS: dict[type, tuple[str, ...]] = {}
+
+
+def slot_names(t: type) -> tuple[str, ...]:
+    """The names of the slots instances of `t` have (from every class of its MRO)."""
+    names = _SLOTS.get(t)
+    if names is None:
+        found = []
+        for base in t.__mro__:
+            slots = base.__dict__.get("__slots__", ())
+            for s in (slots,) if isinstance(slots, str) else slots:
+                if s not in ("__dict__", "__weakref__"):
+                    found.append(f"_{base.__name__.lstrip('_')}{s}" if s.startswith("__") else s)
+        names = _SLOTS[t] = tuple(found)
+    return names
+
+
+def lookup(ns: dict, name: str) -> Any:
+    """The value of a name, or of an attribute chain from one (`settings.THRESHOLD`).
+    Raises KeyError or AttributeError."""
+    head, *attrs = name.split(".")
+    value = ns[head]
+    for a in attrs:
+        value = getattr(value, a)
+    return value
+
+
+def resolve(path: tuple, roots: dict) -> Any:
+    """The object at `path` from `roots` (name -> value). Raises LookupError,
+    AttributeError, ValueError or TypeError when the path does not lead anywhere."""
+    obj = roots[path[0]]
+    for step in path[1:]:
+        op = step[0]
+        if op == "i":
+            obj = obj[step[1]]
+        elif op == "k":
+            obj = dict.__getitem__(obj, step[1])  # never a defaultdict's __missing__
+        elif op == "p":
+            obj = next(itertools.islice(dict.values(obj), step[1], None))
+        elif op == "a":
+            obj = object.__getattribute__(obj, "__dict__")[step[1]]
+        elif op == "s":
+            obj = object.__getattribute__(obj, step[1])
+        elif op == "c":
+            obj = obj.__closure__[step[1]]
+        elif op == "x":
+            obj = obj.cell_contents
+        elif op == "m":
+            obj = obj.__self__
+        elif op == "e":
+            obj = obj.flat[step[1]]
+        else:
+            raise ValueError(f"unknown path step {step!r}")
+    return obj

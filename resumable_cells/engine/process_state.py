@@ -1,0 +1,190 @@
+"""Process state a step changes outside its namespace: recorded in its entry, set again
+on a hit.
+
+What is watched, in the order a hit sets it again:
+
+    ipython.magics   line magics that configure the kernel (`%matplotlib`, `%config`,
+                     `%load_ext`, `%autoreload`, `%precision`, `%xmode`, ...): called again
+    cwd              the working directory (recorded relative to where it was)
+    sys.path         entries added at the front or the end, entries removed
+    environ          variables set or removed (`os.environ`)
+    warnings         the warning filters (`warnings.simplefilter`, `filterwarnings`)
+    recursionlimit   `sys.setrecursionlimit`
+    ipython.interactivity   what IPython displays of a cell (`ast_node_interactivity`)
+    random           the state of the `random` module's generator
+    numpy.random     the state of numpy's global generator (`np.random.seed`, draws)
+    numpy.print      numpy's print options (`np.set_printoptions`)
+    numpy.errors     numpy's floating-point error handling (`np.seterr`)
+    matplotlib.rc    matplotlib's rcParams, and so styles (`plt.style.use`), but the backend
+    pandas.options   pandas' options (`pd.set_option`)
+
+then what `register_state(name, get, set)` added. A library's state is watched only once
+the library is imported; one imported by the step itself has its whole state recorded.
+
+`watching(shell)` around a live step (a snapshot, and the configuring magics it calls),
+`changes(watch)` after it: the changes, each as
+small as it can be (the keys that changed, not the whole state). A snapshot is cheap:
+where copying a state costs more than comparing it (environ, rcParams) the previous
+snapshot is reused while the process still matches it, and the numpy generator is
+compared by its raw state. A change that cannot be recorded (a value that does not
+pickle, a state that cannot be read) raises Unfaithful: the step is not cached.
+`apply(changes)` sets them again; one that fails is said and logged, never fatal.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
+from typing import Any
+
+from ..errors import Unfaithful
+from ..storage import serialize
+from .states import BUILTIN, State
+
+log = logging.getLogger(__name__)
+
+
+_STATES: list[State] = list(BUILTIN)
+_BUILTIN = len(_STATES)
+_last: dict[str, Any] = {}
+
+
+def register_state(name: str, get: Callable[[], Any], set: Callable[[Any], None]) -> None:
+    """Watch more process state: `get()` returns it (comparable with `==`, picklable),
+    `set(value)` restores it. A pure step that changes it records the new value, and a
+    hit calls `set` with it. Registering a name again replaces it.
+
+    >>> register_state("torch.threads", torch.get_num_threads, torch.set_num_threads)  # doctest: +SKIP
+    """
+    if not isinstance(name, str) or not callable(get) or not callable(set):
+        raise TypeError("register_state(name: str, get: callable, set: callable)")
+    for i, s in enumerate(_STATES):
+        if s.name == name:
+            if i < _BUILTIN:
+                raise ValueError(f"{name} is watched already")
+            del _STATES[i]
+            break
+    _STATES.append(State(name, get, set))
+
+
+def _watched() -> list[State]:
+    return [s for s in _STATES if s.module is None or s.module in sys.modules]
+
+
+CONFIGURING = frozenset(
+    {"matplotlib", "pylab", "config", "load_ext", "reload_ext", "unload_ext", "autoreload"}
+    | {"aimport", "precision", "xmode", "colors", "pdb", "autocall", "automagic", "pprint"}
+)
+
+
+class Watch:
+    """What `changes` compares with: a snapshot before the step, and the configuring
+    magics the step called, in order."""
+
+    def __init__(self, before: dict[str, Any]):
+        self.before = before
+        self.magics: list[tuple[str, str]] = []
+
+
+@contextmanager
+def watching(shell) -> Iterator[Watch]:
+    """Snapshot the process state and record the configuring line magics the body calls
+    (`%config X` runs as `get_ipython().run_line_magic("config", "X")`)."""
+    watch = Watch(snapshot())
+    run = shell.run_line_magic
+    own = shell.__dict__.get("run_line_magic")
+
+    def recording(magic_name, line, _stack_depth=1):
+        if magic_name in CONFIGURING and not (magic_name.endswith("_ext") and _ours(line)):
+            watch.magics.append((magic_name, line))
+        return run(magic_name, line, _stack_depth + 1)  # the caller's frame, for $var
+
+    shell.run_line_magic = recording
+    try:
+        yield watch
+    finally:
+        if own is None:
+            del shell.run_line_magic
+        else:
+            shell.run_line_magic = own
+
+
+def _ours(line: str) -> bool:
+    return line.strip() == "resumable_cells"
+
+
+def _magics_put(calls: list[tuple[str, str]]) -> None:
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):  # said live already
+        for name, line in calls:
+            shell.run_line_magic(name, line)
+
+
+def snapshot() -> dict[str, Any]:
+    """The watched state now, before a live step."""
+    out = {}
+    for s in _watched():
+        try:
+            last = _last.get(s.name)
+            if last is None or s.differs(last):
+                last = _last[s.name] = s.take()
+            out[s.name] = last
+        except Exception:  # a state that cannot be read now: the step is not held to it
+            log.debug("process state %s could not be read", s.name, exc_info=True)
+    return out
+
+
+def changes(watch: Watch | dict[str, Any]) -> list[tuple[str, Any]]:
+    """What the step changed since the snapshot, in order. Raises Unfaithful for a
+    change that cannot be recorded."""
+    before = watch.before if isinstance(watch, Watch) else watch
+    magics = watch.magics if isinstance(watch, Watch) else []
+    out = [("ipython.magics", list(magics))] if magics else []
+    for s in _watched():
+        prior = before.get(s.name)
+        try:
+            if prior is not None and not s.differs(prior):
+                continue
+            after = _last[s.name] = s.take()
+        except Exception as err:
+            if prior is None:  # it could not be read before either: not watched here
+                log.debug("process state %s could not be read", s.name, exc_info=True)
+                continue
+            raise Unfaithful(
+                s.name, f"it cannot be read after the step ({err})", "mark the step `--effect`"
+            ) from None
+        try:
+            change = s.change(prior, after)
+            if change or prior is None:
+                serialize.dumps(change, s.name)
+                out.append((s.name, change))
+        except Exception as err:
+            raise Unfaithful(
+                s.name,
+                f"the step changed it and the change cannot be recorded ({err})",
+                "mark the step `--effect`",
+            ) from None
+    return [(n, c) for n, c in out if c not in ({}, None)]
+
+
+def apply(recorded: list[tuple[str, Any]]) -> list[str]:
+    """Set recorded changes again, in order. Returns a warning for each that failed."""
+    states = {s.name: s for s in _STATES}
+    states["ipython.magics"] = State("ipython.magics", list, _magics_put)
+    problems = []
+    for name, change in recorded:
+        s = states.get(name)
+        try:
+            if s is None:
+                raise LookupError("it is not watched in this kernel (register_state)")
+            s.put(change)
+        except Exception as err:
+            log.debug("process state %s could not be set again", name, exc_info=True)
+            problems.append(f"{name} could not be set again ({err})")
+        _last.pop(name, None)
+    return problems

@@ -1,0 +1,395 @@
+"""Sharing between names, kept across a hit: what a step's entry stores as one unit,
+what by reference to an input, and what it restores in place.
+
+Before a live step runs (`before`), the objects its inputs hold are walked
+(`objgraph`) and kept alive: their identity is what the step's results may share with
+the rest of the kernel. After it ran, `analyse` looks at the values it bound and at the
+inputs it changed (an input is changed when its digest is, `a.append(1)`) and plans
+how the entry stores each name:
+
+- **Alone.** A bound value that shares no object with another name is stored by
+  itself, by its digest, as any value (most values: a frame, an array, a number).
+- **One unit.** Values that share objects with each other (`a = [1]; b = a`; two
+  closures over one cell; `x2` and its view `sub`) or with the inputs (`b = a`,
+  `lst = d['k']`, a view of an input array), and the new state of the objects a step
+  changed inside its inputs, are pickled together, as one stream (Kishu's co-variables:
+  names whose object graphs meet are stored as one), so that one object stays one
+  object. In it, an object the inputs held before the step is a *reference*, its path
+  from an input (`d['k']`): the key guarantees the input's value, so in the kernel that
+  serves the hit the path leads to the corresponding object, which is then used itself,
+  never a copy. An array viewing an input's memory is stored as its offset, shape and
+  strides over it; arrays viewing one new buffer are stored with the part of it they
+  view, once (`unit.py` writes and reads the stream).
+- **In place.** An object the step changed in place (`b.append(2)`, `sub[0, 0] = 99`,
+  `df['c'] = ...`, `model.fit(X)`) is given its new state in place on a hit (`inplace`)
+  rather than replaced: every holder of it then sees the change as it did live, names
+  the step does not read (`a` when `a is b`, the base of a view) and holders the engine
+  does not know about. Such names are recorded among the step's outputs (`seen`): their
+  value changed with it. An input changed in place that holds no other object is stored
+  alone (by digest) and restored in place; otherwise its state goes in the unit.
+- **Replaced.** An object that cannot be restored in place (`inplace.restorable`) is
+  stored as a new object, and each name bound to it is rebound to that one new object.
+
+What it cannot make faithful it refuses (`Unfaithful`: the step runs and is not cached,
+and the message names the value and the way out): a value sharing an object with a name
+the step does not read (the engine cannot know that name's value when serving), an
+object it cannot restore in place that something else also holds, an input holding
+more objects than the walk's budget when the step changed it or bound something inside
+it.
+
+Cost: only the step's inputs (before) and what it bound or changed (after) are walked;
+the rest of the namespace is looked at one level deep (is a name's value one of those
+objects, an array over one of that memory), and only when the step bound or changed an
+object at all. Arrays and frames are leaves: no buffer is read or copied.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import Unfaithful, Unhashable
+from ..hashing.values import Hasher
+from . import inplace, modattrs, objgraph
+
+log = logging.getLogger(__name__)
+BUDGET = 2_000_000  # objects walked per step, before and after (about a second)
+
+
+@dataclass
+class Before:
+    """The step's inputs before it ran: their objects, the graph they hold, and the
+    attributes of the notebook's modules it reads or imports (`modattrs`)."""
+
+    graph: objgraph.Graph
+    values: dict[str, Any]
+    modules: dict[str, dict] = field(default_factory=dict)
+
+
+def before(
+    ns: dict, inputs: Iterable[str], imports: Iterable[str] = (), budget: int | None = None
+) -> Before:
+    """Walk the inputs of a step that is about to run live: names of the namespace, or
+    attribute chains from one (`settings.THRESHOLD`); `imports` are the modules the
+    step imports."""
+    graph = objgraph.Graph(ns, budget or BUDGET)
+    values = {}
+    for name in inputs:
+        try:
+            values[name] = objgraph.lookup(ns, name)
+        except (KeyError, AttributeError):
+            continue
+        graph.add(name, values[name])
+    return Before(graph, values, modattrs.snapshot(ns, values, imports))
+
+
+@dataclass
+class Plan:
+    """How an entry stores a live run's names (see the module docstring)."""
+
+    alone: list[str] = field(default_factory=list)  # bound, stored by digest, bound on a hit
+    alone_inplace: list[str] = field(default_factory=list)  # changed inputs, alone, in place
+    unit_bind: dict[str, Any] = field(default_factory=dict)  # name -> value, in the unit
+    unit_inplace: list[Any] = field(default_factory=list)  # objects restored in place
+    seen: list[str] = field(default_factory=list)  # not bound; changed with the step
+    replaced: set[int] = field(default_factory=set)  # input objects stored anew
+    modules: dict[str, dict] = field(default_factory=dict)  # module attributes set (modattrs)
+    graph: objgraph.Graph | None = None  # the inputs' graph (references resolve in it)
+    post: objgraph.Graph | None = None  # what the step bound or changed
+
+    @property
+    def has_unit(self) -> bool:
+        return bool(self.unit_bind or self.unit_inplace or self.modules)
+
+
+def mutated(pre: Before, ns: dict, before_digests: dict[str, str], digest_of) -> dict[str, Any]:
+    """Inputs whose object the step changed (name -> that object), by digest: also when
+    the name was rebound afterwards (`a.append(1); a = a + [2]`)."""
+    out = {}
+    for name, old in before_digests.items():
+        obj = pre.values.get(name)
+        if obj is None or type(obj) in objgraph.ATOMIC:
+            continue
+        try:
+            if ns.get(name, _MISSING) is obj:
+                now = digest_of(name)
+            else:
+                now = Hasher(ns).value_digest(obj, name)
+        except Unhashable:
+            continue  # the key already failed on it: nothing is stored
+        if now != old:
+            out[name] = obj
+    return out
+
+
+_MISSING = object()
+
+
+def analyse(pre: Before, ns: dict, bound: list[str], changed: dict[str, Any], hidden: dict) -> Plan:
+    """Plan the entry of a live run that bound `bound` and changed the input objects
+    `changed` (from `mutated`). Raises Unfaithful."""
+    old = pre.graph
+    kept = [n for n in bound if not _changed_itself(n, ns, pre, changed)]
+    post = objgraph.Graph(ns, old.budget)
+    post.old = old.nodes
+    post.open = {oid for oid, root in old.root.items() if root in changed}
+    for name in kept:
+        post.add(name, ns[name])
+    for name, obj in changed.items():
+        post.add("\0" + name, obj)
+    plan = Plan(graph=old, post=post, modules=modattrs.changes(pre.modules))
+    for name, value in modattrs.values(plan.modules).items():
+        post.add("\1" + name, value)
+    if not post.nodes:  # only atomic values bound, nothing changed: the usual step
+        plan.alone = list(bound)
+        return plan
+    _check_budget(old, post, changed)
+    region = {oid for oid in post.open if old.is_node(oid)}
+    movable = {oid for oid in region if inplace.restorable(old.nodes[oid][0], old.shape.get(oid))}
+    plan.replaced = {oid for oid in region - movable if not _pinned(old, oid, changed)}
+    shared = _sharing_roots(post, old)
+    _place_changed(plan, ns, changed, region, movable)
+    for name in kept:
+        if name in shared:
+            plan.unit_bind[name] = ns[name]
+        else:
+            plan.alone.append(name)
+    _look_around(plan, ns, pre, bound, hidden, region)
+    _drawings(plan, ns, hidden)
+    return plan
+
+
+def _changed_itself(name: str, ns: dict, pre: Before, changed: dict) -> bool:
+    """A bound name that still holds its own input's object, which the step changed:
+    restored in place, not bound."""
+    return name in changed and ns[name] is pre.values[name]
+
+
+def root_name(root: str) -> str:
+    """A root of the post-step graph as the user writes it (changed inputs and module
+    attributes are marked apart from bound names)."""
+    return root.lstrip("\0\1")
+
+
+_PYTHON_KINDS = frozenset(
+    {objgraph.SEQ, objgraph.MAP, objgraph.SET, objgraph.OBJ, objgraph.CELL, objgraph.DRAWING}
+)
+
+
+def _check_budget(old: objgraph.Graph, post: objgraph.Graph, changed: dict) -> None:
+    """Refuse when an input was too large to walk and the step could have taken an
+    object from the part not walked: it changed that input, or it bound Python
+    containers or objects, or views of arrays (a new frame or array of its own is fine)."""
+    if old.truncated and (old.truncated.intersection(changed) or _could_share(old, post)):
+        name = sorted(old.truncated)[0]
+        raise Unfaithful(
+            name,
+            f"it holds more than {old.budget:,} objects, too many to follow what the step "
+            "shares with it or changes in it",
+            "split it into smaller values, or mark the step `--effect`",
+        )
+    if post.truncated:
+        name = root_name(sorted(post.truncated)[0])
+        raise Unfaithful(
+            name, f"it holds more than {post.budget:,} objects", "mark the step `--effect`"
+        )
+
+
+def _could_share(old: objgraph.Graph, post: objgraph.Graph) -> bool:
+    for oid, (obj, _, _) in post.nodes.items():
+        if oid in old.nodes:
+            continue
+        kind = objgraph.kind_of(type(obj))
+        if kind in _PYTHON_KINDS or (kind == objgraph.ARRAY and obj.base is not None):
+            return True
+    return False
+
+
+def _sharing_roots(post: objgraph.Graph, old: objgraph.Graph) -> set[str]:
+    """The roots of `post` that share an object with another root or with the inputs
+    (an input's object, or memory an input array views)."""
+    parent: dict[str, str] = {}
+
+    def find(r: str) -> str:
+        while parent.get(r, r) != r:
+            r = parent[r]
+        return r
+
+    def union(a: str, b: str) -> None:
+        parent[find(a)] = find(b)
+
+    for a, b in post.links:
+        union(a, b)
+    touching = set()
+    for owned, old_owners in ((post.owners, old.owners), (post.drawings, old.drawings)):
+        for owner, members in owned.items():  # arrays over one memory, parts of one figure
+            roots = [post.root[a] for a in members]
+            for r in roots[1:]:
+                union(roots[0], r)
+            if owner in old_owners:
+                touching.update(roots)
+    touching.update(post.root[oid] for oid in post.nodes if oid in old.nodes)
+    groups: dict[str, list[str]] = {}
+    for r in set(post.root.values()).union(*post.links):
+        groups.setdefault(find(r), []).append(r)
+    out = set()
+    for members in groups.values():
+        if len(members) > 1 or touching.intersection(members):
+            out.update(members)
+    return out
+
+
+def _place_changed(plan: Plan, ns: dict, changed: dict, region: set, movable: set) -> None:
+    """Changed inputs: alone and in place when the input still holds its object, which
+    holds nothing else that could have changed and shares nothing; otherwise each object
+    of theirs goes in the unit, restored in place, or anew when it cannot be."""
+    old, post = plan.graph, plan.post
+    linked = {r for pair in post.links for r in pair}
+    under_root: dict[str, int] = {}
+    for oid, root in post.root.items():
+        if oid in old.nodes:
+            under_root[root] = under_root.get(root, 0) + 1
+    for name, obj in changed.items():
+        own = [oid for oid in region if old.root[oid] == name]
+        root = "\0" + name
+        if (
+            own == [id(obj)]
+            and id(obj) in movable
+            and root not in linked
+            and under_root.get(root, 0) == 1
+            and id(obj) not in post.parents  # it does not hold itself
+            and ns.get(name, _MISSING) is obj
+        ):
+            plan.alone_inplace.append(name)
+            continue
+        plan.unit_inplace.extend(old.nodes[oid][0] for oid in own if oid in movable)
+    for oid in plan.replaced:
+        _replace(plan, ns, changed, oid)
+
+
+def _pinned(old: objgraph.Graph, oid: int, changed: dict) -> bool:
+    """Whether an input the step did not change holds this object of a changed one too:
+    then it did not change, and is stored by reference (not a drawing: see `_drawings`)."""
+    if objgraph.kind_of(type(old.nodes[oid][0])) == objgraph.DRAWING:
+        return False
+    return any(p is not None and old.root[p] not in changed for p in old.parents.get(oid, []))
+
+
+def _drawings(plan: Plan, ns: dict, hidden: dict) -> None:
+    """A matplotlib figure is one thing: its parts hold each other (an axes its figure,
+    a figure its axes), none can be restored in place, and the analysis does not walk
+    inside them. When a step binds or changes part of one, the figure is stored whole in
+    the unit and every name holding a part of it (an input, a bound name or another) is
+    bound to the restored figure's part, so that `ax.figure is fig` still holds."""
+    touched = set(plan.post.drawings)
+    if not touched:
+        return
+    old = plan.graph
+    for root in touched:
+        plan.replaced.update(old.drawings.get(root, ()))
+    for name, value in ns.items():
+        if objgraph.kind_of(type(value)) != objgraph.DRAWING or name.startswith("_"):
+            continue
+        if hidden.get(name, _MISSING) is not value and id(objgraph.drawing_root(value)) in touched:
+            plan.unit_bind[name] = value
+    plan.alone = [n for n in plan.alone if n not in plan.unit_bind]
+
+
+def _replace(plan: Plan, ns: dict, changed: dict, oid: int) -> None:
+    """An object that cannot be restored in place is stored anew; the changed inputs
+    bound to it are rebound to that (their containers, restored in place, hold it)."""
+    obj = plan.graph.nodes[oid][0]
+    for name in changed:
+        if ns.get(name, _MISSING) is obj:
+            plan.unit_bind[name] = obj
+
+
+def _look_around(plan: Plan, ns: dict, pre: Before, bound: list[str], hidden: dict, region: set):
+    """Names the step neither read nor bound: those holding an object it changed saw the
+    change (recorded, or rebound when the object is replaced); one holding an object it
+    bound but did not read, or memory such an array views, cannot be served faithfully.
+    Identities are compared for the whole namespace at C speed; a name is looked at in
+    Python only when its object is one of those, or for arrays and closures when the
+    step made or changed some."""
+    old, post = plan.graph, plan.post
+    watched = region | {oid for oid in post.nodes if oid not in old.nodes}
+    skip = set(pre.values).union(bound)
+    ids = list(map(id, ns.values()))
+    own = Counter(id(ns[n]) for n in skip if n in ns)
+    suspects = {h for h in watched.intersection(ids) if ids.count(h) > own[h]}
+    for name in [k for k, v in ns.items() if id(v) in suspects] if suspects else ():
+        if _other(name, ns[name], skip, hidden):
+            _look_at(plan, name, ns[name], region)
+    arrays = {
+        id(objgraph.memory_owner(old.nodes[o][0])) for o in region if _is_array(old.nodes[o][0])
+    }
+    fresh = {o for o in post.owners if o not in old.owners}
+    cells = {o for o in region if objgraph.kind_of(type(old.nodes[o][0])) == objgraph.CELL}
+    kinds = {objgraph.kind_of(t) for t in set(map(type, ns.values()))}
+    look_arrays = (arrays or fresh) and objgraph.ARRAY in kinds
+    if not (look_arrays or cells):
+        return
+    for name, value in ns.items():
+        kind = objgraph.kind_of(type(value))
+        if kind not in (objgraph.ARRAY, objgraph.FUNC) or id(value) in watched:
+            continue
+        if not _other(name, value, skip, hidden):
+            continue
+        if kind == objgraph.FUNC:
+            if cells and any(id(c) in cells for c in value.__closure__ or ()):
+                plan.seen.append(name)
+        elif look_arrays:
+            _look_at_array(plan, name, value, arrays, fresh)
+
+
+def _other(name: str, value: Any, skip: set, hidden: dict) -> bool:
+    """A user's name the step neither read nor bound (not IPython's own, not `_x`)."""
+    return not (name in skip or name.startswith("_") or hidden.get(name, _MISSING) is value)
+
+
+def _look_at(plan: Plan, name: str, value: Any, region: set) -> None:
+    oid = id(value)
+    if oid in plan.replaced:
+        plan.unit_bind[name] = value
+    elif oid in region:
+        plan.seen.append(name)
+    elif _data(value, objgraph.kind_of(type(value))):
+        raise Unfaithful(
+            root_name(plan.post.root[oid]),
+            f"it is the same object as {name}, which the step does not read",
+            f"read {name} in the step too, or mark the step `--effect`",
+        )
+
+
+def _look_at_array(plan: Plan, name: str, arr: Any, changed: set, fresh: set) -> None:
+    owner = id(objgraph.memory_owner(arr))
+    if owner in changed:
+        plan.seen.append(name)
+    elif owner in fresh:
+        root = root_name(plan.post.root[plan.post.owners[owner][0]])
+        raise Unfaithful(
+            root,
+            f"it views the memory of {name}, which the step does not read",
+            f"read {name} in the step too, or mark the step `--effect`",
+        )
+
+
+def _is_array(value: Any) -> bool:
+    return objgraph.kind_of(type(value)) == objgraph.ARRAY
+
+
+def _data(value: Any, kind: int) -> bool:
+    """Values whose sharing a user relies on (library singletons are left alone: pickle
+    restores most of them by name; drawings are rebound whole, `_drawings`)."""
+    if kind == objgraph.OBJ:
+        return type(value).__module__ == "__main__"
+    return kind not in (
+        objgraph.FUNC,
+        objgraph.SKIP,
+        objgraph.TUPLE,
+        objgraph.METHOD,
+        objgraph.DRAWING,
+    )

@@ -1,0 +1,236 @@
+"""The parts of the process state `process_state` watches, each a `State`: how to take a
+snapshot of it, tell cheaply whether the process left it, say what changed and set that
+again. Standard library ones first, then numpy's, matplotlib's and pandas' (watched once
+the library is imported). `BUILTIN` lists them in the order a hit sets them again.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import random
+import sys
+import warnings
+
+from IPython import get_ipython
+
+
+class State:
+    """One part of the process state. `take()` a snapshot; `differs(snapshot)` whether
+    the process left it (cheap); `change(before, after)` what to record, given both
+    snapshots (`before` None when the library was imported by the step); `put(change)`
+    set it again."""
+
+    module: str | None = None  # watched once this module is imported
+
+    def __init__(self, name: str, take, put, differs=None, change=None, module=None):
+        self.name = name
+        self.take = take
+        self.put = put
+        self.differs = differs or (lambda snap: take() != snap)
+        self.change = change or (lambda before, after: after)
+        self.module = module
+
+
+def _environ_take() -> dict:
+    # os.environ's own dict of encoded strings copies 100x faster than os.environ
+    data = getattr(os.environ, "_data", None)
+    return (
+        dict(data)
+        if isinstance(data, dict)
+        else {os.fsencode(k): os.fsencode(v) for k, v in os.environ.items()}
+    )
+
+
+def _environ_differs(snap: dict) -> bool:
+    data = getattr(os.environ, "_data", None)
+    return (data if isinstance(data, dict) else _environ_take()) != snap
+
+
+def _environ_change(before: dict | None, after: dict) -> dict:
+    before = before or {}
+    return {
+        "set": {os.fsdecode(k): os.fsdecode(v) for k, v in after.items() if before.get(k) != v},
+        "unset": [os.fsdecode(k) for k in before if k not in after],
+    }
+
+
+def _environ_put(change: dict) -> None:
+    for k, v in change["set"].items():
+        os.environ[k] = v
+    for k in change["unset"]:
+        os.environ.pop(k, None)
+
+
+def _cwd_change(before: str | None, after: str) -> str:
+    return os.path.relpath(after, before) if before else after
+
+
+def seq_change(before: list | None, after: list) -> dict:
+    """A list's change as what was added in front, removed, and added at the end, so
+    that it applies to a list that differs elsewhere (another kernel's sys.path)."""
+    before = before or []
+    kept = [x for x in before if x in after]
+    added = [x for x in after if x not in before]
+    start = after.index(kept[0]) if kept else len(after)
+    if after[start : start + len(kept)] != kept:  # reordered: record the whole list
+        return {"all": list(after)}
+    front = [x for x in after[:start] if x in added]
+    return {"front": front, "removed": [x for x in before if x not in after],
+            "back": after[start + len(kept) :]}  # fmt: skip
+
+
+def seq_apply(current: list, change: dict) -> list:
+    if "all" in change:
+        return list(change["all"])
+    drop = change["removed"] + change["front"] + change["back"]
+    middle = [x for x in current if x not in drop]
+    return change["front"] + middle + change["back"]
+
+
+def _path_put(change: dict) -> None:
+    sys.path[:] = seq_apply(sys.path, change)
+
+
+def _warnings_put(change: dict) -> None:
+    warnings.filters[:] = seq_apply(list(warnings.filters), change)  # the tuples as they were
+    # what filterwarnings() does after changing the list: forget the verdicts cached per
+    # module (the function has no public name; without it a filter applies to new code only)
+    mutated = getattr(warnings, "_filters_mutated", None) or getattr(
+        warnings, "_filters_mutated_lock_held", None
+    )
+    if mutated is not None:
+        mutated()
+
+
+def _mapping_change(before: dict | None, after: dict) -> dict:
+    before = before or {}
+    return {k: v for k, v in after.items() if k not in before or before[k] != v}
+
+
+# -- numpy ----------------------------------------------------------------------------------
+def _np_rng_take():
+    """The raw state of numpy's global generator (its Mersenne Twister's words) as a
+    token to compare: reading it is 100x cheaper than `np.random.get_state()`."""
+    np = sys.modules["numpy"]
+    bitgen = np.random.get_bit_generator()
+    if type(bitgen).__name__ == "MT19937":
+        import ctypes
+
+        return ctypes.string_at(bitgen.ctypes.state_address, 624 * 4 + 4)
+    return bitgen.state
+
+
+def _np_rng_change(before, after):
+    return sys.modules["numpy"].random.get_state()
+
+
+def _np_rng_put(state) -> None:
+    sys.modules["numpy"].random.set_state(state)
+
+
+def _np_print_take() -> dict:
+    return sys.modules["numpy"].get_printoptions()
+
+
+def _np_print_put(change: dict) -> None:
+    sys.modules["numpy"].set_printoptions(**change)
+
+
+def _np_err_take() -> dict:
+    return sys.modules["numpy"].geterr()
+
+
+def _np_err_put(change: dict) -> None:
+    sys.modules["numpy"].seterr(**change)
+
+
+def _interactivity() -> str | None:
+    """What IPython displays of a cell (`InteractiveShell.ast_node_interactivity = "all"`
+    is a common first cell)."""
+    shell = get_ipython()
+    return None if shell is None else shell.ast_node_interactivity
+
+
+def _set_interactivity(value: str | None) -> None:
+    shell = get_ipython()
+    if shell is not None and value is not None:
+        shell.ast_node_interactivity = value
+
+
+# -- matplotlib and pandas -------------------------------------------------------------------
+def _rc():
+    return sys.modules["matplotlib"].rcParams
+
+
+def _rc_take() -> dict:
+    # rcParams' own items: its __getitem__ resolves the backend, which would pick one
+    return dict(dict.items(_rc()))
+
+
+def _rc_differs(snap: dict) -> bool:
+    return not dict.__eq__(_rc(), snap)
+
+
+def _rc_change(before: dict | None, after: dict) -> dict:
+    change = _mapping_change(before, after)
+    change.pop("backend", None)  # choosing a backend is not state a step's value carries
+    return change
+
+
+def _rc_put(change: dict) -> None:
+    rc = _rc()
+    for k, v in change.items():
+        if k in rc and dict.__getitem__(rc, k) != v:
+            rc[k] = v
+
+
+def _pd_config() -> dict:
+    from pandas._config import config  # the options' one dict: pandas has no public copy
+
+    return config._global_config
+
+
+def _pd_take() -> dict:
+    return copy.deepcopy(_pd_config())
+
+
+def _pd_differs(snap: dict) -> bool:
+    return _pd_config() != snap
+
+
+def _flat(d: dict, prefix: str = "") -> dict:
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[prefix + k] = v
+    return out
+
+
+def _pd_change(before: dict | None, after: dict) -> dict:
+    return _mapping_change(_flat(before) if before else None, _flat(after))
+
+
+def _pd_put(change: dict) -> None:
+    pd = sys.modules["pandas"]
+    for k, v in change.items():
+        if pd.get_option(k) != v:
+            pd.set_option(k, v)
+
+
+BUILTIN: list[State] = [
+    State("cwd", os.getcwd, lambda rel: os.chdir(rel), change=_cwd_change),
+    State("sys.path", lambda: list(sys.path), _path_put, change=seq_change),
+    State("environ", _environ_take, _environ_put, _environ_differs, _environ_change),
+    State("warnings", lambda: list(warnings.filters), _warnings_put, change=seq_change),
+    State("recursionlimit", sys.getrecursionlimit, sys.setrecursionlimit),
+    State("ipython.interactivity", _interactivity, _set_interactivity),
+    State("random", random.getstate, random.setstate),
+    State("numpy.random", _np_rng_take, _np_rng_put, change=_np_rng_change, module="numpy.random"),
+    State("numpy.print", _np_print_take, _np_print_put, change=_mapping_change, module="numpy"),
+    State("numpy.errors", _np_err_take, _np_err_put, change=_mapping_change, module="numpy"),
+    State("matplotlib.rc", _rc_take, _rc_put, _rc_differs, _rc_change, module="matplotlib"),
+    State("pandas.options", _pd_take, _pd_put, _pd_differs, _pd_change, module="pandas"),
+]

@@ -1,0 +1,282 @@
+"""The unit of an entry: the values of a step that share objects, as one pickle stream.
+
+`dump(plan)` pickles `{"bind": {name: value}, "inplace": [(object, its new state)]}`
+(see `sharing.Plan`) in one stream, so that an object reached twice is one object when
+loaded. Three kinds of objects are written as persistent ids instead of by value:
+
+    ("r", path, type)                 an object the step's inputs held before it ran:
+                                      in the serving kernel, the object at that path
+    ("v", n, path, offset, shape, strides, dtype, writeable)
+                                      an array viewing the memory of an input array (at
+                                      `path`): rebuilt over that memory, at the same byte
+                                      offset from it, with the same strides
+    ("w", n, base, offset, shape, strides, dtype, writeable)
+                                      an array viewing memory that several of the unit's
+                                      arrays view: `base` is that memory (the owning
+                                      array when the unit has it, else only the bytes
+                                      they view), pickled once, out of band
+
+An array met twice is one array: `n` numbers the arrays of the stream (persistent ids
+bypass pickle's memo).
+
+The payload also carries the attributes the step set on the notebook's modules
+(`modattrs`). `load` resolves the ids against the input names' values in the serving
+kernel, taken before anything of the entry is bound; a path that leads nowhere, or to
+an object of another type, raises Unfaithful (the hit becomes a miss). `apply` restores
+the states in place, sets the module attributes, then binds the names.
+"""
+
+from __future__ import annotations
+
+import copyreg
+import sys
+import types
+from typing import Any
+
+import xxhash
+
+from ..errors import Unfaithful
+from ..storage import serialize
+from ..storage.store import Store
+from . import inplace, modattrs, objgraph
+from .sharing import Plan
+
+
+class StateOf:
+    """An object of the inputs, pickled as its state (a new object equal to it) rather
+    than as a reference to it: the state `inplace.restore` gives it on a hit."""
+
+    __slots__ = ("target",)
+
+    def __init__(self, target: Any):
+        self.target = target
+
+    def __reduce_ex__(self, protocol):
+        t = self.target
+        if isinstance(t, types.FunctionType):
+            return serialize.function_reduce(t)
+        if isinstance(t, types.CellType):
+            try:
+                return _full_cell, (t.cell_contents,)
+            except ValueError:  # an empty cell
+                return _empty_cell, ()
+        rv = t.__reduce_ex__(protocol)
+        if isinstance(rv, tuple) and rv[0] is copyreg.__newobj__:
+            # pickle checks that __newobj__ makes an object of the pickled one's class,
+            # which here is StateOf's: the same call, under another name
+            return (_new_object, *rv[1:])
+        if isinstance(rv, tuple) and rv[0] is copyreg.__newobj_ex__:
+            return (_new_object_ex, *rv[1:])
+        return rv
+
+
+def _new_object(cls: type, *args: Any) -> Any:
+    return cls.__new__(cls, *args)
+
+
+def _new_object_ex(cls: type, args: tuple, kwargs: dict) -> Any:
+    return cls.__new__(cls, *args, **kwargs)
+
+
+def _full_cell(contents: Any) -> types.CellType:
+    return types.CellType(contents)
+
+
+def _empty_cell() -> types.CellType:
+    return types.CellType()
+
+
+class _Writer:
+    """The persistent ids of one unit's stream."""
+
+    def __init__(self, plan: Plan):
+        self.old = plan.graph
+        self.post = plan.post
+        self.replaced = plan.replaced
+        self.paths: dict[int, tuple] = {}
+        self.roots: set[str] = set()
+        self.plain: set[int] = set()  # arrays pickled as themselves
+        self.bases: dict[int, tuple[Any, int]] = {}  # id(owner) -> (base, its address)
+        self.numbers: dict[int, int] = {}  # id(array) -> its number in the stream
+        self.np = sys.modules.get("numpy")
+
+    def __call__(self, obj: Any):
+        oid = id(obj)
+        if oid in self.old.nodes and oid not in self.replaced:
+            return ("r", self._path(oid), type(obj).__qualname__)
+        np = self.np
+        if np is not None and type(obj) is np.ndarray and oid not in self.plain:
+            return self._array(obj, oid)
+        return None
+
+    def _path(self, oid: int) -> tuple:
+        path = self.paths.get(oid)
+        if path is None:
+            path = self.paths[oid] = self.old.path(oid)
+            self.roots.add(path[0])
+        return path
+
+    def _array(self, arr: Any, oid: int):
+        owner = objgraph.memory_owner(arr)
+        key = id(owner)
+        spec = (arr.shape, arr.strides, arr.dtype, bool(arr.flags.writeable))
+        n = self.numbers.setdefault(oid, len(self.numbers))
+        if key in self.old.owners:
+            over = _covering(self.old, self.old.owners[key], arr, self.replaced)
+            if over is None:
+                return None
+            rel = objgraph.address(arr) - objgraph.address(over[0])
+            return ("v", n, self._path(over[1]), rel, *spec)
+        arrays = self.post.owners.get(key, ())
+        if oid not in self.post.nodes or len(arrays) < 2:
+            return None
+        if arr is owner:
+            self.plain.add(oid)
+            return None
+        base, start = self._base(owner, arrays)
+        return ("w", n, base, objgraph.address(arr) - start, *spec)
+
+    def _base(self, owner: Any, arrays: list[int]) -> tuple[Any, int]:
+        """The owner itself when the unit has it, else the bytes of it the unit's arrays
+        view (one array, kept for the whole stream)."""
+        key = id(owner)
+        if key not in self.bases:
+            if key in self.post.nodes:
+                self.plain.add(key)
+                self.bases[key] = (owner, objgraph.address(owner))
+            else:
+                lo, hi = _span([self.post.nodes[a][0] for a in arrays])
+                region = _bytes_of(owner)[
+                    lo - objgraph.address(owner) : hi - objgraph.address(owner)
+                ]
+                self.plain.add(id(region))
+                self.bases[key] = (region, lo)
+        return self.bases[key]
+
+
+def _covering(graph: objgraph.Graph, arrays: list[int], arr: Any, replaced: set) -> tuple | None:
+    """(input array, its id) over the memory `arr` views, one containing `arr` if any."""
+    lo, hi = _span([arr])
+    best = None
+    for a in arrays:
+        if a in replaced:
+            continue
+        obj = graph.nodes[a][0]
+        alo, ahi = _span([obj])
+        if alo <= lo and hi <= ahi:
+            return obj, a
+        best = best or (obj, a)
+    return best
+
+
+def _span(arrays: list) -> tuple[int, int]:
+    """The lowest and one past the highest byte address the arrays touch."""
+    lo, hi = None, None
+    for a in arrays:
+        start = objgraph.address(a)
+        low = high = start
+        if a.size:
+            for n, stride in zip(a.shape, a.strides):
+                if stride < 0:
+                    low += stride * (n - 1)
+                else:
+                    high += stride * (n - 1)
+            high += a.itemsize
+        lo = low if lo is None else min(lo, low)
+        hi = high if hi is None else max(hi, high)
+    return lo, hi
+
+
+def _bytes_of(owner: Any) -> Any:
+    np = sys.modules["numpy"]
+    if not (owner.flags.c_contiguous or owner.flags.f_contiguous):
+        raise Unfaithful("an array", "it views memory laid out in a way that cannot be stored", "")
+    return owner.reshape(-1, order="A").view(np.uint8)
+
+
+def dump(plan: Plan, name: str = "shared values") -> tuple[bytes, list, list[str]]:
+    """(pickle stream, out-of-band buffers, the input names its references start from).
+    Raises Unstorable."""
+    payload = {
+        "bind": plan.unit_bind,
+        "inplace": [(obj, StateOf(obj)) for obj in plan.unit_inplace],
+        "modules": plan.modules,
+    }
+    writer = _Writer(plan)
+    main, buffers = serialize.dumps(payload, name, persistent_id=writer)
+    return main, buffers, sorted(writer.roots)
+
+
+def put(plan: Plan, store: Store) -> dict:
+    """Store the unit; returns its reference for the entry (with its `roots`)."""
+    main, buffers, roots = dump(plan)
+    h = xxhash.xxh3_128(main)
+    for b in buffers:
+        h.update(b.raw())
+    return {**store.put_pickled(h.hexdigest(), main, buffers, "shared values"), "roots": roots}
+
+
+def roots_of(ref: dict, ns: dict) -> dict:
+    """The values the unit's references start from (names, or attribute chains from
+    one), taken before anything is bound."""
+    roots = {}
+    for r in ref.get("roots", []):
+        try:
+            roots[r] = objgraph.lookup(ns, r)
+        except (KeyError, AttributeError):
+            raise Unfaithful(r, "it is not defined here") from None
+    return roots
+
+
+def load(ref: dict, store: Store, roots: dict) -> dict:
+    """The unit's payload, its references resolved against `roots`."""
+
+    arrays: dict[int, Any] = {}
+
+    def resolve(pid):
+        try:
+            if pid[0] == "r":
+                return _resolve_ref(pid[1], pid[2], roots)
+            if pid[1] not in arrays:
+                arrays[pid[1]] = _resolve_array(pid, roots)
+            return arrays[pid[1]]
+        except (LookupError, AttributeError, TypeError, ValueError) as err:
+            where = {"r": pid[1], "v": pid[2]}.get(pid[0], ["an array"])[0]
+            raise Unfaithful(str(where), f"an object it held is not where it was ({err})") from None
+
+    return store.get_value(ref, persistent_load=resolve)
+
+
+def _resolve_ref(path: tuple, type_name: str, roots: dict) -> Any:
+    obj = objgraph.resolve(path, roots)
+    if type(obj).__qualname__ != type_name:
+        raise TypeError(f"{type(obj).__qualname__} instead of {type_name}")
+    return obj
+
+
+def _resolve_array(pid: tuple, roots: dict) -> Any:
+    np = sys.modules["numpy"]
+    if pid[0] == "v":
+        over = objgraph.resolve(pid[2], roots)
+        owner = objgraph.memory_owner(over)
+        offset = objgraph.address(over) - objgraph.address(owner) + pid[3]
+        buffer = owner
+    elif pid[0] == "w":
+        buffer, offset = pid[2], pid[3]
+    else:
+        raise ValueError(f"unknown reference {pid[0]!r}")
+    shape, strides, dtype, writeable = pid[4:]
+    arr = np.ndarray(shape, dtype, buffer=buffer, offset=offset, strides=strides)
+    if arr.flags.writeable != writeable:
+        if writeable:
+            raise ValueError("the memory it views is read-only here")
+        arr.flags.writeable = False
+    return arr
+
+
+def apply(payload: dict, ns: dict) -> None:
+    """Restore the unit's states in place, set the module attributes, bind its names."""
+    for target, fresh in payload["inplace"]:
+        inplace.restore(target, fresh)
+    modattrs.apply(payload["modules"])
+    ns.update(payload["bind"])

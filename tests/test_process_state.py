@@ -1,0 +1,133 @@
+"""Process state is part of a step's result: what a pure step changes outside its
+namespace (environment, working directory, sys.path, print options, random states,
+matplotlib and pandas settings, warning filters, and what `register_state` adds) is
+recorded in its entry and set again on a hit."""
+
+from __future__ import annotations
+
+import pytest
+from replay import replay
+
+
+@pytest.mark.parametrize(
+    ("cells", "probe"),
+    [
+        (
+            ["%%step flag\nimport os\nos.environ['RC_FLAG'] = 'on'"],
+            "__import__('os').environ.get('RC_FLAG')",
+        ),
+        (
+            [
+                "import numpy as np",
+                "%%step prec\nnp.set_printoptions(precision=2)\nv = np.array([1.23456])",
+            ],
+            "repr(v)",
+        ),
+        (
+            ["import pandas as pd", "%%step rows\npd.set_option('display.max_rows', 7)"],
+            "pd.get_option('display.max_rows')",
+        ),
+        (
+            ["import numpy as np", "%%step seeded\nnp.random.seed(3)\nfirst = np.random.rand()"],
+            "(first, np.random.rand())",
+        ),
+        (
+            ["import random", "%%step seeded\nrandom.seed(5)\nfirst = random.random()"],
+            "(first, random.random())",
+        ),
+        (
+            ["import numpy as np", "%%step quiet\nold = np.seterr(all='ignore')"],
+            "np.geterr()['divide']",
+        ),
+        (
+            ["%%step filters\nimport warnings\nwarnings.simplefilter('error', UserWarning)"],
+            "__import__('warnings').filters[0][:1]",
+        ),
+        (["%%step path\nimport sys\nsys.path.insert(0, 'src-extra')"], "__import__('sys').path[0]"),
+        (
+            [
+                "import os\nos.makedirs('sub', exist_ok=True)",
+                "%%step into\nimport os\nos.chdir('sub')",
+            ],
+            "__import__('os').path.basename(__import__('os').getcwd())",
+        ),
+        (
+            [
+                "%%step show\nfrom IPython.core.interactiveshell import InteractiveShell\n"
+                "InteractiveShell.ast_node_interactivity = 'all'"
+            ],
+            "get_ipython().ast_node_interactivity",
+        ),
+    ],
+    ids=[
+        "environ",
+        "printoptions",
+        "pandas-option",
+        "numpy-rng",
+        "random-rng",
+        "seterr",
+        "filters",
+        "sys.path",
+        "cwd",
+        "interactivity",
+    ],
+)
+def test_process_state_a_step_changes_is_set_again_on_a_hit(kernel, cells, probe):
+    live, again = replay(kernel, cells, probe)
+    assert live == again
+
+
+def test_a_matplotlib_style_is_set_again_on_a_hit(kernel):
+    cells = [
+        "import matplotlib\nmatplotlib.use('agg')\nimport matplotlib.pyplot as plt",
+        "%%step style\nplt.style.use('ggplot')",
+    ]
+    live, again = replay(
+        kernel, cells, "(plt.rcParams['axes.facecolor'], plt.rcParams['axes.grid'])"
+    )
+    assert live == again == "('#E5E5E5', True)\n"
+
+
+REGISTER = (
+    "import sys, types\nimport resumable_cells\n"
+    "mod = sys.modules.setdefault('rcstate', types.ModuleType('rcstate'))\nmod.value = 0\n"
+    "mod.set_value = lambda v: setattr(mod, 'value', v)\n"
+    "resumable_cells.register_state('rcstate', lambda: mod.value, lambda v: setattr(mod, 'value', v))"
+)
+
+
+def test_registered_state_is_recorded_and_set_again(kernel):
+    cells = [REGISTER, "%%step setit\nimport rcstate\nrcstate.set_value(5)"]
+    live, again = replay(kernel, cells, "mod.value")
+    assert live == again == "5\n"
+
+
+def test_a_change_that_cannot_be_recorded_is_not_cached(kernel):
+    kernel.ok(REGISTER)
+    cell = "%%step lock\nimport threading, rcstate\nrcstate.set_value(threading.Lock())"
+    r = kernel.ok(cell)
+    assert "not cached: rcstate: the step changed it and the change cannot be recorded" in r.stderr
+    assert "mark the step `--effect`" in r.stderr
+    assert "ran in" in kernel.ok(cell).status_lines()[0]
+
+
+def test_a_step_that_changes_no_process_state_stores_none(kernel):
+    kernel.ok("import numpy as np, pandas as pd")
+    kernel.ok("%%step plain\nx = int(np.arange(3).sum())")
+    engine = "__import__('resumable_cells').ipython.magics.current_engine()"
+    assert kernel.value(f"[e.get('state') for _, e in {engine}.store.entries()]") == [None]
+
+
+def test_magics_that_configure_the_kernel_are_called_again(kernel):
+    cells = [
+        "%%step setup\n%matplotlib inline\nimport matplotlib.pyplot as plt\n"
+        "plt.style.use('seaborn-v0_8-white')\n%config InlineBackend.figure_format = 'svg'\n"
+        "%xmode Minimal\n%precision 2"
+    ]
+    ip = "get_ipython()"
+    probe = (
+        f"(plt.rcParams['axes.facecolor'], {ip}.config.InlineBackend.figure_format, "
+        f"{ip}.InteractiveTB.mode, {ip}.display_formatter.formatters['text/plain'].float_precision)"
+    )
+    live, again = replay(kernel, cells, probe)
+    assert live == again == "('white', 'svg', 'Minimal', '2')\n"
