@@ -3,6 +3,8 @@ edits, in-place mutation, failures and unhashable inputs."""
 
 from __future__ import annotations
 
+import pytest
+
 PIPELINE = [
     "import numpy as np\nimport pandas as pd",
     "%%step load\nraw = pd.DataFrame({'a': np.arange(20.0), 'b': [None if i % 5 == 0 else i for i in range(20)]})\nprint('rows', len(raw))",
@@ -117,6 +119,23 @@ def test_an_unstorable_result_runs_and_suggests_effect(kernel):
     assert "s cannot be stored" in r.stderr and "--effect" in r.stderr
     r = kernel.ok("%%step sock\nimport socket\ns = socket.socket()\ns.close()")
     assert "ran" in r.status_lines()[0]
+
+
+@pytest.mark.parametrize(
+    "cell, advice",
+    [
+        ("g = (i * i for i in range(3))", "A generator runs as it is read"),
+        ("import re\nm = re.match(r'(a)', 'abc')", "bind what the later cells use (`m.group(1)`"),
+        ("class Odd:\n    def __reduce__(self):\n        raise TypeError('no')\no = Odd()",
+         "`del o` at the end of the step"),
+    ],
+    ids=["generator", "match", "other"],
+)  # fmt: skip
+def test_an_unstorable_value_gets_advice_that_fits_it(kernel, cell, advice):
+    r = kernel.ok(f"%%step odd\n{cell}")
+    assert "cannot be stored" in r.stderr and advice in r.stderr
+    if "del o" not in advice:  # data in passing: running it again is not the way out
+        assert "--effect" not in r.stderr
 
 
 def test_last_expression_and_outputs_replay_in_order(kernel):

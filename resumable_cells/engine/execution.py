@@ -42,6 +42,7 @@ from ..ipython import capture, figures
 from ..records import why
 from ..storage.store import FORMAT_VERSION
 from . import (
+    advice,
     cellcode,
     entry,
     inputs,
@@ -389,10 +390,8 @@ class Execution:
         except (Unstorable, KeyComponentError, Unhashable) as err:
             rec.outputs = digests.describe(live.bound)
             var = getattr(err, "name", None) or getattr(err, "path", "a value")
-            return (
-                f"not cached: {var} cannot be stored ({getattr(err, 'why', err)}). "
-                f"If it is a connection or handle, mark the step `--effect`"
-            )
+            why = str(getattr(err, "why", err))
+            return f"not cached: {var} cannot be stored ({why}). {advice.unstorable(var, why)}"
         except Exception as err:  # disk full, locked index: the step already ran
             log.debug("the entry of %s was not stored", self.name, exc_info=True)
             rec.outputs = digests.describe(live.bound)
