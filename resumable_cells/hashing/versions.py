@@ -14,6 +14,15 @@ def _distributions() -> dict[str, list[str]]:
     return metadata.packages_distributions()
 
 
+def _top_level(dist: metadata.Distribution) -> set[str]:
+    """The modules a distribution installs at the top, from its own small files (without
+    them, its name is taken for its module)."""
+    text = dist.read_text("top_level.txt")
+    if text:
+        return set(text.split())
+    return {dist.metadata["Name"].replace("-", "_").lower()}
+
+
 @lru_cache(maxsize=1024)
 def module_version(top: str) -> str | None:
     """`numpy` -> "2.4.6"; None for the standard library (the Python version covers it)."""
@@ -23,6 +32,12 @@ def module_version(top: str) -> str | None:
     v = getattr(mod, "__version__", None)
     if isinstance(v, str):
         return v
+    try:  # most distributions are named as their module: no need to read them all
+        dist = metadata.distribution(top)
+        if top in _top_level(dist):
+            return dist.version
+    except metadata.PackageNotFoundError:
+        pass
     for dist in _distributions().get(top, [top]):
         try:
             return metadata.version(dist)

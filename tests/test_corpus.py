@@ -1,0 +1,107 @@
+"""`resumable-cells verify` over tests/corpus: notebooks nobody on this project wrote.
+
+The promise of `%%step` is that a cell behaves as if the magic were not there and that a
+hit gives back what the live run gave. One verify call over the whole corpus (its
+folders, two notebooks at a time) must find: no stepped output that differs from the
+plain run, no replay that differs from the live run, no hung cell, and every
+deterministic step that did not fail in the plain run served on the second run, unless
+the engine stated one of the ACCEPTED reasons for not caching it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CORPUS = Path(__file__).parent / "corpus"
+FOLDERS = ("whirlwind", "pdsh-ch4")
+TIMEOUT_S = 30  # per cell: the corpus's slowest plain cell takes about 2 s
+
+# Why a step may honestly go unserved on the second run: it binds a value that pickle
+# can never store (a generator or coroutine holds a running frame; a re.Match refuses
+# pickling by design), or it reads one (its key cannot be computed). Both name a notebook
+# variable, not a path into an object: a dataclass's field, a figure's bound method or
+# a function's cache that cannot be stored is the engine's gap, not the value's nature.
+# Anything else (`code changed`, `input x changed`, a tripwire effect in a corpus that
+# writes no files, a restore that failed, no reason at all) is a defect.
+NEVER_PICKLED = "generator|coroutine|async_generator|re\\.Match"
+UNPICKLABLE = rf"\(\w+ cannot be pickled \(cannot pickle '(?:{NEVER_PICKLED})' object\)\)"
+ACCEPTED = {
+    "binds an unpicklable value": re.compile(r"^not cached: \w+ cannot be stored " + UNPICKLABLE),
+    "reads one": re.compile(r"^not cached: input \w+ cannot be hashed " + UNPICKLABLE),
+}
+
+
+@pytest.fixture(scope="module")
+def corpus_run(tmp_path_factory) -> tuple[subprocess.CompletedProcess, dict]:
+    out = tmp_path_factory.mktemp("corpus") / "report.json"
+    cmd = [sys.executable, "-m", "resumable_cells", "verify",
+           *(str(CORPUS / f) for f in FOLDERS),
+           "--jobs", "2", "--timeout", str(TIMEOUT_S), "--json", str(out)]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    assert out.exists(), done.stderr[-3000:]
+    return done, json.loads(out.read_text())
+
+
+def cells(report: dict):
+    for nb in report["notebooks"]:
+        for c in nb["cells"]:
+            yield Path(nb["notebook"]).name, c
+
+
+def listing(found: list[tuple[str, dict, str]]) -> str:
+    return "\n".join(f"{nb} cell {c['index']} ({c['line'][:40]}): {what}" for nb, c, what in found)
+
+
+def test_the_corpus_is_there_with_its_licences_and_data():
+    assert (CORPUS / "whirlwind" / "LICENSE").is_file()
+    assert (CORPUS / "pdsh-ch4" / "LICENSE-CODE").is_file()
+    assert (CORPUS / "pdsh-ch4" / "data" / "births.csv").stat().st_size > 100_000
+    assert len(list(CORPUS.glob("*/*.ipynb"))) == 24
+
+
+def test_every_notebook_was_verified(corpus_run):
+    done, report = corpus_run
+    assert report["totals"]["notebooks"] == 24
+    assert not [(nb["notebook"], nb["problems"]) for nb in report["notebooks"] if nb["problems"]]
+    assert report["totals"]["cells"] > 400
+
+
+def test_no_stepped_output_differs_from_the_plain_run(corpus_run):
+    found = [(nb, c, c["differs"]) for nb, c in cells(corpus_run[1]) if c["differs"]]
+    assert not found, f"{len(found)} cells differ under %%step:\n" + listing(found)
+
+
+def test_every_replay_shows_what_the_live_run_showed(corpus_run):
+    found = [(nb, c, c["replay_differs"]) for nb, c in cells(corpus_run[1]) if c["replay_differs"]]
+    assert not found, f"{len(found)} replays differ from their live run:\n" + listing(found)
+
+
+def test_no_cell_hangs(corpus_run):
+    found = [(nb, c, ", ".join(c["hung"])) for nb, c in cells(corpus_run[1]) if c["hung"]]
+    assert not found, f"{len(found)} cells hung (timeout {TIMEOUT_S} s):\n" + listing(found)
+
+
+def test_every_deterministic_error_free_step_is_served_or_says_why(corpus_run):
+    found = []
+    for nb, c in cells(corpus_run[1]):
+        due = c["wrapped"] and not c["nondeterministic"] and c["plain_error"] is None
+        if due and not c["served"]:
+            reason = c["reason"] or "no reason given"
+            if not any(p.search(reason) for p in ACCEPTED.values()):
+                found.append((nb, c, f"{c['replay']}: {reason}"))
+    assert not found, f"{len(found)} steps not served without an accepted reason:\n" + listing(
+        found
+    )
+
+
+def test_verify_exits_0_on_the_corpus(corpus_run):
+    done, report = corpus_run
+    assert report["ok"] and done.returncode == 0, (
+        f"verify exited {done.returncode}:\n{done.stdout[-3000:]}"
+    )
