@@ -29,6 +29,7 @@ the states in place, sets the module attributes, then binds the names.
 from __future__ import annotations
 
 import copyreg
+import logging
 import sys
 import types
 from typing import Any
@@ -40,6 +41,8 @@ from ..storage import serialize
 from ..storage.store import Store
 from . import inplace, modattrs, objgraph
 from .sharing import Plan
+
+log = logging.getLogger(__name__)
 
 
 class StateOf:
@@ -86,6 +89,20 @@ def _empty_cell() -> types.CellType:
     return types.CellType()
 
 
+FALLBACKS = 1000  # references with a fallback in one unit, at most
+FALLBACK_ITEMS = 1000  # items of a container whose reference carries a fallback, at most
+FALLBACK_DEPTH = 1  # fallbacks inside fallbacks, at most (one: none inside)
+FALLBACK_BYTES = 64 << 10  # bytes of an array whose reference carries a fallback, at most
+_SMALL_KINDS = frozenset({objgraph.SEQ, objgraph.MAP, objgraph.SET, objgraph.OBJ})
+
+
+def _size(obj: Any) -> int:
+    try:
+        return len(obj) if not isinstance(obj, type) else 0
+    except TypeError:
+        return len(getattr(obj, "__dict__", ()))
+
+
 class _Writer:
     """The persistent ids of one unit's stream."""
 
@@ -99,15 +116,42 @@ class _Writer:
         self.bases: dict[int, tuple[Any, int]] = {}  # id(owner) -> (base, its address)
         self.numbers: dict[int, int] = {}  # id(array) -> its number in the stream
         self.np = sys.modules.get("numpy")
+        self.fallen: set[int] = set()  # objects whose reference carries a fallback
+        self.depth = 0  # fallbacks being pickled, one inside the other
 
     def __call__(self, obj: Any):
         oid = id(obj)
         if oid in self.old.nodes and oid not in self.replaced:
-            return ("r", self._path(oid), type(obj).__qualname__)
+            return ("r", self._path(oid), type(obj).__qualname__, *self._fallback(obj, oid))
         np = self.np
         if np is not None and type(obj) is np.ndarray and oid not in self.plain:
             return self._array(obj, oid)
         return None
+
+    def _fallback(self, obj: Any, oid: int) -> tuple:
+        """(the object's state, pickled) to make it anew where the serving kernel's
+        inputs no longer hold it (a library's pickling that drops or converts internal
+        objects: a value a hit restored is then not laid out as the live one was); or
+        () for frames, arrays and containers that are not small, objects met before
+        and ones inside a fallback (their own references carry none)."""
+        if self.depth >= FALLBACK_DEPTH or oid in self.fallen or len(self.fallen) >= FALLBACKS:
+            return ()
+        kind = objgraph.kind_of(type(obj))
+        if kind == objgraph.ARRAY:
+            if obj.nbytes > FALLBACK_BYTES:
+                return ()
+        elif kind not in _SMALL_KINDS or _size(obj) > FALLBACK_ITEMS:
+            return ()
+        self.fallen.add(oid)
+        self.depth += 1
+        try:
+            main, buffers = serialize.dumps(StateOf(obj), "a fallback", persistent_id=self)
+        except Exception:  # no fallback: the reference alone, as before
+            log.debug("no fallback for a %s in a unit", type(obj).__name__, exc_info=True)
+            return ()
+        finally:
+            self.depth -= 1
+        return (main, [bytes(b.raw()) for b in buffers])
 
     def _path(self, oid: int) -> tuple:
         path = self.paths.get(oid)
@@ -232,11 +276,20 @@ def load(ref: dict, store: Store, roots: dict) -> dict:
     """The unit's payload, its references resolved against `roots`."""
 
     arrays: dict[int, Any] = {}
+    made: dict[tuple, Any] = {}  # path -> the object made from its fallback
 
     def resolve(pid):
         try:
             if pid[0] == "r":
-                return _resolve_ref(pid[1], pid[2], roots)
+                if pid[1] in made:
+                    return made[pid[1]]
+                try:
+                    return _resolve_ref(pid[1], pid[2], roots)
+                except (LookupError, AttributeError, TypeError, ValueError):
+                    if len(pid) < 5:
+                        raise
+                made[pid[1]] = serialize.loads(pid[3], pid[4], persistent_load=resolve)
+                return made[pid[1]]
             if pid[1] not in arrays:
                 arrays[pid[1]] = _resolve_array(pid, roots)
             return arrays[pid[1]]
