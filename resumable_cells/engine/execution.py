@@ -33,20 +33,17 @@ from ..errors import (
     StepRefused,
     StoreError,
     Unfaithful,
-    Unhashable,
-    Unstorable,
 )
 from ..hashing import key as step_key
-from ..hashing import opaque, reach
+from ..hashing import opaque
 from ..ipython import capture, figures
 from ..records import why
 from ..storage.store import FORMAT_VERSION
 from . import (
-    advice,
     cellcode,
     entry,
     inputs,
-    modattrs,
+    keeping,
     nondeterminism,
     process_state,
     sharing,
@@ -319,8 +316,8 @@ class Execution:
                 ctx.params, findings.reads, time.perf_counter() - rec.t0,
                 inline_backend=figures.in_use(engine.shell),
             )  # fmt: skip
-            effects = findings.effects + self._attributes_changed(held)
-            note = self._store(live, digests, effects, held, state)
+            effects = findings.effects + keeping.attributes_changed(engine.ns, self.key, held)
+            note = keeping.keep(engine, rec, live, digests, effects, held, state)
         del held  # the inputs' objects, kept alive for the analysis
         if not effect:  # so the next miss can say why there was nothing to serve
             rec.survive(None, why.remember_uncached, engine.store, self.name, note)
@@ -357,52 +354,6 @@ class Execution:
             found.effects += [f"started a subprocess ({s})" for s in self.code.scripts]
         figures.show_after_cell(engine.shell, outputs)
         return result, outputs, found
-
-    def _attributes_changed(self, held: sharing.Before | None) -> list[str]:
-        """Module attributes among the inputs that the run changed and that a hit could
-        not set again (the notebook's modules' public attributes it can: `modattrs`),
-        so they are effects."""
-        attributes = self.key.attributes
-        changed = reach.changed_attributes(self.engine.ns, attributes, self.key.digests)
-        before = held.modules if held is not None else {}
-        return [
-            f"changed the module attribute {label}"
-            for label in changed
-            if not modattrs.watched(before, *attributes[label].home())
-        ]
-
-    def _store(
-        self, live: entry.LiveRun, digests: entry.Digests, effects: list[str], held, state
-    ) -> str | None:
-        """Store the entry; returns a note when the step could not be cached."""
-        engine, rec = self.engine, self.rec
-        if effects:
-            rec.outputs = digests.describe(live.bound)
-            return f"not cached: it {effects[0]}. Mark it `%%step {self.name} --effect`"
-        try:
-            changed = sharing.mutated(held, engine.ns, self.key.digests, digests.of)
-            plan = sharing.analyse(held, engine.ns, live.bound, changed, engine.hidden)
-            recorded = process_state.changes(state)
-            built = entry.build(live, engine.store, digests, engine.display_bundle, plan, recorded)
-        except Unfaithful as err:
-            rec.outputs = digests.describe(live.bound)
-            return f"not cached: {err.name}: {err.why}. To cache it, {err.way_out}"
-        except (Unstorable, KeyComponentError, Unhashable) as err:
-            rec.outputs = digests.describe(live.bound)
-            var = getattr(err, "name", None) or getattr(err, "path", "a value")
-            why = str(getattr(err, "why", err))
-            return f"not cached: {var} cannot be stored ({why}). {advice.unstorable(var, why)}"
-        except Exception as err:  # disk full, locked index: the step already ran
-            log.debug("the entry of %s was not stored", self.name, exc_info=True)
-            rec.outputs = digests.describe(live.bound)
-            return f"not cached: the store failed ({getattr(err, 'strerror', None) or err})"
-        rec.outputs = entry.described(built)
-        try:
-            engine.cache.put(self.key.key, built)  # the team cache pushes in the background
-        except Exception as err:
-            log.debug("the entry of %s was not stored", self.name, exc_info=True)
-            return f"not cached: the store failed ({err})"
-        return None
 
     # -- effects --------------------------------------------------------------------------
     def _intent_check(self) -> None:
