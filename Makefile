@@ -8,9 +8,15 @@ STAMP := $(VENV)/.installed
 
 .PHONY: venv demo test test-py lint bench corpus clean libraries-table
 
+# Each build leaves install.json in resumable_cells/labextension/, and pyproject.toml
+# maps labextension/install.json to the same place in the wheel: a second install would
+# add it twice and fail, so the copy of the last build goes first.
+STALE := resumable_cells/labextension/install.json
+
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q -U pip
+	rm -f $(STALE)
 	$(PIP) install -q -e '.[test]'
 	touch $(STAMP)
 
@@ -36,6 +42,7 @@ corpus: $(STAMP)
 		--jobs 2 --timeout 30 --json bench/out/corpus.json
 
 bench: $(STAMP)
+	rm -f $(STALE)
 	$(PIP) install -q -e '.[test,bench]'
 	$(PY) bench/run_all.py
 
