@@ -196,9 +196,40 @@ class BenchKernel:
                 return ast.literal_eval(o["text"].strip())
         raise RuntimeError(f"no value for {expr}")
 
+    def time_magic(self, line: str, cell: str, n: int) -> dict[str, list[float]]:
+        """`run_cell_magic("step", line, cell)` against a cell magic that does nothing
+        (the floor of any cell magic), `n` times each, interleaved and timed inside the
+        kernel: {"step": seconds, "noop": seconds}."""
+        self.check(_IN_KERNEL)
+        out = self.check(f"_bench_in_kernel({line!r}, {cell!r}, {n})")
+        text = "".join(o.get("text", "") for o in out if o["type"] == "stream")
+        return json.loads(text.strip().splitlines()[-1])
+
     def close(self) -> None:
         self.kc.stop_channels()
         self.km.shutdown_kernel(now=True)
+
+
+_IN_KERNEL = r"""
+import json as _json, time as _time
+from IPython.core.magic import register_cell_magic as _reg
+
+@_reg
+def noop(line, cell):
+    pass
+
+def _bench_in_kernel(line, cell, n):
+    _ip = get_ipython()
+    out = {"step": [], "noop": []}
+    for _ in range(n):
+        t0 = _time.perf_counter()
+        _ip.run_cell_magic("step", line, cell)
+        out["step"].append(_time.perf_counter() - t0)
+        t0 = _time.perf_counter()
+        _ip.run_cell_magic("noop", "", cell)
+        out["noop"].append(_time.perf_counter() - t0)
+    print(_json.dumps(out))
+"""
 
 
 def status_text(outputs: list[dict]) -> str:
