@@ -200,3 +200,14 @@ def test_a_figure_is_one_thing_its_names_come_back_as_parts_of_one_figure(kernel
     probe = "(len(ax.lines), ax.get_title(), ax.figure is fig, line.axes is ax, second in ax.lines)"
     live, again = replay(kernel, cells, probe)
     assert live == again == "(2, 'three points', True, True, True)\n"
+
+
+def test_an_array_read_only_here_but_written_live_is_written_on_a_hit(kernel):
+    # The plain cell leaves `a` read-only; the step makes it writable and writes it. On a
+    # hit the array is given its new data and flags in place, as the live run left it.
+    cells = [
+        "import numpy as np\na = np.arange(3)\na.flags.writeable = False",
+        "%%step thaw\na.flags.writeable = True\na[0] = 5",
+    ]
+    live, again = replay(kernel, cells, "(a.tolist(), a.flags.writeable)")
+    assert live == again == "([5, 1, 2], True)\n"

@@ -104,7 +104,7 @@ def problem(target: Any, fresh: Any) -> str | None:
     if kind == objgraph.ARRAY:
         if target.shape != fresh.shape or target.dtype != fresh.dtype:
             return f"an array of shape {target.shape} is here where one of {fresh.shape} was"
-        if not target.flags.writeable:
+        if not target.flags.writeable and not _can_write(target):
             return "an array the step changed is read-only here"
     elif isinstance(target, deque) and target.maxlen != fresh.maxlen:
         return "a deque with another maxlen is here"
@@ -169,9 +169,21 @@ _CONTAINERS = {objgraph.SEQ: _seq, objgraph.MAP: _map, objgraph.SET: _set, objgr
 
 def _array(target, fresh) -> None:
     np = sys.modules["numpy"]
+    target.flags.writeable = True  # (`problem` checked it can be) as the live run wrote it
     np.copyto(target, fresh, casting="no")
     if not fresh.flags.writeable:
         target.flags.writeable = False
+
+
+def _can_write(arr) -> bool:
+    """Whether a read-only array can be made writable (its memory is writable: a value
+    restored read-only by a library's own pickling, where the live one was not)."""
+    try:
+        arr.flags.writeable = True
+    except ValueError:
+        return False
+    arr.flags.writeable = False
+    return True
 
 
 def _cell(target, fresh) -> None:

@@ -321,9 +321,10 @@ def _resolve_array(pid: tuple, roots: dict) -> Any:
     shape, strides, dtype, writeable = pid[4:]
     arr = np.ndarray(shape, dtype, buffer=buffer, offset=offset, strides=strides)
     if arr.flags.writeable != writeable:
-        if writeable:
-            raise ValueError("the memory it views is read-only here")
-        arr.flags.writeable = False
+        try:  # a library's own pickling may restore writable memory as read-only
+            arr.flags.writeable = writeable
+        except ValueError:
+            raise ValueError("the memory it views is read-only here") from None
     return arr
 
 
