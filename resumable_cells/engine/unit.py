@@ -91,7 +91,6 @@ def _empty_cell() -> types.CellType:
 
 FALLBACKS = 1000  # references with a fallback in one unit, at most
 FALLBACK_ITEMS = 1000  # items of a container whose reference carries a fallback, at most
-FALLBACK_DEPTH = 1  # fallbacks inside fallbacks, at most (one: none inside)
 FALLBACK_BYTES = 64 << 10  # bytes of an array whose reference carries a fallback, at most
 _SMALL_KINDS = frozenset({objgraph.SEQ, objgraph.MAP, objgraph.SET, objgraph.OBJ})
 
@@ -117,7 +116,7 @@ class _Writer:
         self.numbers: dict[int, int] = {}  # id(array) -> its number in the stream
         self.np = sys.modules.get("numpy")
         self.fallen: set[int] = set()  # objects whose reference carries a fallback
-        self.depth = 0  # fallbacks being pickled, one inside the other
+        self.nested = False  # pickling a fallback: references inside it carry none
 
     def __call__(self, obj: Any):
         oid = id(obj)
@@ -134,7 +133,7 @@ class _Writer:
         objects: a value a hit restored is then not laid out as the live one was); or
         () for frames, arrays and containers that are not small, objects met before
         and ones inside a fallback (their own references carry none)."""
-        if self.depth >= FALLBACK_DEPTH or oid in self.fallen or len(self.fallen) >= FALLBACKS:
+        if self.nested or oid in self.fallen or len(self.fallen) >= FALLBACKS:
             return ()
         kind = objgraph.kind_of(type(obj))
         if kind == objgraph.ARRAY:
@@ -143,14 +142,14 @@ class _Writer:
         elif kind not in _SMALL_KINDS or _size(obj) > FALLBACK_ITEMS:
             return ()
         self.fallen.add(oid)
-        self.depth += 1
+        self.nested = True
         try:
             main, buffers = serialize.dumps(StateOf(obj), "a fallback", persistent_id=self)
         except Exception:  # no fallback: the reference alone, as before
             log.debug("no fallback for a %s in a unit", type(obj).__name__, exc_info=True)
             return ()
         finally:
-            self.depth -= 1
+            self.nested = False
         return (main, [bytes(b.raw()) for b in buffers])
 
     def _path(self, oid: int) -> tuple:
