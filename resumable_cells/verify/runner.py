@@ -67,7 +67,18 @@ def write_kernelspec(directory: Path) -> None:
         write_kernel_spec(directory / KERNEL)
 
 
-def run_pass(
+def run_pass(nb: nbformat.NotebookNode, workdir: Path, env: dict[str, str], **how) -> PassRun:
+    """`run_once`, and once more when the kernel did not start (it died before any cell
+    ran: kernels started side by side can race for a port): a pass that could not start
+    is a finding only when it fails twice."""
+    result = run_once(nb, workdir, env, **how)
+    if result.failure and not result.cells:
+        log.warning("verify: pass %s in %s did not start; again", how.get("label"), workdir)
+        result = run_once(nb, workdir, env, **how)
+    return result
+
+
+def run_once(
     nb: nbformat.NotebookNode,
     workdir: Path,
     env: dict[str, str],
