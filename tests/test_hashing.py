@@ -169,3 +169,42 @@ def test_unhashable_value_names_its_path():
     with pytest.raises(Unhashable) as err:
         digest({"cfg": {"client": threading.Lock()}}, name="cfg")
     assert "['client']" in err.value.path
+
+
+class _Node:
+    pass
+
+
+def test_a_weak_reference_digests_as_its_referent_and_survives_the_store(tmp_path):
+    import weakref
+
+    tree, other = _Node(), _Node()
+    tree.items, other.items = [1], [2]
+    tree.me = weakref.ref(tree)
+    assert digest(weakref.ref(tree)) != digest(weakref.ref(other))
+    gone = weakref.ref(_Node())
+    assert digest(gone) != digest(weakref.ref(other))
+    store = Store(tmp_path)
+    store.put_blob("tree", tree)
+    back = store.get_blob("tree")
+    assert back.me() is back and digest(back) == digest(tree)
+    with pytest.raises(Unhashable, match="callback"):
+        digest(weakref.ref(other, print))
+    store.close()
+
+
+def test_an_array_subclass_digests_with_its_attributes(tmp_path):
+    class Tagged(np.ndarray):
+        pass
+
+    a, b = np.arange(3.0).view(Tagged), np.arange(3.0).view(Tagged)
+    a.tag, b.tag = "m", "cm"
+    assert digest(a) != digest(b)
+    b.tag = "m"
+    assert digest(a) == digest(b)
+
+
+def test_a_quantity_digests_with_its_unit():
+    u = pytest.importorskip("astropy.units")
+    assert digest([1.0, 2.0] * u.m) != digest([1.0, 2.0] * u.cm)
+    assert digest([1.0, 2.0] * u.m) == digest([1.0, 2.0] * u.m)

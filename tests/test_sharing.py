@@ -211,3 +211,50 @@ def test_an_array_read_only_here_but_written_live_is_written_on_a_hit(kernel):
     ]
     live, again = replay(kernel, cells, "(a.tolist(), a.flags.writeable)")
     assert live == again == "([5, 1, 2], True)\n"
+
+
+def test_a_read_only_view_of_writable_memory_comes_back_over_writable_memory(kernel):
+    # A library's read-only view (`np.asarray` of a pandas column): pickled as itself,
+    # the memory it views came back read-only, and the view could no longer be made
+    # writable, nor a later step's view of that memory be rebuilt over it.
+    cells = [
+        "%%step make\nimport numpy as np\nro = np.arange(6.0)[1:4]\nro.flags.writeable = False",
+        "%%step view\nhead = ro[:2]",
+    ]
+    probe = "ro.base.flags.writeable, ro.flags.writeable, np.shares_memory(head, ro)"
+    live, again = replay(kernel, cells, f"({probe}, ro.setflags(write=True), ro.flags.writeable)")
+    assert live == again == "(True, False, True, None, True)\n"
+
+
+def test_a_weak_reference_inside_a_changed_input_stays_the_inputs(kernel):
+    # astropy's column info holds its table by a weak reference: a step changing the
+    # table was not cached ("cannot pickle 'weakref.ReferenceType' object").
+    cells = [
+        "import weakref\nclass Tree:\n    pass",
+        "%%step make\ntree = Tree()\ntree.items = [1]\ntree.me = weakref.ref(tree)",
+        "%%step grow\ntree.items.append(2)",
+    ]
+    live, again = replay(kernel, cells, "(tree.items, tree.me() is tree)")
+    assert live == again == "([1, 2], True)\n"
+
+
+def test_a_weak_reference_to_an_input_refers_to_that_input(kernel):
+    cells = [
+        "import weakref\nclass Thing:\n    pass\nkeep = Thing()",
+        "%%step refer\nr = weakref.ref(keep)\ngone = weakref.ref(Thing())",
+    ]
+    live, again = replay(kernel, cells, "(r() is keep, gone())")
+    assert live == again == "(True, None)\n"
+
+
+def test_an_array_subclass_changed_in_place_keeps_its_holders_and_attributes(kernel):
+    # numpy pickles a subclass without its instance dict, and the digest left it out:
+    # after a hit the tag was None (an astropy Quantity's unit is such an attribute).
+    cells = [
+        "import numpy as np\nclass Tagged(np.ndarray):\n"
+        "    def __array_finalize__(self, obj):\n        self.tag = getattr(obj, 'tag', None)\n"
+        "t = np.arange(3.0).view(Tagged)\nt.tag = 'a'\nalias = t",
+        "%%step retag\nt[0] = 5\nt.tag = 'b'",
+    ]
+    live, again = replay(kernel, cells, "(alias is t, alias.tag, t.tolist())")
+    assert live == again == "(True, 'b', [5.0, 1.0, 2.0])\n"

@@ -31,7 +31,7 @@ from ..hashing import key as step_key
 from ..hashing.values import Hasher
 from ..ipython import capture, figures
 from ..storage.store import Store
-from . import inplace, modattrs, process_state, roundtrip, sharing, unit
+from . import inplace, modattrs, orphans, process_state, roundtrip, sharing, unit, whole
 from .runs import Run
 
 _IPYTHON_NAMES = re.compile(r"^(_+|_i+|_i?\d+|_ii+|In|Out|exit|quit|get_ipython|_oh|_ih|_dh)$")
@@ -161,6 +161,10 @@ def build(
     }
     if plan.has_unit:
         built["shared"] = unit.put(plan, store)
+        names = whole.needed(plan, built["shared"])
+        kept = whole.put(plan, store, names) if names else None
+        if kept:
+            built["shared"]["whole"] = kept
     if state:
         built["state"] = store.put_value(
             Hasher(ns).value_digest(repr(state), "state"), state, "process state"
@@ -230,7 +234,7 @@ def invalid_reason(entry: dict, run: Run, ttl: float | None = None) -> str | Non
 
 
 # -- restoring ----------------------------------------------------------------------------
-def load(entry: dict, store: Store, ns: dict) -> dict:
+def load(entry: dict, store: Store, ns: dict, hidden: dict | None = None) -> dict:
     """The entry's values (and `__outputs__`, `__result__`, `__shared__`, `__state__`).
     Classes and functions are bound into `ns` as they load: instances in later blobs
     refer to them by name. Raises Unfaithful when an object the entry refers to is not
@@ -238,6 +242,8 @@ def load(entry: dict, store: Store, ns: dict) -> dict:
     then), and whatever a damaged or missing blob raises."""
     shared = entry.get("shared")
     roots = unit.roots_of(shared, ns) if shared else {}  # before anything is bound
+    kept = shared.get("whole") if shared else None
+    kept_roots = whole.roots_of(kept, ns) if kept else None
     values = {}
     stored = [b for b in entry["bindings"] if "blob" in b]
     for b in sorted(stored, key=lambda b: not b.get("callable", False)):
@@ -245,7 +251,7 @@ def load(entry: dict, store: Store, ns: dict) -> dict:
         if b.get("callable"):
             ns[b["name"]] = values[b["name"]]
     if shared:
-        values["__shared__"] = unit.load(shared, store, roots)
+        values["__shared__"] = _shared(shared, store, roots, ns, hidden or {}, kept_roots)
     _check_inplace(entry, values, ns)
     if entry.get("state"):
         values["__state__"] = store.get_value(entry["state"])
@@ -253,6 +259,27 @@ def load(entry: dict, store: Store, ns: dict) -> dict:
     if entry.get("result"):
         values["__result__"] = store.get_value(entry["result"])
     return values
+
+
+def _shared(ref: dict, store: Store, roots: dict, ns: dict, hidden: dict, kept_roots) -> dict:
+    """The unit's payload; where its references lead nowhere or what it replaces is held
+    elsewhere, the one with its changed inputs whole (`whole.py`), when the entry has
+    one and nothing else holds them."""
+    try:
+        payload = unit.load(ref, store, roots)
+        orphans.check(unit.orphans_of(payload, roots), payload, ns, hidden, (roots,))
+        return payload
+    except Unfaithful as err:
+        if kept_roots is None:
+            raise
+        failed = Unfaithful(err.name, err.why, err.way_out)  # (without the traceback,
+        # whose frames hold the failed load's objects: they would count as holders)
+    payload = None  # (what it held, to be collected)
+    try:  # outside the handler: the failed load's frames are garbage by now
+        return whole.load(ref["whole"], store, kept_roots, ns, hidden, (roots,))
+    except Unfaithful as err:
+        why = f"{failed.why}; nor whole, as {err.name} is not alone: {err.why}"
+        raise Unfaithful(failed.name, why, err.way_out) from None
 
 
 def _check_inplace(entry: dict, values: dict, ns: dict) -> None:

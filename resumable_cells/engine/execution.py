@@ -260,7 +260,7 @@ class Execution:
         # Restored figures open as the live run left them, and are not drawn again.
         with figures.queue_kept(engine.shell), opaque.reopening():
             try:
-                values = entry.load(found, engine.store, engine.ns)
+                values = entry.load(found, engine.store, engine.ns, engine.hidden)
             except Unfaithful as err:  # the namespace differs from the live run's: a miss
                 log.debug("an entry of %s does not fit this namespace", self.name, exc_info=True)
                 return None, f"{err.name} is not as it was ({err.why})"

@@ -10,13 +10,15 @@ from the store). What is restored, per type:
 
 - list, dict, set, bytearray, deque (and subclasses): the items, through the base
   type's own methods (an OrderedDict through its own), and the instance attributes;
-- numpy arrays (exactly `ndarray`, with the shape and dtype they had before the step):
-  the data, copied into the same memory, so views of it see it too;
+- numpy arrays (`ndarray` and subclasses written in Python that pickle as numpy does,
+  with the shape and dtype they had before the step): the data, copied into the same
+  memory, so views of it see it too, and a subclass's instance attributes;
 - closure cells: the contents; notebook functions: defaults, attributes and code;
 - `random.Random`, numpy `Generator`, `RandomState` and bit generators: their state;
 - instances of pure-Python classes (every class of the MRO but `object` written in
-  Python, pandas objects among them) and `SimpleNamespace`s: the instance dict and
-  slots, set the way pickle sets them (`__setstate__` when the class has one).
+  Python, pandas objects among them) that pickle by their state (no `__reduce__` of
+  their own) and `SimpleNamespace`s: the instance dict and slots, set the way pickle
+  sets them (`__setstate__` when the class has one).
 
 Anything else (a C extension object, an array whose shape changed) is not restorable:
 the sharing analysis stores it as a new object and rebinds what holds it, or refuses.
@@ -84,15 +86,38 @@ def restorable(obj: Any, shape: tuple | None = None) -> bool:
     if kind in _CONTAINERS:
         return pure_python(t)
     if kind == objgraph.ARRAY:
-        np = sys.modules["numpy"]
-        return t is np.ndarray and (shape is None or shape == (obj.shape, obj.dtype))
+        same = shape is None or shape == (obj.shape, obj.dtype)
+        return same and _array_type(t)
     if kind in (objgraph.CELL, objgraph.FUNC):
         return True
     if _random_kind(obj) is not None:
         return True
     if t in _NAMESPACES:
         return True
-    return kind in (objgraph.OBJ, objgraph.FRAME) and pure_python(t)
+    return kind in (objgraph.OBJ, objgraph.FRAME) and pure_python(t) and by_state(t)
+
+
+def by_state(t: type) -> bool:
+    """Whether pickle rebuilds a `t` as an empty instance given its state, which can be
+    given to the object itself. A class with its own `__reduce__` (a plotly figure,
+    made again from its dict) builds a new object whose parts are all new: giving the
+    old one their state would leave its holders with parts no longer its own."""
+    return t.__reduce__ is object.__reduce__ and t.__reduce_ex__ is object.__reduce_ex__
+
+
+def _array_type(t: type) -> bool:
+    """ndarray, or a subclass written in Python that pickles as numpy does (its data and
+    its instance dict, `serialize` keeps both). One with a pickling of its own (astropy's
+    Column keeps some attributes and makes others anew) is replaced instead."""
+    np = sys.modules["numpy"]
+    if t is np.ndarray:
+        return True
+    mro = t.__mro__
+    return (
+        all(b.__flags__ & _HEAPTYPE for b in mro[: mro.index(np.ndarray)])
+        and t.__reduce__ is np.ndarray.__reduce__
+        and t.__reduce_ex__ is np.ndarray.__reduce_ex__
+    )
 
 
 def problem(target: Any, fresh: Any) -> str | None:
@@ -170,9 +195,11 @@ _CONTAINERS = {objgraph.SEQ: _seq, objgraph.MAP: _map, objgraph.SET: _set, objgr
 def _array(target, fresh) -> None:
     np = sys.modules["numpy"]
     target.flags.writeable = True  # (`problem` checked it can be) as the live run wrote it
-    np.copyto(target, fresh, casting="no")
+    np.copyto(target.view(np.ndarray), fresh.view(np.ndarray), casting="no")
     if not fresh.flags.writeable:
         target.flags.writeable = False
+    if type(target).__dictoffset__:  # a subclass's attributes (a Quantity's unit)
+        _replace_dict(target, fresh)
 
 
 def _can_write(arr) -> bool:

@@ -15,9 +15,9 @@ atomic values, classes, modules, library functions and enum members, which are g
 A path is `(name, step, step, ...)`: `("i", 3)` an item of a sequence, `("k", key)` the
 value of a dict under an atomic key, `("p", n)` the n-th value of a dict, `("a", name)`
 an attribute in the instance dict, `("s", name)` a slot, `("c", n)` a closure cell,
-`("x",)` a cell's contents, `("m",)` a bound method's object, `("e", n)` an element of an
-object array. `resolve` follows one in another kernel, where the key guarantees that
-the same names hold equal values.
+`("x",)` a cell's contents, `("m",)` a bound method's object, `("w",)` a weak
+reference's referent, `("e", n)` an element of an object array. `resolve` follows one
+in another kernel, where the key guarantees that the same names hold equal values.
 
 The walk is iterative, visits each object once, and stops after `budget` nodes (the
 graph then says which names it did not finish).
@@ -31,6 +31,7 @@ import itertools
 import logging
 import sys
 import types
+import weakref
 from collections import deque
 from typing import Any
 
@@ -146,6 +147,7 @@ class Graph:
         self.links: list[tuple[str, str]] = []  # (root, root) pairs that reach one node
         self.old: dict[int, tuple] = {}  # nodes of an earlier graph: not walked into...
         self.open: set[int] = set()  # ...but for these
+        self.weak = True  # whether a weak reference's referent is walked
 
     def is_node(self, oid: int) -> bool:
         entry = self.nodes.get(oid)
@@ -220,7 +222,13 @@ class Graph:
                 pass
         elif kind == METHOD:
             stack.append((obj.__self__, oid, ("m",)))
+        elif type(obj) is weakref.ReferenceType and self.weak:
+            referent = obj()
+            if referent is not None:
+                stack.append((referent, oid, ("w",)))
         if kind in (OBJ, SEQ, MAP, SET, BYTES, FUNC) and type(obj) not in _PLAIN:
+            _attributes(obj, oid, stack)
+        elif kind == ARRAY and type(obj).__dictoffset__:  # a subclass's own attributes
             _attributes(obj, oid, stack)
 
     def _items(self, items, oid: int, stack: list, name: str) -> None:
@@ -331,6 +339,10 @@ def resolve(path: tuple, roots: dict) -> Any:
             obj = obj.cell_contents
         elif op == "m":
             obj = obj.__self__
+        elif op == "w":
+            obj = obj()
+            if obj is None:
+                raise LookupError("a weak reference is dead")
         elif op == "e":
             obj = obj.flat[step[1]]
         else:

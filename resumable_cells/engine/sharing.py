@@ -46,6 +46,7 @@ object at all. Arrays and frames are leaves: no buffer is read or copied.
 from __future__ import annotations
 
 import logging
+import weakref
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -97,6 +98,7 @@ class Plan:
     seen: list[str] = field(default_factory=list)  # not bound; changed with the step
     replaced: set[int] = field(default_factory=set)  # input objects stored anew
     modules: dict[str, dict] = field(default_factory=dict)  # module attributes set (modattrs)
+    changed_roots: list[str] = field(default_factory=list)  # changed inputs in the unit
     graph: objgraph.Graph | None = None  # the inputs' graph (references resolve in it)
     post: objgraph.Graph | None = None  # what the step bound or changed
 
@@ -265,14 +267,19 @@ def _place_changed(plan: Plan, ns: dict, changed: dict, region: set, movable: se
         ):
             plan.alone_inplace.append(name)
             continue
+        plan.changed_roots.append(name)
         plan.unit_inplace.extend(old.nodes[oid][0] for oid in own if oid in movable)
     for oid in plan.replaced:
         _replace(plan, ns, changed, oid)
 
 
 def _pinned(old: objgraph.Graph, oid: int, changed: dict) -> bool:
-    """Whether an input the step did not change holds this object of a changed one too:
-    then it did not change, and is stored by reference (not a drawing: see `_drawings`)."""
+    """Whether an input the step did not change holds this object of a changed one too,
+    or it is a weak reference (astropy's column info holds its table by one: it cannot
+    change, it can only die): then it did not change, and is stored by reference (not a
+    drawing: see `_drawings`)."""
+    if isinstance(old.nodes[oid][0], weakref.ref):
+        return True
     if objgraph.kind_of(type(old.nodes[oid][0])) == objgraph.DRAWING:
         return False
     return any(p is not None and old.root[p] not in changed for p in old.parents.get(oid, []))
@@ -324,7 +331,9 @@ def _look_around(plan: Plan, ns: dict, pre: Before, bound: list[str], hidden: di
         if _other(name, ns[name], skip, hidden):
             _look_at(plan, name, ns[name], region)
     arrays = {
-        id(objgraph.memory_owner(old.nodes[o][0])) for o in region if _is_array(old.nodes[o][0])
+        id(objgraph.memory_owner(old.nodes[o][0]))
+        for o in region
+        if objgraph.kind_of(type(old.nodes[o][0])) == objgraph.ARRAY
     }
     fresh = {o for o in post.owners if o not in old.owners}
     cells = {o for o in region if objgraph.kind_of(type(old.nodes[o][0])) == objgraph.CELL}
@@ -375,10 +384,6 @@ def _look_at_array(plan: Plan, name: str, arr: Any, changed: set, fresh: set) ->
             f"it views the memory of {name}, which the step does not read",
             f"read {name} in the step too, or mark the step `--effect`",
         )
-
-
-def _is_array(value: Any) -> bool:
-    return objgraph.kind_of(type(value)) == objgraph.ARRAY
 
 
 def _data(value: Any, kind: int) -> bool:

@@ -102,11 +102,13 @@ def _size(obj: Any) -> int:
         return len(getattr(obj, "__dict__", ()))
 
 
-class _Writer:
-    """The persistent ids of one unit's stream."""
+class Writer:
+    """The persistent ids of one unit's stream: references into `graph` (the inputs'
+    graph by default), with at most `fallbacks` fallbacks."""
 
-    def __init__(self, plan: Plan):
-        self.old = plan.graph
+    def __init__(self, plan: Plan, graph: objgraph.Graph | None = None, fallbacks: int = FALLBACKS):
+        self.old = graph if graph is not None else plan.graph
+        self.budget = fallbacks
         self.post = plan.post
         self.replaced = plan.replaced
         self.paths: dict[int, tuple] = {}
@@ -133,7 +135,7 @@ class _Writer:
         objects: a value a hit restored is then not laid out as the live one was); or
         () for frames, arrays and containers that are not small, objects met before
         and ones inside a fallback (their own references carry none)."""
-        if self.nested or oid in self.fallen or len(self.fallen) >= FALLBACKS:
+        if self.nested or oid in self.fallen or len(self.fallen) >= self.budget:
             return ()
         kind = objgraph.kind_of(type(obj))
         if kind == objgraph.ARRAY:
@@ -240,19 +242,43 @@ def _bytes_of(owner: Any) -> Any:
 def dump(plan: Plan, name: str = "shared values") -> tuple[bytes, list, list[str]]:
     """(pickle stream, out-of-band buffers, the input names its references start from).
     Raises Unstorable."""
-    payload = {
+    return dump_payload(payload_of(plan), Writer(plan), name)[:3]
+
+
+def payload_of(plan: Plan) -> dict:
+    """What the stream holds: the names it binds, the objects it restores in place with
+    their states (`rooted`: those that are the values of names), the module attributes
+    set, and the paths of the objects it replaces (`orphans.py` checks them on a hit)."""
+    graph = plan.graph
+    return {
         "bind": plan.unit_bind,
         "inplace": [(obj, StateOf(obj)) for obj in plan.unit_inplace],
+        "rooted": [i for i, o in enumerate(plan.unit_inplace) if graph.nodes[id(o)][1] is None],
         "modules": plan.modules,
+        "orphans": [
+            graph.path(oid)
+            for oid in plan.replaced
+            if objgraph.kind_of(type(graph.nodes[oid][0])) != objgraph.DRAWING
+        ],
     }
-    writer = _Writer(plan)
+
+
+def dump_payload(payload: dict, writer: Writer, name: str) -> tuple[bytes, list, list[str], set]:
+    """As `dump`, for any payload and writer; also the roots whose inner objects (more
+    than the root's own value) the stream refers to."""
     main, buffers = serialize.dumps(payload, name, persistent_id=writer)
-    return main, buffers, sorted(writer.roots)
+    inner = {p[0] for p in writer.paths.values() if len(p) > 1}
+    return main, buffers, sorted(writer.roots), inner
 
 
 def put(plan: Plan, store: Store) -> dict:
-    """Store the unit; returns its reference for the entry (with its `roots`)."""
-    main, buffers, roots = dump(plan)
+    """Store the unit; returns its reference for the entry (with its `roots`, and
+    `inner`: the roots whose inner objects it refers to)."""
+    main, buffers, roots, inner = dump_payload(payload_of(plan), Writer(plan), "shared values")
+    return {**put_stream(store, main, buffers, roots), "inner": sorted(inner)}
+
+
+def put_stream(store: Store, main: bytes, buffers: list, roots: list[str]) -> dict:
     h = xxhash.xxh3_128(main)
     for b in buffers:
         h.update(b.raw())
@@ -297,6 +323,19 @@ def load(ref: dict, store: Store, roots: dict) -> dict:
             raise Unfaithful(str(where), f"an object it held is not where it was ({err})") from None
 
     return store.get_value(ref, persistent_load=resolve)
+
+
+def orphans_of(payload: dict, roots: dict) -> dict[str, Any]:
+    """The objects the payload replaces, in this kernel (label -> object): those its
+    paths still lead to."""
+    out = {}
+    for path in payload.get("orphans", ()):
+        try:
+            label = path[0] if path[0] not in out else f"{path[0]} ({len(out)})"
+            out[label] = objgraph.resolve(path, roots)
+        except (LookupError, AttributeError, TypeError, ValueError):
+            continue  # nothing there to be left holding the old one
+    return out
 
 
 def _resolve_ref(path: tuple, type_name: str, roots: dict) -> Any:

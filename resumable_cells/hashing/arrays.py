@@ -9,6 +9,7 @@ digest; object (string) columns a fixed number of values at a time.
 from __future__ import annotations
 
 import struct
+import weakref
 from typing import Any
 
 from ..errors import Unhashable
@@ -89,6 +90,12 @@ def _h_ndarray(h: Hasher, arr: Any, path: str) -> None:
     if isinstance(arr, np.ma.MaskedArray):
         _array_data(h, np.ma.getmaskarray(arr))
         h.value(arr.fill_value, f"{path}.fill_value")
+    elif t is not np.ndarray and t.__dictoffset__:
+        # a subclass's own attributes: a Quantity's unit, a tag a notebook class keeps;
+        # not its weak references (an astropy column's to its table: a back-pointer)
+        attrs = object.__getattribute__(arr, "__dict__")
+        own = {k: v for k, v in attrs.items() if type(v) is not weakref.ReferenceType}
+        h.mapping(own, b"d", path, attributes=True, by_name=True)  # (in any order)
 
 
 def _array_data(h: Hasher, arr: Any) -> None:

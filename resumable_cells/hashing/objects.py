@@ -5,7 +5,7 @@ that rebuilds it, its arguments, its state, its items) is what survives a store/
 round trip, so its digest is those parts, each hashed as a value by the caller's
 `Hasher`: in the same memo (a member seen before is a reference to its first visit, a
 cycle closes) and under the same budget, with the path of each member (`cfg.model.w`)
-for the message when one cannot be hashed. An object that pickle refuses (a generator,
+for the message when one cannot be hashed. A weak reference is its referent. An object that pickle refuses (a generator,
 a lock, an open file) is unhashable at once: its internals are never walked.
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copyreg
 import struct
+import weakref
 from typing import Any
 
 from ..errors import Unhashable
@@ -24,6 +25,9 @@ def encode(h: Any, v: Any, t: type, path: str) -> None:
         # (and unpickling updates a fresh __dict__ from it, in the same order)
         h.tag(b"N")
         h.mapping(v.__dict__, b"d", path, attributes=True)
+        return
+    if t is weakref.ReferenceType:
+        _weak(h, v, path)
         return
     reducer = copyreg.dispatch_table.get(t)
     try:
@@ -48,6 +52,18 @@ def encode(h: Any, v: Any, t: type, path: str) -> None:
         h.value(list(listitems), path)
     if dictitems is not None:
         h.value(list(dictitems), path)
+
+
+def _weak(h: Any, v: weakref.ref, path: str) -> None:
+    """A weak reference is its referent (in the memo: a reference back to an object seen
+    before, `tree.me` to `tree`), or dead. One with a callback is refused: the callback
+    cannot be stored with it (`storage/serialize.py` stores the others)."""
+    if v.__callback__ is not None:
+        raise Unhashable(path, "a weak reference with a callback cannot be pickled")
+    referent = v()
+    h.tag(b"W" if referent is not None else b"w")
+    if referent is not None:
+        h.value(referent, path)
 
 
 def _remaining(h: Any, args: Any, state: Any, path: str) -> bool:

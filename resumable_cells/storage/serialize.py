@@ -5,7 +5,9 @@ cannot resolve, and refuses lambdas and modules. Here notebook functions are sto
 code (marshal; the Python version is part of every key) and rebuilt against the
 notebook namespace; their closure cells are stored as cells, so that functions closing
 over one variable still share it when they are stored together. Modules are stored by
-name and imported again on restore. Object arrays of strings (pandas string and object
+name and imported again on restore. A weak reference is stored with its referent (a
+restored one whose referent nothing else holds dies: the round-trip check then sees a
+dead reference where a live one was, and the value is not cached). Object arrays of strings (pandas string and object
 columns) travel as one joined UTF-8 buffer out of band instead of one pickled string at
 a time. A caller may write some objects as persistent ids (`persistent_id`) and give
 them back when loading (`persistent_load`): the engine does so for objects a step's
@@ -21,6 +23,7 @@ import marshal
 import pickle
 import sys
 import types
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -87,6 +90,13 @@ class _Pickler(pickle.Pickler):
                 if reduced is not None:
                     return reduced
             return NotImplemented
+        if np is not None and type(obj) is np.ndarray and not obj.flags.writeable:
+            return _read_only_reduce(obj)
+        if np is not None and isinstance(obj, np.ndarray) and type(obj) is not np.ndarray:
+            return _subclass_reduce(obj, np)
+        if type(obj) is weakref.ReferenceType and obj.__callback__ is None:
+            referent = obj()  # in the same stream: the restored reference is to its copy
+            return (_weak, (referent,)) if referent is not None else (_dead_weak, ())
         if isinstance(obj, types.ModuleType):
             return _import_module, (obj.__name__,)
         drawing = opaque.reduce(obj)  # a figure, an artist: with its digest's tokens
@@ -120,13 +130,14 @@ _PLAIN: set[type] = set()
 
 def _depends_on_value(t: type) -> bool:
     """Types for which the override's answer depends on the object, not its type:
-    arrays (their dtype), functions and classes (where they were made), cache
+    arrays (their dtype and flags), weak references (their callback), functions and classes (where they were made), cache
     wrappers (their module), the dataclasses sentinels (which instance), drawings
     (whether they were digested)."""
     return (
         issubclass(t, (types.FunctionType, type))
         or opaque.is_drawing_type(t)
         or t.__name__ == "ndarray"
+        or t is weakref.ReferenceType
         or t is decorated.LRU_WRAPPER
         or decorated.is_sentinel_type(t)
     )
@@ -166,6 +177,58 @@ def _cell_value(cell):
         return cell.cell_contents
     except ValueError:
         return _EMPTY
+
+
+def _read_only_reduce(arr):
+    """A read-only array whose memory can be written (a library's view: `np.asarray` of
+    a pandas column): pickled from a writable view and made read-only when loaded.
+    Pickled as itself, its buffer would be read-only when loaded, and so would the
+    memory it views, where the live one was writable: a later step that wrote into
+    that memory (or restored a view of it) could not."""
+    view = arr.view()
+    try:
+        view.flags.writeable = True
+    except ValueError:  # memory that is read-only live too (an array over bytes)
+        if arr.flags.c_contiguous or arr.flags.f_contiguous:
+            return NotImplemented  # pickle restores its buffer read-only, as it is
+        view = arr.copy()  # pickled in band, it would come back writable
+    return _make_read_only, (view,)
+
+
+def _subclass_reduce(arr, np):
+    """An ndarray subclass that pickles as numpy does (which drops the instance dict: a
+    tag a notebook class keeps on its arrays): with its instance dict too."""
+    t = type(arr)
+    own = (
+        t.__reduce__ is not np.ndarray.__reduce__ or t.__reduce_ex__ is not np.ndarray.__reduce_ex__
+    )
+    attrs = object.__getattribute__(arr, "__dict__") if t.__dictoffset__ else None
+    if own or not attrs:
+        return NotImplemented
+    fn, args, state = arr.__reduce_ex__(5)[:3]
+    return fn, args, (state, attrs), None, None, _set_array_state
+
+
+def _set_array_state(arr, state) -> None:
+    arr.__setstate__(state[0])
+    object.__getattribute__(arr, "__dict__").update(state[1])
+
+
+def _make_read_only(arr):
+    arr.flags.writeable = False
+    return arr
+
+
+def _weak(referent: Any) -> weakref.ref:
+    return weakref.ref(referent)
+
+
+class _Gone:
+    pass
+
+
+def _dead_weak() -> weakref.ref:
+    return weakref.ref(_Gone())  # its referent is gone at once, as the stored one was
 
 
 def _new_cell() -> types.CellType:

@@ -1,0 +1,147 @@
+"""Objects a hit replaces: nothing else may hold them or their parts.
+
+A hit gives most objects their new state in place (`inplace`), so that every holder
+sees it. Some it replaces by a new object instead: one whose class pickles it through
+its constructor (a plotly figure, rebuilt from its dict: every part of it is new), one
+that cannot be restored in place, and the changed inputs an entry keeps whole
+(`whole.py`). Whatever else holds the old object or one of its parts then keeps the
+old one, where live it saw the change: a silent difference. So before such a hit is
+applied, each replaced object's graph is walked in the serving kernel and every
+reference to it and its parts is accounted for: the parts' own references, the
+entry's objects restored in place (about to be overwritten), the namespace's bindings
+of names the entry binds again, IPython's history (`Out`, `_`) and the caller's own
+dicts. The references are counted (`sys.getrefcount`), not searched, so that a holder
+the garbage collector does not see (a C object, a running frame) counts as well. Any
+other holder keeps the hit a miss, and the message names it when it is a name.
+Parts the entry's new values hold too (a library's shared objects, which its pickling
+finds again) stay, and are left out.
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+import weakref
+from collections import Counter
+from typing import Any
+
+from ..errors import Unfaithful
+from . import objgraph
+
+BUDGET = 2_000_000  # objects walked per replaced object
+_OWN = 2  # `sys.getrefcount`'s argument and the loop's variable
+
+
+def check(orphans: dict[str, Any], payload: dict, ns: dict, hidden: dict, ours: tuple) -> None:
+    """Raise Unfaithful unless nothing but the accounted holders (see the module
+    docstring) holds an object of `orphans` (label -> object) or a part of one.
+    `payload` is what the hit binds (`bind`) and restores in place (`inplace`, of which
+    `rooted` are the values of names); `ours` are the caller's containers of them."""
+    if not orphans:
+        return
+    kept = _kept(payload, ns)
+    targets = [pair[0] for pair in payload["inplace"]]
+    places = [ns, *ours, *(v for v in hidden.values() if isinstance(v, dict))]
+    for label in list(orphans):  # (an items() iterator would hold its last pair)
+        _check_one(label, orphans, ns, hidden, kept, (targets, places, payload))
+
+
+def _kept(payload: dict, ns: dict) -> set[int]:
+    """The objects the kernel's names hold after the hit: the new values, the names'
+    objects restored in place, and what their new states hold, in turn."""
+    fresh = {id(t): state for t, state in payload["inplace"]}
+    graph = objgraph.Graph(ns, BUDGET)
+    graph.weak = False
+    graph.add("\0bind", list(payload["bind"].values()))
+    graph.add("\0rooted", [payload["inplace"][i][1] for i in payload.get("rooted", ())])
+    done: set[int] = set()
+    while True:
+        todo = [o for o in graph.nodes if o in fresh and o not in done]
+        if not todo:
+            return set(graph.nodes)
+        done.update(todo)
+        graph.add("\0states", [fresh[o] for o in todo])
+
+
+def _check_one(label: str, orphans: dict, ns: dict, hidden: dict, kept: set, known: tuple):
+    targets, places, payload = known
+    graph = objgraph.Graph(ns, BUDGET)
+    graph.weak = False  # a weak reference does not hold its referent
+    graph.add(label, orphans[label])  # (not a variable here: one more reference)
+    if graph.truncated:
+        raise Unfaithful(label, f"it holds more than {BUDGET:,} objects to check")
+    parts = [o for o, entry in graph.nodes.items() if o not in kept and _counted(entry[0])]
+    _check_names(label, set(parts), ns, hidden, payload["bind"])
+    # `targets` twice: the list, and the payload's (target, state) pairs
+    known = [*places, targets, targets, orphans]
+    held = _held(graph, parts, known, targets)
+    if held is not None:
+        gc.collect()  # garbage not yet collected (a library's cycles) may be what holds it
+        held = _held(graph, parts, known, targets)
+    if held is not None:
+        raise Unfaithful(
+            label,
+            f"something outside it holds a {held} of it, and a hit gives it a new one",
+            "mark the step `--effect`",
+        )
+
+
+def _check_names(label: str, parts: set[int], ns: dict, hidden: dict, bound: dict) -> None:
+    for other, value in ns.items():
+        if other in bound or other.startswith("_") or hidden.get(other, _MISSING) is value:
+            continue
+        if id(value) in parts:
+            raise Unfaithful(
+                label,
+                f"{other} holds a part of it, and a hit gives it a new one",
+                f"read {other} in the step too, or mark the step `--effect`",
+            )
+
+
+def _held(graph: objgraph.Graph, parts: list[int], places: list, targets: list) -> str | None:
+    """The type of a part something unaccounted for holds, or None."""
+    explained = _inner_references(graph, set(parts), targets)
+    for d in places:  # (no loop variable: it would hold the last value)
+        explained.update(map(id, dict.values(d) if isinstance(d, dict) else d))
+    for oid in parts:
+        obj = graph.nodes[oid][0]
+        if sys.getrefcount(obj) - _OWN - explained[oid] > 0:
+            return type(obj).__name__
+    return None
+
+
+def _counted(obj: Any) -> bool:
+    """The empty tuple is shared by everything, and a weak reference by all who made
+    one to its referent without a callback (and it cannot change)."""
+    return not ((type(obj) is tuple and not obj) or type(obj) is weakref.ReferenceType)
+
+
+def _inner_references(graph: objgraph.Graph, parts: set[int], targets: list) -> Counter:
+    """References to each part held by the graph's objects (their attribute dicts and
+    arrays' bases too), by the objects restored in place and by the walk's records."""
+    counts: Counter = Counter()
+    counts.update(id(entry[0]) for entry in graph.nodes.values())  # the walk's records
+    for entry in graph.nodes.values():
+        _count_from(entry[0], parts, counts)
+    for target in targets:
+        _count_from(target, parts, counts)
+    counts.update(map(id, graph.owner_obj.values()))
+    return counts
+
+
+def _count_from(obj: Any, parts: set[int], counts: Counter) -> None:
+    for holder in (obj, _attributes(obj)):
+        if holder is not None:
+            counts.update(id(r) for r in gc.get_referents(holder) if id(r) in parts)
+    if objgraph.kind_of(type(obj)) == objgraph.ARRAY and id(obj.base) in parts:
+        counts[id(obj.base)] += 1  # (arrays are not seen by the garbage collector)
+
+
+def _attributes(obj: Any) -> dict | None:
+    try:
+        return object.__getattribute__(obj, "__dict__") if type(obj).__dictoffset__ else None
+    except AttributeError:
+        return None
+
+
+_MISSING = object()

@@ -1,0 +1,106 @@
+"""The changed inputs of a unit stored whole: a second way to serve its entry.
+
+A unit refers to the objects inside a changed input by their paths (`unit.py`), and
+gives them their new state in place. Some libraries pickle a value so that it comes
+back laid out otherwise than it was (plotly rebuilds a figure from its dict, without
+the parts that were empty): in a kernel whose input came from a hit, those paths lead
+nowhere and the entry could not be served. Beside such a unit the entry keeps the same
+values with the changed inputs whole, by value, as the library pickles them; when the
+unit's paths fail on a hit, each of those names is bound to its stored value instead.
+
+That is faithful only when nothing else in the kernel holds the object the name held or
+any part of it: they would keep the old one, where live they saw the change. The
+objects are checked as any object a hit replaces (`orphans.py`): any other holder keeps
+the hit a miss. Kept whole up to `MAX_BYTES`; above that, such a unit is a miss.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from ..errors import Unstorable
+from ..storage.store import Store
+from . import inplace, objgraph, orphans, unit
+from .sharing import Plan
+
+log = logging.getLogger(__name__)
+MAX_BYTES = 64 << 20  # a unit's changed inputs kept whole up to this size
+
+
+def needed(plan: Plan, ref: dict) -> list[str]:
+    """The changed inputs that the unit `ref` refers inside of (a name, not an
+    attribute chain) and whose inner layout a library's pickling may change: they hold
+    an object pickled through its constructor (a plotly figure), not by its state. An
+    estimator or a frame comes back laid out as it was, and is not kept twice."""
+    inner = set(ref.get("inner", ()))
+    names = {r for r in plan.changed_roots if r in inner and r.isidentifier()}
+    if not names:
+        return []
+    graph = plan.graph
+    rebuilt = {
+        graph.root[o]
+        for o, (obj, _, _) in graph.nodes.items()
+        if graph.root[o] in names and _rebuilt(obj)
+    }
+    return sorted(rebuilt)
+
+
+def _rebuilt(obj: object) -> bool:
+    kind = objgraph.kind_of(type(obj))
+    return kind in (objgraph.OBJ, objgraph.FRAME) and not inplace.by_state(type(obj))
+
+
+def put(plan: Plan, store: Store, names: list[str]) -> dict | None:
+    """Store the unit's values with `names` whole; None when they are too large to keep
+    twice or cannot be stored (the unit alone then serves, where it can)."""
+    graph = _without(plan.graph, set(names))
+    values = {n: plan.graph.nodes[_root_id(plan.graph, n)][0] for n in names}
+    payload = {"bind": {**plan.unit_bind, **values}, "inplace": [], "modules": plan.modules}
+    writer = unit.Writer(plan, graph, fallbacks=0)
+    try:
+        main, buffers, roots, _ = unit.dump_payload(payload, writer, "shared values")
+    except Unstorable:
+        log.debug("the changed inputs %s cannot be kept whole", names, exc_info=True)
+        return None
+    if len(main) + sum(b.raw().nbytes for b in buffers) > MAX_BYTES:
+        return None
+    return {**unit.put_stream(store, main, buffers, roots), "names": names}
+
+
+def roots_of(ref: dict, ns: dict) -> tuple[dict, dict]:
+    """(the values the stream's references start from, the objects its names hold now):
+    taken before anything is bound."""
+    targets = {n: ns[n] for n in ref["names"] if n in ns}
+    return unit.roots_of(ref, ns), targets
+
+
+def load(
+    ref: dict, store: Store, roots: tuple[dict, dict], ns: dict, hidden: dict, ours: tuple = ()
+) -> dict:
+    """The payload that binds the changed inputs to their stored values. Raises
+    Unfaithful when anything else holds a part of what they hold now (but `ours`, the
+    caller's dicts of them)."""
+    refs, targets = roots
+    payload = unit.load(ref, store, refs)
+    orphans.check(targets, payload, ns, hidden, (refs, *ours))
+    return payload
+
+
+def _root_id(graph: objgraph.Graph, name: str) -> int:
+    root = ("n", name)
+    return next(
+        o for o, (_, parent, step) in graph.nodes.items() if parent is None and step == root
+    )
+
+
+def _without(graph: objgraph.Graph, names: set[str]) -> objgraph.Graph:
+    """`graph` without the objects first reached from `names`: the stream holds them by
+    value, not by reference."""
+    out = objgraph.Graph(graph.main_ns, graph.budget)
+    out.nodes = {o: v for o, v in graph.nodes.items() if graph.root[o] not in names}
+    out.root = {o: graph.root[o] for o in out.nodes}
+    for owner, arrays in graph.owners.items():
+        kept = [a for a in arrays if a in out.nodes]
+        if kept:
+            out.owners[owner] = kept
+    return out
