@@ -26,7 +26,7 @@ from collections import Counter
 from typing import Any
 
 from ..errors import Unfaithful
-from . import objgraph
+from . import objgraph, sharing
 
 BUDGET = 2_000_000  # objects walked per replaced object
 _OWN = 2  # `sys.getrefcount`'s argument and the loop's variable
@@ -88,9 +88,7 @@ def _check_one(label: str, orphans: dict, ns: dict, hidden: dict, kept: set, kno
 
 def _check_names(label: str, parts: set[int], ns: dict, hidden: dict, bound: dict) -> None:
     for other, value in ns.items():
-        if other in bound or other.startswith("_") or hidden.get(other, _MISSING) is value:
-            continue
-        if id(value) in parts:
+        if id(value) in parts and sharing.other_name(other, value, bound, hidden):
             raise Unfaithful(
                 label,
                 f"{other} holds a part of it, and a hit gives it a new one",
@@ -142,6 +140,3 @@ def _attributes(obj: Any) -> dict | None:
         return object.__getattribute__(obj, "__dict__") if type(obj).__dictoffset__ else None
     except AttributeError:
         return None
-
-
-_MISSING = object()

@@ -98,7 +98,7 @@ class Plan:
     seen: list[str] = field(default_factory=list)  # not bound; changed with the step
     replaced: set[int] = field(default_factory=set)  # input objects stored anew
     modules: dict[str, dict] = field(default_factory=dict)  # module attributes set (modattrs)
-    changed_roots: list[str] = field(default_factory=list)  # changed inputs in the unit
+    changed_roots: dict[str, Any] = field(default_factory=dict)  # changed inputs in the unit
     graph: objgraph.Graph | None = None  # the inputs' graph (references resolve in it)
     post: objgraph.Graph | None = None  # what the step bound or changed
 
@@ -267,7 +267,7 @@ def _place_changed(plan: Plan, ns: dict, changed: dict, region: set, movable: se
         ):
             plan.alone_inplace.append(name)
             continue
-        plan.changed_roots.append(name)
+        plan.changed_roots[name] = obj
         plan.unit_inplace.extend(old.nodes[oid][0] for oid in own if oid in movable)
     for oid in plan.replaced:
         _replace(plan, ns, changed, oid)
@@ -328,7 +328,7 @@ def _look_around(plan: Plan, ns: dict, pre: Before, bound: list[str], hidden: di
     own = Counter(id(ns[n]) for n in skip if n in ns)
     suspects = {h for h in watched.intersection(ids) if ids.count(h) > own[h]}
     for name in [k for k, v in ns.items() if id(v) in suspects] if suspects else ():
-        if _other(name, ns[name], skip, hidden):
+        if other_name(name, ns[name], skip, hidden):
             _look_at(plan, name, ns[name], region)
     arrays = {
         id(objgraph.memory_owner(old.nodes[o][0]))
@@ -345,7 +345,7 @@ def _look_around(plan: Plan, ns: dict, pre: Before, bound: list[str], hidden: di
         kind = objgraph.kind_of(type(value))
         if kind not in (objgraph.ARRAY, objgraph.FUNC) or id(value) in watched:
             continue
-        if not _other(name, value, skip, hidden):
+        if not other_name(name, value, skip, hidden):
             continue
         if kind == objgraph.FUNC:
             if cells and any(id(c) in cells for c in value.__closure__ or ()):
@@ -354,7 +354,7 @@ def _look_around(plan: Plan, ns: dict, pre: Before, bound: list[str], hidden: di
             _look_at_array(plan, name, value, arrays, fresh)
 
 
-def _other(name: str, value: Any, skip: set, hidden: dict) -> bool:
+def other_name(name: str, value: Any, skip: Iterable[str], hidden: dict) -> bool:
     """A user's name the step neither read nor bound (not IPython's own, not `_x`)."""
     return not (name in skip or name.startswith("_") or hidden.get(name, _MISSING) is value)
 

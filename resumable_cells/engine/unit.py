@@ -239,12 +239,6 @@ def _bytes_of(owner: Any) -> Any:
     return owner.reshape(-1, order="A").view(np.uint8)
 
 
-def dump(plan: Plan, name: str = "shared values") -> tuple[bytes, list, list[str]]:
-    """(pickle stream, out-of-band buffers, the input names its references start from).
-    Raises Unstorable."""
-    return dump_payload(payload_of(plan), Writer(plan), name)[:3]
-
-
 def payload_of(plan: Plan) -> dict:
     """What the stream holds: the names it binds, the objects it restores in place with
     their states (`rooted`: those that are the values of names), the module attributes
@@ -264,8 +258,9 @@ def payload_of(plan: Plan) -> dict:
 
 
 def dump_payload(payload: dict, writer: Writer, name: str) -> tuple[bytes, list, list[str], set]:
-    """As `dump`, for any payload and writer; also the roots whose inner objects (more
-    than the root's own value) the stream refers to."""
+    """(pickle stream, out-of-band buffers, the input names its references start from,
+    the roots whose inner objects (more than the root's own value) it refers to).
+    Raises Unstorable."""
     main, buffers = serialize.dumps(payload, name, persistent_id=writer)
     inner = {p[0] for p in writer.paths.values() if len(p) > 1}
     return main, buffers, sorted(writer.roots), inner

@@ -54,7 +54,7 @@ def put(plan: Plan, store: Store, names: list[str]) -> dict | None:
     """Store the unit's values with `names` whole; None when they are too large to keep
     twice or cannot be stored (the unit alone then serves, where it can)."""
     graph = _without(plan.graph, set(names))
-    values = {n: plan.graph.nodes[_root_id(plan.graph, n)][0] for n in names}
+    values = {n: plan.changed_roots[n] for n in names}
     payload = {"bind": {**plan.unit_bind, **values}, "inplace": [], "modules": plan.modules}
     writer = unit.Writer(plan, graph, fallbacks=0)
     try:
@@ -84,13 +84,6 @@ def load(
     payload = unit.load(ref, store, refs)
     orphans.check(targets, payload, ns, hidden, (refs, *ours))
     return payload
-
-
-def _root_id(graph: objgraph.Graph, name: str) -> int:
-    root = ("n", name)
-    return next(
-        o for o, (_, parent, step) in graph.nodes.items() if parent is None and step == root
-    )
 
 
 def _without(graph: objgraph.Graph, names: set[str]) -> objgraph.Graph:
