@@ -76,3 +76,17 @@ def test_a_plotly_express_figure_changed_in_place_is_served_after_a_restart(kern
     probe = "fig.data[0].marker.size, fig.layout.title.text, fig.data[0].parent is fig"
     live, again = replay(kernel, cells, f"({probe})")
     assert live == again == "(10, 'iris', True)\n"
+
+
+# The board is changed and rebound in one step to a dict of its parts, its empty one
+# too, whose path leads nowhere after a restart: the entry is served whole, and binds
+# the dict (it bound the old board, with its new state, before).
+REBIND = """%%step rebind
+board.part('x').items.append(2)
+board = {'x': board.part('x'), 'e': board.part('empty')}"""
+
+
+def test_a_changed_input_rebound_in_the_same_step_is_served_whole_with_its_new_value(kernel):
+    probe = "{k: p.items for k, p in board.items()}"
+    live, again = replay(kernel, [BOARD, MAKE, REBIND], probe)
+    assert live == again == "{'x': [1, 2], 'e': []}\n"

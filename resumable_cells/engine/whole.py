@@ -54,8 +54,8 @@ def put(plan: Plan, store: Store, names: list[str]) -> dict | None:
     """Store the unit's values with `names` whole; None when they are too large to keep
     twice or cannot be stored (the unit alone then serves, where it can)."""
     graph = _without(plan.graph, set(names))
-    values = {n: plan.changed_roots[n] for n in names}
-    payload = {"bind": {**plan.unit_bind, **values}, "inplace": [], "modules": plan.modules}
+    values = {n: plan.changed_roots[n] for n in names}  # (a name rebound binds its new value)
+    payload = {"bind": {**values, **plan.unit_bind}, "inplace": [], "modules": plan.modules}
     writer = unit.Writer(plan, graph, fallbacks=0)
     try:
         main, buffers, roots, _ = unit.dump_payload(payload, writer, "shared values")
