@@ -38,11 +38,8 @@ PROBE = """def _library_probe(name):
 # The honest refusal: a value whose restored copy differs is not cached (roundtrip.py).
 LOSSY = "does not survive pickling"
 # Not served after the restart yet, with the start of the reason (a miss that says why,
-# never a wrong value), explained in docs/libraries.md. astropy Table: a column changed
-# in place pickles with a selection of its attributes (the others made anew), so a hit
-# replaces it; the check that nothing else holds the old column finds the table's own
-# bookkeeping holding it, and the step runs.
-KNOWN_MISSES = {"astropy.table.Table": "not served (hit, live)"}
+# never a wrong value), explained in docs/libraries.md: none now.
+KNOWN_MISSES: dict[str, str] = {}
 
 
 def _available(case: Case) -> bool:
@@ -166,11 +163,9 @@ def _table(rows: list[dict]) -> str:
         "restored copy would differ is not cached, and the message says so. A value that "
         "the library's own pickling lays out otherwise than the live one (plotly rebuilds a "
         "figure from its dict) is served whole by the mutating step's entry, when nothing "
-        "else holds a part of it. **not served (hit, live)**: the mutating step ran again, "
-        "with the reason in `%step why`: astropy's Table, whose column changed in place "
-        "pickles with only some of its attributes, so a hit must replace it, and the "
-        "check that nothing else holds the old column finds the table's own bookkeeping "
-        "holding it. Each is a miss, never a wrong value.",
+        "else holds a part of it. A class whose own pickling makes its parts anew "
+        "(astropy's Table copies its columns) is restored in place part by part, from its "
+        "instance dict rather than its pickled state.",
         "",
         f"{served} of {len(rows)} classes served.",
         "",

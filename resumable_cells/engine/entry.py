@@ -31,7 +31,7 @@ from ..hashing import key as step_key
 from ..hashing.values import Hasher
 from ..ipython import capture, figures
 from ..storage.store import Store
-from . import inplace, modattrs, orphans, process_state, roundtrip, sharing, unit, whole
+from . import inplace, loadback, modattrs, orphans, process_state, roundtrip, sharing, unit, whole
 from .runs import Run
 
 _IPYTHON_NAMES = re.compile(r"^(_+|_i+|_i?\d+|_ii+|In|Out|exit|quit|get_ipython|_oh|_ih|_dh)$")
@@ -160,7 +160,7 @@ def build(
         "source": run.cell,
     }
     if plan.has_unit:
-        built["shared"] = unit.put(plan, store)
+        built["shared"] = loadback.put(plan, store)
         names = whole.needed(plan, built["shared"])
         kept = whole.put(plan, store, names) if names else None
         if kept:

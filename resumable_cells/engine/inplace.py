@@ -106,18 +106,50 @@ def by_state(t: type) -> bool:
 
 
 def _array_type(t: type) -> bool:
-    """ndarray, or a subclass written in Python that pickles as numpy does (its data and
-    its instance dict, `serialize` keeps both). One with a pickling of its own (astropy's
-    Column keeps some attributes and makes others anew) is replaced instead."""
+    """ndarray, or a subclass written in Python (astropy's Column too: `serialize`
+    pickles a subclass with its whole instance dict, whatever its own pickling keeps)."""
     np = sys.modules["numpy"]
     if t is np.ndarray:
         return True
     mro = t.__mro__
-    return (
-        all(b.__flags__ & _HEAPTYPE for b in mro[: mro.index(np.ndarray)])
-        and t.__reduce__ is np.ndarray.__reduce__
-        and t.__reduce_ex__ is np.ndarray.__reduce_ex__
-    )
+    return all(b.__flags__ & _HEAPTYPE for b in mro[: mro.index(np.ndarray)])
+
+
+def raw_state(t: type) -> bool:
+    """Whether an object of a `t` restored in place can be given its instance dict and
+    slots themselves rather than its class's pickled state (`unit.StateOf` in raw
+    mode): a pure-Python class with a `__getstate__` or `__setstate__` of its own (but
+    frames, which are leaves). Such a `__setstate__` may build the object's parts anew
+    (astropy's Table copies its columns), where the unit restores each part in place;
+    but a `__getstate__` may also leave out what belongs to the process (astropy's
+    units drop their hash), so the raw state is only the unit's second choice."""
+    if objgraph.kind_of(t) != objgraph.OBJ or hasattr(t, "__getnewargs_ex__"):
+        return False
+    if not (pure_python(t) and by_state(t)):
+        return False
+    return hasattr(t, "__setstate__") or t.__getstate__ is not object.__getstate__
+
+
+def raw_of(obj: Any) -> tuple[dict | None, dict]:
+    """The instance dict and the set slots of `obj` (see `raw_state`)."""
+    t = type(obj)
+    attrs = object.__getattribute__(obj, "__dict__") if t.__dictoffset__ else None
+    slots = {}
+    for name in objgraph.slot_names(t):
+        try:
+            slots[name] = object.__getattribute__(obj, name)
+        except AttributeError:  # unset
+            pass
+    return attrs, slots
+
+
+def set_raw(obj: Any, state: tuple[dict | None, dict]) -> None:
+    """Give `obj` the dict and slots of `raw_of` (a pickle state setter too)."""
+    attrs, slots = state
+    if attrs is not None:
+        object.__getattribute__(obj, "__dict__").update(attrs)
+    for name, value in slots.items():
+        object.__setattr__(obj, name, value)
 
 
 def problem(target: Any, fresh: Any) -> str | None:
@@ -139,9 +171,10 @@ def problem(target: Any, fresh: Any) -> str | None:
     return None
 
 
-def restore(target: Any, fresh: Any) -> None:
+def restore(target: Any, fresh: Any, raw: bool = False) -> None:
     """Give `target` the state of `fresh`, an object of the same type (`problem` says
-    when it cannot)."""
+    when it cannot); `raw`: fresh was made from the raw state of its class, where
+    `raw_state` says so (the unit's objects)."""
     if fresh is target:  # restored by reference: it is already what it should be
         return
     kind = objgraph.kind_of(type(target))
@@ -157,6 +190,9 @@ def restore(target: Any, fresh: Any) -> None:
         _function(target, fresh)
     elif _random_kind(target) is not None:
         _generator(target, fresh)
+    elif raw and raw_state(type(target)):
+        _clear_instance(target)
+        set_raw(target, raw_of(fresh))
     else:
         _instance(target, fresh)
 

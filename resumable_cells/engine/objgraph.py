@@ -138,7 +138,7 @@ class Graph:
         self.budget = budget
         self.nodes: dict[int, tuple] = {}
         self.root: dict[int, str] = {}
-        self.parents: dict[int, list] = {}  # more holders of a node: their ids (None: a root)
+        self.parents: dict[int, list] = {}  # more holders of a node: (their id, step)
         self.owners: dict[int, list[int]] = {}
         self.owner_obj: dict[int, Any] = {}
         self.shape: dict[int, tuple] = {}  # array id -> (shape, dtype) when walked
@@ -172,7 +172,7 @@ class Graph:
             obj, parent, step = stack.pop()
             oid = id(obj)
             if oid in nodes:
-                self._again(oid, parent, name)
+                self._again(oid, parent, step, name)
                 continue
             kind = kind_of(type(obj))
             if kind == SKIP or (kind == FUNC and obj.__globals__ is not self.main_ns):
@@ -194,9 +194,10 @@ class Graph:
             except Exception:  # an object whose parts cannot be listed: a leaf
                 log.debug("the walk treats a %s as a leaf", type(obj).__name__, exc_info=True)
 
-    def _again(self, oid: int, parent: int | None, name: str) -> None:
-        """A node reached once more: another holder, perhaps from another root."""
-        self.parents.setdefault(oid, []).append(parent)
+    def _again(self, oid: int, parent: int | None, step: tuple, name: str) -> None:
+        """A node reached once more: another holder (None: a root), perhaps from
+        another root, and the step from it."""
+        self.parents.setdefault(oid, []).append((parent, step))
         if self.root[oid] != name:
             self.links.append((self.root[oid], name))
 
@@ -246,7 +247,7 @@ class Graph:
             if not leaf:
                 stack.append((x, oid, step))
             elif id(x) in nodes:
-                self._again(id(x), oid, name)
+                self._again(id(x), oid, step, name)
             elif len(nodes) < self.budget:
                 nodes[id(x)] = (x, oid, step)
                 root[id(x)] = name
@@ -273,6 +274,14 @@ class Graph:
             oid = parent
         steps.reverse()
         return (steps[0][1], *steps[1:])
+
+    def paths(self, oid: int) -> list[tuple]:
+        """Every path the walk reached node `oid` by: `path(oid)` and one per other
+        holder."""
+        out = [self.path(oid)]
+        for parent, step in self.parents.get(oid, ()):
+            out.append((step[1],) if parent is None else (*self.path(parent), step))
+        return out
 
 
 def _attributes(obj: Any, oid: int, stack: list) -> None:
@@ -321,30 +330,35 @@ def resolve(path: tuple, roots: dict) -> Any:
     """The object at `path` from `roots` (name -> value). Raises LookupError,
     AttributeError, ValueError or TypeError when the path does not lead anywhere."""
     obj = roots[path[0]]
-    for step in path[1:]:
-        op = step[0]
-        if op == "i":
-            obj = obj[step[1]]
-        elif op == "k":
-            obj = dict.__getitem__(obj, step[1])  # never a defaultdict's __missing__
-        elif op == "p":
-            obj = next(itertools.islice(dict.values(obj), step[1], None))
-        elif op == "a":
-            obj = object.__getattribute__(obj, "__dict__")[step[1]]
-        elif op == "s":
-            obj = object.__getattribute__(obj, step[1])
-        elif op == "c":
-            obj = obj.__closure__[step[1]]
-        elif op == "x":
-            obj = obj.cell_contents
-        elif op == "m":
-            obj = obj.__self__
-        elif op == "w":
-            obj = obj()
-            if obj is None:
-                raise LookupError("a weak reference is dead")
-        elif op == "e":
-            obj = obj.flat[step[1]]
-        else:
-            raise ValueError(f"unknown path step {step!r}")
+    for s in path[1:]:
+        obj = step(obj, s)
     return obj
+
+
+def step(obj: Any, s: tuple) -> Any:
+    """The object one step of a path leads to from `obj` (errors as `resolve`)."""
+    op = s[0]
+    if op == "i":
+        return obj[s[1]]
+    if op == "k":
+        return dict.__getitem__(obj, s[1])  # never a defaultdict's __missing__
+    if op == "p":
+        return next(itertools.islice(dict.values(obj), s[1], None))
+    if op == "a":
+        return object.__getattribute__(obj, "__dict__")[s[1]]
+    if op == "s":
+        return object.__getattribute__(obj, s[1])
+    if op == "c":
+        return obj.__closure__[s[1]]
+    if op == "x":
+        return obj.cell_contents
+    if op == "m":
+        return obj.__self__
+    if op == "w":
+        referent = obj()
+        if referent is None:
+            raise LookupError("a weak reference is dead")
+        return referent
+    if op == "e":
+        return obj.flat[s[1]]
+    raise ValueError(f"unknown path step {s!r}")

@@ -282,7 +282,7 @@ def _pinned(old: objgraph.Graph, oid: int, changed: dict) -> bool:
         return True
     if objgraph.kind_of(type(old.nodes[oid][0])) == objgraph.DRAWING:
         return False
-    return any(p is not None and old.root[p] not in changed for p in old.parents.get(oid, []))
+    return any(p is not None and old.root[p] not in changed for p, _ in old.parents.get(oid, []))
 
 
 def _drawings(plan: Plan, ns: dict, hidden: dict) -> None:

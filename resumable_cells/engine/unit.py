@@ -32,6 +32,7 @@ import copyreg
 import logging
 import sys
 import types
+from collections.abc import Callable
 from typing import Any
 
 import xxhash
@@ -49,10 +50,11 @@ class StateOf:
     """An object of the inputs, pickled as its state (a new object equal to it) rather
     than as a reference to it: the state `inplace.restore` gives it on a hit."""
 
-    __slots__ = ("target",)
+    __slots__ = ("target", "raw")
 
-    def __init__(self, target: Any):
+    def __init__(self, target: Any, raw: bool = False):
         self.target = target
+        self.raw = raw  # its instance dict itself, where `inplace.raw_state` allows
 
     def __reduce_ex__(self, protocol):
         t = self.target
@@ -63,6 +65,14 @@ class StateOf:
                 return _full_cell, (t.cell_contents,)
             except ValueError:  # an empty cell
                 return _empty_cell, ()
+        np = sys.modules.get("numpy")
+        if np is not None and isinstance(t, np.ndarray) and type(t) is not np.ndarray:
+            rv = serialize.array_subclass_reduce(t)  # (with its whole instance dict)
+            if rv is not NotImplemented:
+                return rv
+        if self.raw and inplace.raw_state(type(t)):
+            args = tuple(t.__getnewargs__()) if hasattr(t, "__getnewargs__") else ()
+            return (_new_object, (type(t), *args), inplace.raw_of(t), None, None, inplace.set_raw)
         rv = t.__reduce_ex__(protocol)
         if isinstance(rv, tuple) and rv[0] is copyreg.__newobj__:
             # pickle checks that __newobj__ makes an object of the pickled one's class,
@@ -239,14 +249,16 @@ def _bytes_of(owner: Any) -> Any:
     return owner.reshape(-1, order="A").view(np.uint8)
 
 
-def payload_of(plan: Plan) -> dict:
+def payload_of(plan: Plan, raw: bool = False) -> dict:
     """What the stream holds: the names it binds, the objects it restores in place with
-    their states (`rooted`: those that are the values of names), the module attributes
-    set, and the paths of the objects it replaces (`orphans.py` checks them on a hit)."""
+    their states (`rooted`: those that are the values of names; `raw`: the states are
+    the instance dicts themselves, see `StateOf`), the module attributes set, and the
+    paths of the objects it replaces (`orphans.py` checks them on a hit)."""
     graph = plan.graph
     return {
         "bind": plan.unit_bind,
-        "inplace": [(obj, StateOf(obj)) for obj in plan.unit_inplace],
+        "inplace": [(obj, StateOf(obj, raw)) for obj in plan.unit_inplace],
+        "raw": raw,
         "rooted": [i for i, o in enumerate(plan.unit_inplace) if graph.nodes[id(o)][1] is None],
         "modules": plan.modules,
         "orphans": [
@@ -264,13 +276,6 @@ def dump_payload(payload: dict, writer: Writer, name: str) -> tuple[bytes, list,
     main, buffers = serialize.dumps(payload, name, persistent_id=writer)
     inner = {p[0] for p in writer.paths.values() if len(p) > 1}
     return main, buffers, sorted(writer.roots), inner
-
-
-def put(plan: Plan, store: Store) -> dict:
-    """Store the unit; returns its reference for the entry (with its `roots`, and
-    `inner`: the roots whose inner objects it refers to)."""
-    main, buffers, roots, inner = dump_payload(payload_of(plan), Writer(plan), "shared values")
-    return {**put_stream(store, main, buffers, roots), "inner": sorted(inner)}
 
 
 def put_stream(store: Store, main: bytes, buffers: list, roots: list[str]) -> dict:
@@ -311,7 +316,7 @@ def load(ref: dict, store: Store, roots: dict) -> dict:
                 made[pid[1]] = serialize.loads(pid[3], pid[4], persistent_load=resolve)
                 return made[pid[1]]
             if pid[1] not in arrays:
-                arrays[pid[1]] = _resolve_array(pid, roots)
+                arrays[pid[1]] = array_of(pid, lambda path: objgraph.resolve(path, roots))
             return arrays[pid[1]]
         except (LookupError, AttributeError, TypeError, ValueError) as err:
             where = {"r": pid[1], "v": pid[2]}.get(pid[0], ["an array"])[0]
@@ -340,10 +345,12 @@ def _resolve_ref(path: tuple, type_name: str, roots: dict) -> Any:
     return obj
 
 
-def _resolve_array(pid: tuple, roots: dict) -> Any:
+def array_of(pid: tuple, find: Callable[[tuple], Any]) -> Any:
+    """The array of a persistent id "v" or "w"; `find(path)` is the input's object at
+    a path."""
     np = sys.modules["numpy"]
     if pid[0] == "v":
-        over = objgraph.resolve(pid[2], roots)
+        over = find(pid[2])
         owner = objgraph.memory_owner(over)
         offset = objgraph.address(over) - objgraph.address(owner) + pid[3]
         buffer = owner
@@ -364,6 +371,6 @@ def _resolve_array(pid: tuple, roots: dict) -> Any:
 def apply(payload: dict, ns: dict) -> None:
     """Restore the unit's states in place, set the module attributes, bind its names."""
     for target, fresh in payload["inplace"]:
-        inplace.restore(target, fresh)
+        inplace.restore(target, fresh, raw=payload.get("raw", False))
     modattrs.apply(payload["modules"])
     ns.update(payload["bind"])

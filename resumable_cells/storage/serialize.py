@@ -93,7 +93,7 @@ class _Pickler(pickle.Pickler):
         if np is not None and type(obj) is np.ndarray and not obj.flags.writeable:
             return _read_only_reduce(obj)
         if np is not None and isinstance(obj, np.ndarray) and type(obj) is not np.ndarray:
-            return _subclass_reduce(obj, np)
+            return array_subclass_reduce(obj)
         if type(obj) is weakref.ReferenceType and obj.__callback__ is None:
             referent = obj()  # in the same stream: the restored reference is to its copy
             return (_weak, (referent,)) if referent is not None else (_dead_weak, ())
@@ -195,23 +195,27 @@ def _read_only_reduce(arr):
     return _make_read_only, (view,)
 
 
-def _subclass_reduce(arr, np):
-    """An ndarray subclass that pickles as numpy does (which drops the instance dict: a
-    tag a notebook class keeps on its arrays): with its instance dict too."""
+def array_subclass_reduce(arr: Any) -> Any:
+    """An ndarray subclass, pickled by its class's own reduction (numpy's, which drops
+    the instance dict: a tag a notebook class keeps on its arrays; or the class's own:
+    astropy's Column keeps some attributes and makes the others anew) with its instance
+    dict, set after it: it comes back with every attribute it had. NotImplemented for
+    one without an instance dict, or a reduction of another shape."""
     t = type(arr)
-    own = (
-        t.__reduce__ is not np.ndarray.__reduce__ or t.__reduce_ex__ is not np.ndarray.__reduce_ex__
-    )
-    attrs = object.__getattribute__(arr, "__dict__") if t.__dictoffset__ else None
-    if own or not attrs:
+    if not t.__dictoffset__:
         return NotImplemented
-    fn, args, state = arr.__reduce_ex__(5)[:3]
-    return fn, args, (state, attrs), None, None, _set_array_state
+    rv = arr.__reduce_ex__(5)
+    if not (isinstance(rv, tuple) and len(rv) == 3):
+        return NotImplemented
+    attrs = object.__getattribute__(arr, "__dict__")
+    return rv[0], rv[1], (rv[2], attrs), None, None, _set_array_state
 
 
 def _set_array_state(arr, state) -> None:
     arr.__setstate__(state[0])
-    object.__getattribute__(arr, "__dict__").update(state[1])
+    attrs = object.__getattribute__(arr, "__dict__")
+    attrs.clear()  # (what the class's own state set is in the dict too)
+    attrs.update(state[1])
 
 
 def _make_read_only(arr):

@@ -1,0 +1,199 @@
+"""A unit is loaded back when it is written: the sharing its values had live must
+survive its pickling.
+
+One stream keeps one object one object through pickle's memo, as long as every class
+in it is rebuilt from the objects its state holds. A class's own pickling may build
+parts anew instead: astropy's Table makes copies of its columns in `__setstate__`, so
+`c = t['a']`, stored in one unit with `t`, came back as another column than `t['a']`,
+silently. So the stream is loaded back as soon as it is made, its references resolved
+to the live objects they stand for (its buffers read-only, never copied), and every
+object the live values reach along more than one path (`objgraph.Graph.paths`) must be
+one object along all of them in the copy, where an object the hit restores in place is
+read through the state it is given. A difference keeps the step from being cached,
+with a message naming the paths.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ..errors import Unfaithful, Unstorable
+from ..storage import serialize
+from ..storage.store import Store
+from . import inplace, modattrs, objgraph, unit
+from .sharing import Plan
+
+log = logging.getLogger(__name__)
+_FAILED = (LookupError, AttributeError, TypeError, ValueError)
+_NOWHERE = object()
+
+
+def put(plan: Plan, store: Store) -> dict:
+    """Store the unit (as `unit.put_stream`), after checking that its copy keeps the
+    sharing of the live values; where it does not and the objects it restores in place
+    include some whose class has a pickled state of its own, with their raw states
+    instead (`inplace.raw_state`). Raises Unfaithful or Unstorable."""
+    try:
+        return _put(plan, store, raw=False)
+    except Unfaithful:
+        if not any(inplace.raw_state(type(o)) for o in plan.unit_inplace):
+            raise
+        log.debug("the unit is written again with raw states", exc_info=True)
+    return _put(plan, store, raw=True)
+
+
+def _put(plan: Plan, store: Store, raw: bool) -> dict:
+    writer = unit.Writer(plan)
+    payload = unit.payload_of(plan, raw)
+    main, buffers, roots, inner = unit.dump_payload(payload, writer, "shared values")
+    check(plan, writer, main, buffers)
+    return {**unit.put_stream(store, main, buffers, roots), "inner": sorted(inner)}
+
+
+def check(plan: Plan, writer: unit.Writer, main: bytes, buffers: list) -> None:
+    """Raise Unfaithful when the copy of the stream `writer` made does not reach one
+    object along every path along which the live values reach one, or when an object
+    the hit keeps (restored in place, or referred to) is not itself at its place in
+    the copy (a `__setstate__` that copies: the holder would get a copy of it)."""
+    copy = _load(writer, main, buffers)
+    roots = _roots(plan, copy)
+    fresh = {id(target): state for target, state in copy["inplace"]}
+    found = _kept(plan, roots, fresh)
+    post = plan.post
+    for oid, holders in post.parents.items():
+        seen = [(post.path(oid), found[oid])]
+        for parent, s in holders:
+            path = (s[1],) if parent is None else (*post.path(parent), s)
+            seen.append((path, roots[s[1]] if parent is None else _step(found[parent], s, fresh)))
+        seen = [(p, f) for p, f in seen if f is not _NOWHERE]
+        if len({id(f) for _, f in seen}) > 1:
+            _refuse(post.nodes[oid][0], seen)
+
+
+def _kept(plan: Plan, roots: dict, fresh: dict) -> dict[int, Any]:
+    """The object at each live node's path in the copy (id -> object, or `_NOWHERE`);
+    raises Unfaithful where an object the hit keeps is not there itself, below an
+    instance restored by its state. A state that leaves the object out (a cache its
+    `__getstate__` drops) keeps nobody from it: its holders still hold it."""
+    post, old = plan.post, plan.graph
+    found: dict[int, Any] = {}
+    anew: set[int] = set()  # nodes inside an object the hit replaces: its pickling's own
+    for oid, (obj, parent, s) in post.nodes.items():
+        if parent is None:
+            found[oid] = roots[s[1]]
+            continue
+        found[oid] = there = _step(found[parent], s, fresh)
+        if parent in anew or parent in plan.replaced:
+            anew.add(oid)
+            continue
+        if there is obj or there is _NOWHERE or oid not in old.nodes or oid in plan.replaced:
+            continue
+        if _by_state(parent, post, fresh):
+            _refuse(obj, [(post.path(oid), there), (None, obj)])
+    return found
+
+
+def _by_state(parent: int | None, post: objgraph.Graph, fresh: dict) -> bool:
+    """Whether the holder is an instance restored in place by its pickled state, which
+    its class's `__setstate__` may build anew."""
+    return (
+        parent is not None
+        and parent in fresh
+        and objgraph.kind_of(type(post.nodes[parent][0])) == objgraph.OBJ
+    )
+
+
+def _step(obj: Any, s: tuple, fresh: dict) -> Any:
+    """The object one step leads to from `obj` in the copy: an object restored in place
+    is read through its new state. A path that leads nowhere gives `_NOWHERE`: a
+    library's pickling may leave out the parts it makes when asked for them (a plotly
+    figure's property objects), which then share nothing."""
+    if obj is _NOWHERE:
+        return obj
+    try:
+        return objgraph.step(fresh.get(id(obj), obj), s)
+    except _FAILED:
+        return _NOWHERE
+
+
+def _roots(plan: Plan, copy: dict) -> dict[str, Any]:
+    """The roots as the hit leaves them: the copy's values of the names and module
+    attributes it binds; the changed inputs' own objects (the copy holds their new
+    states), or the copy's object where the hit rebinds the input and replaces its
+    old object."""
+    post = plan.post
+    roots = {step[1]: obj for obj, parent, step in post.nodes.values() if parent is None}
+    for oid, holders in post.parents.items():
+        roots.update((step[1], post.nodes[oid][0]) for parent, step in holders if parent is None)
+    for name, value in copy["bind"].items():
+        roots[name] = value
+        if id(roots.get("\0" + name)) in plan.replaced:
+            roots["\0" + name] = value
+    for name, value in modattrs.values(copy["modules"]).items():
+        roots["\1" + name] = value
+    return roots
+
+
+def _load(writer: unit.Writer, main: bytes, buffers: list) -> dict:
+    objects = {path: writer.old.nodes[oid][0] for oid, path in writer.paths.items()}
+    arrays: dict[int, Any] = {}
+
+    def resolve(pid: tuple) -> Any:
+        if pid[0] == "r":
+            return objects[pid[1]]  # (its fallback is for a kernel without it)
+        if pid[1] not in arrays:  # read-only: over the read-only buffers, never written
+            arrays[pid[1]] = unit.array_of((*pid[:-1], False), objects.__getitem__)
+        return arrays[pid[1]]
+
+    views = [memoryview(b).toreadonly() for b in buffers]
+    try:
+        return serialize.loads(main, views, persistent_load=resolve)
+    except (ValueError, TypeError, BufferError):
+        # a loader that writes into its buffers: give it copies
+        log.debug("the unit is loaded back from copies of its buffers", exc_info=True)
+    except Exception as err:
+        raise Unstorable("shared values", f"their pickle cannot be loaded back ({err!r})") from None
+    try:
+        return serialize.loads(main, [bytearray(b) for b in buffers], persistent_load=resolve)
+    except Exception as err:
+        raise Unstorable("shared values", f"their pickle cannot be loaded back ({err!r})") from None
+
+
+def _refuse(obj: Any, seen: list[tuple]) -> None:
+    """`seen`: (path, the object there in the copy) pairs that differ; a path of None
+    stands for the live object itself."""
+    first = seen[0][0]
+    other = next(p for p, f in seen if f is not seen[0][1])
+    kind = type(obj).__name__
+    if other is None:
+        why = f"{describe(first)} is a {kind} the hit keeps, and pickling puts another in its place"
+    else:
+        why = f"{describe(first)} and {describe(other)} are one {kind}, and pickling makes two of them"
+    raise Unfaithful(
+        first[0].lstrip("\0"),
+        f"{why} (its library's own pickling builds it or its holder anew)",
+        "mark the step `--effect`",
+    )
+
+
+def describe(path: tuple) -> str:
+    """A path as Python-like text: `t.columns['a']`, `t[0]`."""
+    out = path[0].lstrip("\0")
+    for s in path[1:]:
+        op = s[0]
+        if op in ("i", "k", "e"):
+            out += f"[{s[1]!r}]"
+        elif op == "p":
+            out += f".values()[{s[1]}]"
+        elif op in ("a", "s"):
+            out += f".{s[1]}"
+        elif op == "c":
+            out += f".__closure__[{s[1]}]"
+        elif op == "x":
+            out += ".cell_contents"
+        elif op == "m":
+            out += ".__self__"
+        elif op == "w":
+            out += "()"
+    return out
