@@ -129,15 +129,35 @@ class Writer:
         self.np = sys.modules.get("numpy")
         self.fallen: set[int] = set()  # objects whose reference carries a fallback
         self.nested = False  # pickling a fallback: references inside it carry none
+        self.pid = self._pid()
 
     def __call__(self, obj: Any):
-        oid = id(obj)
-        if oid in self.old.nodes and oid not in self.replaced:
-            return ("r", self._path(oid), type(obj).__qualname__, *self._fallback(obj, oid))
-        np = self.np
-        if np is not None and type(obj) is np.ndarray and oid not in self.plain:
-            return self._array(obj, oid)
-        return None
+        return self.pid(obj)
+
+    def _pid(self) -> Callable[[Any], Any]:
+        """The persistent id of an object (None: pickle it), as a closure over its
+        lookups: pickle asks it of every object of the stream, each int and string
+        included, and a closure's call costs half of an instance's `__call__` (and an
+        `id()` a third more again: the tripwire's audit hook sees each one)."""
+        nodes, replaced, plain = self.old.nodes, self.replaced, self.plain
+        ref, array = self._ref, self._array
+        ndarray = self.np.ndarray if self.np is not None else _NoArray
+        atomic = objgraph.ATOMIC  # never a node of a graph (nor an array): no id() asked
+
+        def pid(obj: Any):
+            if type(obj) in atomic:
+                return None
+            oid = id(obj)
+            if oid in nodes and oid not in replaced:
+                return ref(obj, oid)
+            if type(obj) is ndarray and oid not in plain:
+                return array(obj, oid)
+            return None
+
+        return pid
+
+    def _ref(self, obj: Any, oid: int) -> tuple:
+        return ("r", self._path(oid), type(obj).__qualname__, *self._fallback(obj, oid))
 
     def _fallback(self, obj: Any, oid: int) -> tuple:
         """(the object's state, pickled) to make it anew where the serving kernel's
@@ -156,7 +176,7 @@ class Writer:
         self.fallen.add(oid)
         self.nested = True
         try:
-            main, buffers = serialize.dumps(StateOf(obj), "a fallback", persistent_id=self)
+            main, buffers = serialize.dumps(StateOf(obj), "a fallback", persistent_id=self.pid)
         except Exception:  # no fallback: the reference alone, as before
             log.debug("no fallback for a %s in a unit", type(obj).__name__, exc_info=True)
             return ()
@@ -207,6 +227,10 @@ class Writer:
                 self.plain.add(id(region))
                 self.bases[key] = (region, lo)
         return self.bases[key]
+
+
+class _NoArray:
+    """Stands for numpy's ndarray in a kernel without numpy: no object is one."""
 
 
 def _covering(graph: objgraph.Graph, arrays: list[int], arr: Any, replaced: set) -> tuple | None:
@@ -273,7 +297,7 @@ def dump_payload(payload: dict, writer: Writer, name: str) -> tuple[bytes, list,
     """(pickle stream, out-of-band buffers, the input names its references start from,
     the roots whose inner objects (more than the root's own value) it refers to).
     Raises Unstorable."""
-    main, buffers = serialize.dumps(payload, name, persistent_id=writer)
+    main, buffers = serialize.dumps(payload, name, persistent_id=writer.pid)
     inner = {p[0] for p in writer.paths.values() if len(p) > 1}
     return main, buffers, sorted(writer.roots), inner
 
