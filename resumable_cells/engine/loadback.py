@@ -25,7 +25,6 @@ from . import inplace, modattrs, objgraph, unit
 from .sharing import Plan
 
 log = logging.getLogger(__name__)
-_FAILED = (LookupError, AttributeError, TypeError, ValueError)
 _NOWHERE = object()
 
 
@@ -113,7 +112,7 @@ def _step(obj: Any, s: tuple, fresh: dict) -> Any:
         return obj
     try:
         return objgraph.step(fresh.get(id(obj), obj), s)
-    except _FAILED:
+    except objgraph.PATH_ERRORS:
         return _NOWHERE
 
 
@@ -165,35 +164,15 @@ def _refuse(obj: Any, seen: list[tuple]) -> None:
     stands for the live object itself."""
     first = seen[0][0]
     other = next(p for p, f in seen if f is not seen[0][1])
-    kind = type(obj).__name__
+    kind, here = type(obj).__name__, objgraph.describe(first)
     if other is None:
-        why = f"{describe(first)} is a {kind} the hit keeps, and pickling puts another in its place"
+        why = f"{here} is a {kind} the hit keeps, and pickling puts another in its place"
     else:
-        why = f"{describe(first)} and {describe(other)} are one {kind}, and pickling makes two of them"
+        why = (
+            f"{here} and {objgraph.describe(other)} are one {kind}, and pickling makes two of them"
+        )
     raise Unfaithful(
         first[0].lstrip("\0"),
         f"{why} (its library's own pickling builds it or its holder anew)",
         "mark the step `--effect`",
     )
-
-
-def describe(path: tuple) -> str:
-    """A path as Python-like text: `t.columns['a']`, `t[0]`."""
-    out = path[0].lstrip("\0")
-    for s in path[1:]:
-        op = s[0]
-        if op in ("i", "k", "e"):
-            out += f"[{s[1]!r}]"
-        elif op == "p":
-            out += f".values()[{s[1]}]"
-        elif op in ("a", "s"):
-            out += f".{s[1]}"
-        elif op == "c":
-            out += f".__closure__[{s[1]}]"
-        elif op == "x":
-            out += ".cell_contents"
-        elif op == "m":
-            out += ".__self__"
-        elif op == "w":
-            out += "()"
-    return out

@@ -326,9 +326,13 @@ def lookup(ns: dict, name: str) -> Any:
     return value
 
 
+# what `resolve` and `step` raise where a path does not lead anywhere
+PATH_ERRORS = (LookupError, AttributeError, TypeError, ValueError)
+
+
 def resolve(path: tuple, roots: dict) -> Any:
-    """The object at `path` from `roots` (name -> value). Raises LookupError,
-    AttributeError, ValueError or TypeError when the path does not lead anywhere."""
+    """The object at `path` from `roots` (name -> value). Raises one of PATH_ERRORS
+    when the path does not lead anywhere."""
     obj = roots[path[0]]
     for s in path[1:]:
         obj = step(obj, s)
@@ -362,3 +366,25 @@ def step(obj: Any, s: tuple) -> Any:
     if op == "e":
         return obj.flat[s[1]]
     raise ValueError(f"unknown path step {s!r}")
+
+
+def describe(path: tuple) -> str:
+    """A path as Python-like text: `t.columns['a']`, `t[0]`."""
+    out = path[0].lstrip("\0")
+    for s in path[1:]:
+        op = s[0]
+        if op in ("i", "k", "e"):
+            out += f"[{s[1]!r}]"
+        elif op == "p":
+            out += f".values()[{s[1]}]"
+        elif op in ("a", "s"):
+            out += f".{s[1]}"
+        elif op == "c":
+            out += f".__closure__[{s[1]}]"
+        elif op == "x":
+            out += ".cell_contents"
+        elif op == "m":
+            out += ".__self__"
+        elif op == "w":
+            out += "()"
+    return out

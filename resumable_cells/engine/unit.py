@@ -1,7 +1,7 @@
 """The unit of an entry: the values of a step that share objects, as one pickle stream.
 
-`dump(plan)` pickles `{"bind": {name: value}, "inplace": [(object, its new state)]}`
-(see `sharing.Plan`) in one stream, so that an object reached twice is one object when
+`dump_payload(payload_of(plan), Writer(plan))` pickles `{"bind": {name: value},
+"inplace": [(object, its new state)]}` (see `sharing.Plan`) in one stream, so that an object reached twice is one object when
 loaded. Three kinds of objects are written as persistent ids instead of by value:
 
     ("r", path, type)                 an object the step's inputs held before it ran:
@@ -129,10 +129,7 @@ class Writer:
         self.np = sys.modules.get("numpy")
         self.fallen: set[int] = set()  # objects whose reference carries a fallback
         self.nested = False  # pickling a fallback: references inside it carry none
-        self.pid = self._pid()
-
-    def __call__(self, obj: Any):
-        return self.pid(obj)
+        self.pid = self._pid()  # the persistent_id function of the stream
 
     def _pid(self) -> Callable[[Any], Any]:
         """The persistent id of an object (None: pickle it), as a closure over its
@@ -334,7 +331,7 @@ def load(ref: dict, store: Store, roots: dict) -> dict:
                     return made[pid[1]]
                 try:
                     return _resolve_ref(pid[1], pid[2], roots)
-                except (LookupError, AttributeError, TypeError, ValueError):
+                except objgraph.PATH_ERRORS:
                     if len(pid) < 5:
                         raise
                 made[pid[1]] = serialize.loads(pid[3], pid[4], persistent_load=resolve)
@@ -342,7 +339,7 @@ def load(ref: dict, store: Store, roots: dict) -> dict:
             if pid[1] not in arrays:
                 arrays[pid[1]] = array_of(pid, lambda path: objgraph.resolve(path, roots))
             return arrays[pid[1]]
-        except (LookupError, AttributeError, TypeError, ValueError) as err:
+        except objgraph.PATH_ERRORS as err:
             where = {"r": pid[1], "v": pid[2]}.get(pid[0], ["an array"])[0]
             raise Unfaithful(str(where), f"an object it held is not where it was ({err})") from None
 
@@ -357,7 +354,7 @@ def orphans_of(payload: dict, roots: dict) -> dict[str, Any]:
         try:
             label = path[0] if path[0] not in out else f"{path[0]} ({len(out)})"
             out[label] = objgraph.resolve(path, roots)
-        except (LookupError, AttributeError, TypeError, ValueError):
+        except objgraph.PATH_ERRORS:
             continue  # nothing there to be left holding the old one
     return out
 
