@@ -1,6 +1,6 @@
 """What the tripwire's audit hook costs the notebook's own code once a step has run.
 
-The hook (`engine/tripwire.py`) is added to the process on the first step and cannot
+The hook (`engine/live/tripwire.py`) is added to the process on the first step and cannot
 be removed; Python then calls it for every audited event, watched or not, and `id()` is
 one: `copy.deepcopy` asks it of every object it copies. Each method runs in its own
 interpreter (a hook, once added, stays): without the hook, with the tripwire's hook,

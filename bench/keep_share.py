@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import Row, main, scratch_dir  # noqa: E402
 
-from resumable_cells.engine import roundtrip  # noqa: E402
+from resumable_cells.engine.keep import roundtrip
 from resumable_cells.hashing import Hasher  # noqa: E402
 from resumable_cells.storage import serialize  # noqa: E402
 from resumable_cells.storage.store import Store  # noqa: E402

@@ -1,4 +1,4 @@
-"""What loading a unit back costs when it is written (`engine/loadback.py`), for steps
+"""What loading a unit back costs when it is written (`engine/keep/loadback.py`), for steps
 whose names share objects, next to writing the unit and to the step itself.
 
 Each step runs live (`--force`) through the engine on IPython's in-process shell; the
@@ -20,7 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import inprocess  # noqa: E402
 from common import Row, main, scratch_dir  # noqa: E402
 
-from resumable_cells.engine import entry, loadback  # noqa: E402
+from resumable_cells.engine.keep import build
+from resumable_cells.engine.keep import loadback
 
 STEPS = {
     "a line plot (fig, ax)": (
@@ -64,7 +65,7 @@ def run(args) -> list[Row]:
     sh = inprocess.shell()
     eng = inprocess.engine(scratch_dir("unit") / "store", sh)
     put, check = Timed(loadback.put), Timed(loadback.check)
-    entry.loadback.put, loadback.check = put, check  # (this process only)
+    build.loadback.put, loadback.check = put, check  # (this process only)
     rows = []
     for label, (setup, body, n) in STEPS.items():
         size = max(n // 100, 10) if args.quick else n

@@ -1,8 +1,8 @@
 """The sharing analysis and the process-state check of one live step, per step.
 
-What a live pure step adds to find what its values share (`engine/sharing.py`: walk
+What a live pure step adds to find what its values share (`engine/keep/sharing.py`: walk
 the inputs before, what it bound or changed after, look one level deep at the other
-names) and what it changed in the process (`engine/process_state.py`: a snapshot before,
+names) and what it changed in the process (`engine/state/process_state.py`: a snapshot before,
 a comparison after), timed in this process on two namespaces:
 
 - 1,000 small names (ints, strings, short lists and dicts), a step that reads three of
@@ -29,7 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from common import MB, Row, interleaved, main  # noqa: E402
 
-from resumable_cells.engine import objgraph, process_state, sharing  # noqa: E402
+from resumable_cells.engine.keep import sharing
+from resumable_cells.engine.objects import objgraph
+from resumable_cells.engine.state import process_state
 
 
 def small_namespace() -> dict:

@@ -27,11 +27,11 @@ def __getattr__(name: str):
 
         return register_hasher
     if name == "register_state":
-        from .engine.process_state import register_state
+        from .engine.state.process_state import register_state
 
         return register_state
     if name == "step":
-        from .engine.stepapi import step
+        from .engine.live.step_object import step
 
         return step
     raise AttributeError(name)

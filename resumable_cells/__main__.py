@@ -1,3 +1,5 @@
+"""`python -m resumable_cells`: the command line (`cli.py`)."""
+
 import sys
 
 from .cli import main

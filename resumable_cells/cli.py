@@ -15,11 +15,10 @@ import sys
 from pathlib import Path
 
 from . import __version__, formatting, logs, settings
-from .engine import runs
 from .errors import CLIError, TeamCacheError
-from .records import glance, journal, views, why
+from .records import glance, journal, runs, views, why
 from .storage import sizes
-from .storage.store import Store, entry_blobs
+from .storage.store import Store
 from .verify import command as verify_command
 
 log = logging.getLogger(__name__)
@@ -143,9 +142,9 @@ def cmd_ls(store: Store, args) -> None:
     sizes_by_blob = store.blob_sizes()
     steps: dict[str, list] = {}
     for _, e in store.entries():
-        s = steps.setdefault(e["step"], [0, set()])
+        s = steps.setdefault(e.step, [0, set()])
         s[0] += 1
-        s[1].update(entry_blobs(e))
+        s[1].update(e.blobs())
     print()
     _table(
         [

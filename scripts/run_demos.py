@@ -293,7 +293,7 @@ def budget(workdir: Path, notebook: str) -> dict | None:
     """The budget of the notebook's current run in the store of `workdir`, as
     `{"limits": {...}, "spent": {...}}`, or None when the notebook has no run yet.
     Read while no kernel of it runs (after a crash, say)."""
-    from resumable_cells.engine.runs import Budget
+    from resumable_cells.records.runs import Budget
     from resumable_cells.storage.store import Store
 
     store = Store(Path(workdir) / ".resumable_cells")

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from IPython.testing import globalipapp
 
-from resumable_cells.engine import stepapi
-from resumable_cells.engine.engine import Engine
 from resumable_cells.engine.execution import run_step
+from resumable_cells.engine.kernel import Engine
+from resumable_cells.engine.live import step_object
 from resumable_cells.ipython import stepargs
 from resumable_cells.storage.store import Store
 
@@ -19,7 +19,7 @@ def shell():
     globalipapp.start_ipython()
     sh = globalipapp.get_ipython()
     sh.reset(new_session=False)
-    sh.push({"step": stepapi.step}, interactive=False)  # as %load_ext does
+    sh.push({"step": step_object.step}, interactive=False)  # as %load_ext does
     return sh
 
 

@@ -1,4 +1,4 @@
-"""The static analysis of a step's code (resumable_cells.engine.analysis): what a cell
+"""The static analysis of a step's code (resumable_cells.engine.code.analysis): what a cell
 reads before it binds it (its inputs), what it binds, deletes, imports and calls, its
 normalised form and its default name. Pure functions: no kernel."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from resumable_cells.engine.analysis import analyse
+from resumable_cells.engine.code.analysis import analyse
 
 
 def test_a_name_assigned_before_it_is_read_is_not_an_input():

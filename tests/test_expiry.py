@@ -22,9 +22,7 @@ def line_of(reply) -> str:
 
 def test_an_expired_entry_runs_again_with_the_reason_and_is_replaced(kernel, tmp_path):
     assert "ran in" in line_of(kernel.ok(FETCH))
-    created = kernel.value(
-        f"{ENGINE}.store.get_entry({ENGINE}.store.history('fetch')[-1])['created']"
-    )
+    created = kernel.value(f"{ENGINE}.store.get_entry({ENGINE}.store.history('fetch')[-1]).created")
     assert "served from cache" in line_of(kernel.ok(FETCH))  # younger than its TTL
     wait_until(lambda: time.time() > created + 1.05, what="the TTL to pass")
     line = line_of(kernel.ok(FETCH))
@@ -58,9 +56,7 @@ def test_why_and_plan_say_a_step_expired(kernel, tmp_path):
     (tmp_path / "test.ipynb").write_text(json.dumps(nb))
     plan = kernel.ok("%step plan").result()
     assert re.search(r"serve\s+fetch", plan), plan
-    created = kernel.value(
-        f"{ENGINE}.store.get_entry({ENGINE}.store.history('fetch')[-1])['created']"
-    )
+    created = kernel.value(f"{ENGINE}.store.get_entry({ENGINE}.store.history('fetch')[-1]).created")
     wait_until(lambda: time.time() > created + 1.05, what="the TTL to pass")
     plan = kernel.ok("%step plan").result()
     assert re.search(r"run\s+fetch\s+\(expired \(computed 1 s ago, ttl 1 s\)\)", plan), plan
@@ -80,7 +76,7 @@ def age_entry(kernel, step: str, seconds: float) -> None:
     """Make `step`'s latest entry look `seconds` older (re-signed, as the store does)."""
     kernel.ok(
         f"_s = {ENGINE}.store\n_k = _s.history({step!r})[-1]\n_e = _s.get_entry(_k)\n"
-        f"_e.pop('key')\n_e['created'] -= {seconds}\n_s.put_entry(_k, _e)\ndel _s, _k, _e"
+        f"_e.created -= {seconds}\n_s.put_entry(_k, _e)\ndel _s, _k, _e"
     )
 
 

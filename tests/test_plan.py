@@ -115,8 +115,8 @@ def test_an_expired_entry_is_planned_to_run_with_the_reason_the_run_gives(engine
     assert actions(plan.make(engine, cells_of(fetch))) == [("fetch", "serve", "")]
     key = engine.store.history("fetch")[-1]
     entry = engine.store.get_entry(key)
-    entry.pop("key")
-    engine.store.put_entry(key, {**entry, "created": entry["created"] - 3 * 3600})
+    entry.created -= 3 * 3600
+    engine.store.put_entry(key, entry)
     assert actions(plan.make(engine, cells_of(fetch))) == [
         ("fetch", "run", "expired (computed 3 h ago, ttl 60 min)")
     ]

@@ -115,7 +115,7 @@ def test_a_step_that_changes_no_process_state_stores_none(kernel):
     kernel.ok("import numpy as np, pandas as pd")
     kernel.ok("%%step plain\nx = int(np.arange(3).sum())")
     engine = "__import__('resumable_cells').ipython.magics.current_engine()"
-    assert kernel.value(f"[e.get('state') for _, e in {engine}.store.entries()]") == [None]
+    assert kernel.value(f"[e.state for _, e in {engine}.store.entries()]") == [None]
 
 
 def test_magics_that_configure_the_kernel_are_called_again(kernel):

@@ -12,7 +12,7 @@ import types
 
 import pytest
 
-from resumable_cells.engine import tripwire
+from resumable_cells.engine.live import tripwire
 from resumable_cells.errors import KeyComponentError
 from resumable_cells.hashing import bytecode, reach, sources
 from resumable_cells.hashing.key import describe

@@ -23,7 +23,10 @@ from pathlib import Path
 
 import pytest
 import redis  # the test extra has it: a missing client is an error, not a skip
+from entries import binding, entry
 from kernels import free_port, wait_until
+
+from resumable_cells.storage.entries import Value
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 pytestmark = pytest.mark.skipif(
@@ -159,6 +162,50 @@ def test_a_step_run_in_one_kernel_is_served_in_the_other_without_running(
     assert records(b)[-1] == ("shared", "hit", "local")
     assert b.value("ran_in") == a.value("ran_in")
     assert "unreachable" not in third.stderr  # a local hit never asks the server
+
+
+# A board pickles as the parts that hold items (an empty part is gone after a round
+# trip, as plotly's empty figure parts are), so in a kernel served `make`, `grow`'s
+# references into the board lead nowhere: its entry is served from its by-value copy,
+# a blob of its own (an array of 80 KB), which the team cache must carry too.
+BOARD = """import numpy as np
+class Part:
+    def __init__(self):
+        self.items = []
+
+class Board:
+    def __init__(self, spec=None):
+        self.parts = {}
+        for k, v in (spec or {}).items():
+            self.part(k).items.extend(v)
+    def part(self, k):
+        return self.parts.setdefault(k, Part())
+    def spec(self):
+        return {k: list(p.items) for k, p in self.parts.items() if p.items}
+    def __reduce__(self):
+        return (Board, (self.spec(),))"""
+MAKE = "%%step make\nboard = Board()\nboard.part('empty')\nboard.part('x').items.append(1)"
+GROW = "%%step grow\nboard.part('x').items.append(np.arange(10_000))"
+PROBE = "print(len(board.part('x').items), int(board.part('x').items[1].sum()))"
+
+
+def test_an_entry_served_from_its_by_value_copy_is_served_from_the_team_cache(pair):
+    a, b = pair
+    for cell in (BOARD, MAKE, GROW):
+        a.ok(cell)
+    whole = a.value(
+        "[e.unit.byvalue.value.inline is None for _, e in __import__('resumable_cells')"
+        ".ipython.magics.current_engine().store.entries() if e.step == 'grow']"
+    )
+    assert whole == [True]  # the by-value copy is a blob file, not inline
+    assert "pushed 2 entries (" in push(a)
+    for cell in (BOARD, MAKE):
+        b.ok(cell)
+    served = b.ok(GROW)
+    assert served.status_lines()[0].startswith("step grow: served from team cache in "), (
+        served.status_lines()
+    )
+    assert b.ok(PROBE).stdout == a.ok(PROBE).stdout == "2 49995000\n"
 
 
 def test_ls_remote_lists_steps_entries_and_sizes(pair, redis_server, team_key):
@@ -440,8 +487,7 @@ def test_a_hit_slower_than_running_the_step_is_abandoned_without_a_partial_file(
     theirs, mine = Store(tmp_path / "theirs"), Store(tmp_path / "mine")
     name = "ab" * 16
     theirs.put_blob(name, bytes(40 << 20))  # 40 MiB and a few bytes of pickle: 6 chunks
-    entry = {"step": "quick", "duration_s": 0.001, "bindings": [{"name": "v", "blob": name}]}
-    theirs.put_entry("k" * 32, entry)
+    theirs.put_entry("k" * 32, entry(theirs, "quick", [binding("v", Value(name))], 0.001))
     tier = remote.RedisTier(redis_server.url)
     assert tier.push_entry(theirs, "k" * 32)
     assert len(list(redis_server.client.scan_iter(f"{PREFIX}chunk:{name}:*"))) == 6
@@ -452,5 +498,5 @@ def test_a_hit_slower_than_running_the_step_is_abandoned_without_a_partial_file(
     assert mine.get_entry("k" * 32) is None
 
     monkeypatch.setattr(remote, "MIN_FETCH_S", 60.0)
-    assert tier.lookup("k" * 32, mine)["step"] == "quick"
+    assert tier.lookup("k" * 32, mine).step == "quick"
     assert mine.get_blob(name) == bytes(40 << 20)

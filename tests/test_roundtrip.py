@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from resumable_cells.engine import roundtrip
+from resumable_cells.engine.keep import roundtrip
 from resumable_cells.errors import Unstorable
 from resumable_cells.hashing import hex_digest
 from resumable_cells.storage.store import Store

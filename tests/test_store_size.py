@@ -4,13 +4,14 @@ while an entry uses them, and an evicted entry is a miss."""
 from __future__ import annotations
 
 import numpy as np
+from entries import binding, entry
 
 from resumable_cells.storage.store import Store
 
 
 def _put(store: Store, key: str, blob: str, value) -> None:
     ref = store.put_value(blob, value)
-    store.put_entry(key, {"step": key, "bindings": [{**ref, "name": "v"}], "outputs": None})
+    store.put_entry(key, entry(store, key, [binding("v", ref)]))
 
 
 def test_eviction_drops_least_recently_used_first(tmp_path):
@@ -26,7 +27,7 @@ def test_eviction_drops_least_recently_used_first(tmp_path):
     assert freed >= 2 << 20
     assert store.get_entry("old") is None and store.get_entry("mid") is None
     assert store.get_entry("new") is not None
-    assert float(store.get_value(store.get_entry("new")["bindings"][0])[0]) == 3.0
+    assert float(store.get_value(store.get_entry("new").bindings[0].value)[0]) == 3.0
 
 
 def test_a_blob_shared_by_two_entries_stays_while_one_uses_it(tmp_path):
@@ -43,7 +44,7 @@ def test_a_blob_shared_by_two_entries_stays_while_one_uses_it(tmp_path):
     assert store.get_entry("a") is None and store.get_entry("c") is None
     kept = store.get_entry("b")
     assert kept is not None
-    assert float(store.get_value(kept["bindings"][0]).sum()) == float(1 << 17)
+    assert float(store.get_value(kept.bindings[0].value).sum()) == float(1 << 17)
 
 
 def test_clear_all_and_clear_one_step_from_the_magic(kernel):

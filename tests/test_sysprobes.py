@@ -7,7 +7,7 @@ import importlib.util
 
 import pytest
 
-from resumable_cells.engine.sysprobes import is_query
+from resumable_cells.engine.live.system_queries import is_query
 
 
 def _served(reply) -> bool:

@@ -1,7 +1,7 @@
 """A changed input whose library pickles it laid out otherwise (plotly rebuilds a figure
 from its dict, without the parts that were empty): the mutating step's references into
 it lead nowhere after a restart, and the entry serves it whole instead, when nothing
-else holds a part of it (`engine/whole.py`)."""
+else holds a part of it (`engine/units/byvalue.py`)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,8 @@ runs the step live, uncached), look the key up in the store and the team cache a
 serve a valid entry; otherwise take the store's claim on the key (another kernel
 computing it makes this one wait, then serve), run the body live under the budget, the
 tripwire and output capture, and store the entry. What the execution tells is its
-`Recording`; what it stores and restores is an `entry`. Nothing of a failed or
+`Recording`; what it stores is built in `keep/`, what a hit restores is loaded and applied in
+`restore/`. Nothing of a failed or
 interrupted run is cached, and a failing store never fails the cell.
 
 The execution is one coroutine: it suspends only where a body with top-level `await`
@@ -26,6 +27,7 @@ from typing import Any
 import xxhash
 from IPython.core.error import UsageError
 
+from ..display import capture, figures
 from ..errors import (
     BudgetExceeded,
     KeyComponentError,
@@ -36,23 +38,16 @@ from ..errors import (
 )
 from ..hashing import key as step_key
 from ..hashing import opaque
-from ..ipython import capture, figures
 from ..records import why
 from ..storage.store import FORMAT_VERSION
-from . import (
-    cellcode,
-    entry,
-    inputs,
-    keeping,
-    nondeterminism,
-    process_state,
-    sharing,
-    stepapi,
-    stepcode,
-    tripwire,
-)
-from .engine import Engine
+from .code import inputs, nondeterminism, step_code
+from .keep import admit, changes, sharing
+from .keep.build import LiveRun
+from .kernel import Engine
+from .live import body, step_object, tripwire
 from .recording import Recording
+from .restore import apply, load, validity
+from .state import process_state
 
 log = logging.getLogger(__name__)
 WAYS_OUT = (
@@ -84,11 +79,11 @@ def run_step(engine: Engine, args: StepArgs, line: str, cell: str) -> Any:
     __tracebackhide__ = True  # noqa: F841 (IPython hides this frame in tracebacks)
     transformed = engine.transform(cell)
     try:
-        code = stepcode.of(engine.shell, transformed)
+        code = step_code.of(engine.shell, transformed)
     except SyntaxError as err:
         raise _syntax_error(engine, err, args, line, cell) from None
     name = args.name or code.info.default_name()
-    if code.awaits and not cellcode.awaited_by_cell():
+    if code.awaits and not body.awaited_by_cell():
         raise UsageError(
             f"%%step {name}: the body has a top-level `await`, which runs only in a cell "
             "IPython awaits, with autoawait on (the default in Jupyter). Turn it on with "
@@ -129,7 +124,7 @@ def _to_the_end(coroutine) -> Any:
 
 def _syntax_error(engine: Engine, err: SyntaxError, args: StepArgs, line: str, cell: str):
     """The error for the cell itself, recorded as an `error` execution."""
-    fixed = cellcode.syntax_error(engine.shell, err, line, cell)
+    fixed = body.syntax_error(engine.shell, err, line, cell)
     name = args.name or "cell-" + xxhash.xxh3_64_hexdigest(cell.encode())[:8]
     rec = Recording(engine, name)
     rec.started()
@@ -186,7 +181,7 @@ class Execution:
             return await self._run_live(reason, key_problem)
 
     def _stored_meanwhile(self) -> bool:
-        return bool(self.rec.survive(None, self.engine.store.has_entry, self.key.key))
+        return bool(self.rec.survive(None, self.engine.store.has_entry, self.key.address))
 
     def _compute_key(self) -> KeyComponentError | None:
         """Set the key (None when a component cannot be computed: returned, to say
@@ -206,7 +201,7 @@ class Execution:
             raise UsageError(f"%%step {self.name}: {err}") from None
         except KeyComponentError as err:
             return err
-        self.rec.key = self.key.key
+        self.rec.key = self.key.address
         return None
 
     def _warn_nondeterminism(self) -> None:
@@ -220,7 +215,7 @@ class Execution:
     def _claim(self) -> Iterator[bool]:
         """The store's compute claim on this key; without one (store failing), run."""
         try:
-            claim = self.engine.store.claim(self.key.key, self._told_to_wait)
+            claim = self.engine.store.claim(self.key.address, self._told_to_wait)
             waited = claim.__enter__()
         except Exception:
             log.debug("no claim on %s: the step runs unclaimed", self.name, exc_info=True)
@@ -240,7 +235,7 @@ class Execution:
     # -- hit ------------------------------------------------------------------------------
     def _try_serve(self) -> tuple[tuple | None, str | None]:
         """((result,), None) when served; (None, why not) on a miss."""
-        engine, rec, k = self.engine, self.rec, self.key.key
+        engine, rec, k = self.engine, self.rec, self.key.address
         try:
             found, source = engine.cache.lookup(k)
         except StoreError as err:
@@ -253,14 +248,14 @@ class Execution:
         if found is None:
             reason = rec.survive(None, why.miss_reason, engine.store, self.name, self.key.preimage)
             return None, reason or "new key"
-        invalid = entry.invalid_reason(found, engine.run, self.args.ttl)
+        invalid = validity.invalid_reason(found, engine.run, self.args.ttl)
         if invalid:
             return None, invalid
         opaque.advance(k)  # as the live run did, before the values it left are bound
         # Restored figures open as the live run left them, and are not drawn again.
         with figures.queue_kept(engine.shell), opaque.reopening():
             try:
-                values = entry.load(found, engine.store, engine.ns, engine.hidden)
+                loaded = load.load(found, engine.store, engine.ns, engine.hidden)
             except Unfaithful as err:  # the namespace differs from the live run's: a miss
                 log.debug("an entry of %s does not fit this namespace", self.name, exc_info=True)
                 return None, f"{err.name} is not as it was ({err.why})"
@@ -269,13 +264,11 @@ class Execution:
                 rec.warn(f"cached entry of {self.name} could not be restored ({err}); running it")
                 rec.survive(None, engine.store.discard_entry, k, found)
                 return None, "cached values unreadable"
-            result, wrote = entry.apply(found, values, engine.ns, engine.shell, rec.warn)
+            result, wrote = apply.apply(found, loaded, engine.ns, engine.shell, rec.warn)
         rec.wrote_streams = rec.wrote_streams or wrote
-        rec.outputs = entry.described(found)
+        rec.outputs = found.described()
         rec.survive(None, engine.store.touch, k)
-        rec.finished(
-            "hit", saved=found.get("duration_s", 0.0), source=source, computed=found.get("created")
-        )
+        rec.finished("hit", saved=found.duration_s, source=source, computed=found.created)
         return (result,), None
 
     # -- live -----------------------------------------------------------------------------
@@ -294,37 +287,45 @@ class Execution:
         if effect:
             self._intent_check()
         rec.started(reason)
-        before = {k: id(v) for k, v in engine.ns.items()}
-        ctx = stepapi.StepContext(engine, self.name, self.key.digests if self.key else {})
+        ids_before = {k: id(v) for k, v in engine.ns.items()}
+        ctx = step_object.StepContext(engine, self.name, self.key.digests if self.key else {})
         watch = not effect and self.key is not None
         imports = self.info.imports.values()
-        held = sharing.before(engine.ns, self.key.digests, imports) if watch else None
+        inputs_before = sharing.before(engine.ns, self.key.digests, imports) if watch else None
         with process_state.watching(engine.shell) if watch else nullcontext() as state:
             result, outputs, findings = await self._run_body(ctx, reason)
-        opaque.advance(self.key.key if self.key is not None and not effect else None)
-        digests = entry.Digests(engine.ns)
+        opaque.advance(self.key.address if self.key is not None and not effect else None)
+        digests = changes.Digests(engine.ns)
         key_digests = self.key.digests if self.key is not None else {}
-        bound, deleted = entry.changes(engine.ns, before, self.info.binds, key_digests, digests)
+        objects = inputs_before.values if inputs_before is not None else {}
+        changed = changes.of_run(
+            engine.ns, ids_before, self.info.binds, objects, key_digests, digests
+        )
         note = None
         if key_problem is not None:
             note = f"not cached: {key_problem}. {key_problem.ways_out or WAYS_OUT}"
         elif effect:
-            rec.outputs = digests.describe(bound)
+            rec.outputs = digests.describe(changed.bound)
         else:
-            live = entry.LiveRun(
-                self.name, self.cell, self.key, bound, deleted, outputs, result,
+            live = LiveRun(
+                self.name, self.cell, self.key, changed.bound, changed.deleted, outputs, result,
                 ctx.params, findings.reads, time.perf_counter() - rec.t0,
                 inline_backend=figures.in_use(engine.shell),
             )  # fmt: skip
-            effects = findings.effects + keeping.attributes_changed(engine.ns, self.key, held)
-            note = keeping.keep(engine, rec, live, digests, effects, held, state)
-        del held  # the inputs' objects, kept alive for the analysis
+            effects = findings.effects + admit.attributes_changed(
+                engine.ns, self.key, inputs_before
+            )
+            watched = admit.Watched(digests, changed.inputs, effects, inputs_before, state)
+            kept = admit.admit(engine, live, watched)
+            rec.outputs, note = kept.outputs, kept.note
+            del watched
+        del inputs_before  # the inputs' objects, kept alive for the analysis
         if not effect:  # so the next miss can say why there was nothing to serve
             rec.survive(None, why.remember_uncached, engine.store, self.name, note)
         rec.finished("effect" if effect else "live", reason=reason, note=note)
         return result
 
-    async def _run_body(self, ctx: stepapi.StepContext, reason: str | None):
+    async def _run_body(self, ctx: step_object.StepContext, reason: str | None):
         """(result, outputs, tripwire findings) of the body, run under the step's
         context, output capture and (for a pure step) the tripwire."""
         __tracebackhide__ = True  # noqa: F841
@@ -333,12 +334,16 @@ class Execution:
         watch = nullcontext(None) if effect else tripwire.watching(engine.store.dir, network)
         rec.wrote_streams = True  # live code may write anywhere: always flush after
         try:
-            with stepapi.running(ctx), capture.capturing(engine.shell) as outputs, watch as found:
-                body = (engine.shell, engine.ns, self.line, self.cell, self.transformed)
+            with (
+                step_object.running(ctx),
+                capture.capturing(engine.shell) as outputs,
+                watch as found,
+            ):
+                args = (engine.shell, engine.ns, self.line, self.cell, self.transformed)
                 if self.code.awaits:
-                    result = await cellcode.run_awaiting(*body)
+                    result = await body.run_awaiting(*args)
                 else:
-                    result = cellcode.run(*body)
+                    result = body.run(*args)
             if self.code.quiet:  # evaluated, as IPython does, but neither shown nor kept
                 result = None
             outputs += figures.flush(engine.shell)  # what the inline backend would show

@@ -15,11 +15,11 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..display import statusline
 from ..errors import BudgetExceeded
-from ..ipython import statusline
 
 if TYPE_CHECKING:
-    from .engine import Engine
+    from .kernel import Engine
 
 log = logging.getLogger(__name__)
 _NO_STATUS_LINE = ("error", "interrupted", "refused")

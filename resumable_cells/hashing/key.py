@@ -36,7 +36,7 @@ PYTHON = ".".join(map(str, sys.version_info[:3]))
 
 @dataclass
 class Key:
-    key: str
+    address: str  # the content address entries are stored under (hex)
     preimage: dict
     digests: dict[str, str] = field(default_factory=dict)  # input name -> digest
     attributes: dict[str, AttrRef] = field(default_factory=dict)  # module attribute inputs

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 
-from ..engine import stepcode
+from ..engine.code import step_code
 
 _CALL = "get_ipython().run_cell_magic('step', "
 
@@ -30,7 +30,7 @@ class AwaitedSteps:
         if not lines or not lines[0].startswith(_CALL) or not self.engine.shell.autoawait:
             return lines
         body = _step_body("".join(lines))
-        if body is None or not stepcode.awaits(self.engine.transform(body)):
+        if body is None or not step_code.awaits(self.engine.transform(body)):
             return lines
         return ["await " + lines[0], *lines[1:]]
 

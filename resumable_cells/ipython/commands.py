@@ -7,9 +7,8 @@ import argparse
 from IPython.core.error import UsageError
 
 from .. import settings
-from ..engine import runs
-from ..engine.engine import Engine
-from ..records import glance, staleness, views, why
+from ..engine.kernel import Engine
+from ..records import glance, runs, staleness, views, why
 from ..storage import sizes
 from ..storage.store import Store
 from . import teamcache

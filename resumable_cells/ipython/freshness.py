@@ -22,7 +22,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from ..engine import analysis
+from ..engine.code import analysis
 from ..errors import KeyComponentError
 from ..hashing import key as step_key
 from ..records import staleness

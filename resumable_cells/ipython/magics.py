@@ -10,9 +10,9 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from traitlets import Bool, Int, Unicode, observe
 
 from .. import logs, settings
-from ..engine.engine import Engine
 from ..engine.execution import AwaitedStep, run_step
-from ..engine.stepapi import step as step_api
+from ..engine.kernel import Engine
+from ..engine.live.step_object import step as step_api
 from ..errors import StepRefused
 from ..storage.store import Store
 from . import awaiting, commands, stepargs, teamcache

@@ -17,7 +17,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-from ..engine import runs
+from ..records import runs
 
 
 @dataclass

@@ -18,12 +18,14 @@ from dataclasses import dataclass
 
 from IPython.core.error import UsageError
 
-from ..engine import entry, inputs, stepcode
+from ..engine.code import inputs, step_code
+from ..engine.restore import validity
 from ..errors import KeyComponentError, MissingDeps, StoreError, Unhashable
 from ..hashing import key as step_key
 from ..hashing import reach, sources, versions
 from ..hashing.values import Hasher
 from ..records import why
+from ..storage.entries import Entry
 from . import notebookfile, stepargs
 
 log = logging.getLogger(__name__)
@@ -114,7 +116,7 @@ def make(engine, cells: list[tuple[str, str, str | None]]) -> list[PlanRow]:
             raise UsageError(
                 f"%step plan: a cell has a bad %%step line {line!r} ({err})."
             ) from None
-        info = stepcode.of(engine.shell, engine.transform(body)).info
+        info = step_code.of(engine.shell, engine.transform(body)).info
         name = args.name or info.default_name()
         row, bound = _plan_step(engine, name, args, info, known, producer)
         row.cell_id = cell_id
@@ -144,7 +146,7 @@ def _plan_step(engine, name, args, info, known, producer):
     if found is None:
         reason = invalid or _why_not(engine, name, info, args, current, producer)
         return PlanRow(name, "run", reason), unknown_bound
-    return PlanRow(name, "serve", ""), {b["name"]: b["digest"] for b in found["bindings"]}
+    return PlanRow(name, "serve", ""), {b.name: b.digest for b in found.bindings}
 
 
 def _input_digests(engine, info, args, known) -> dict[str, str | None]:
@@ -199,7 +201,7 @@ class _Current:
             return None
 
 
-def _matching_entry(engine, name, info, args, current: _Current) -> tuple[dict | None, str | None]:
+def _matching_entry(engine, name, info, args, current: _Current) -> tuple[Entry | None, str | None]:
     """(the latest entry of `name` that Run All would serve: the same code, --version,
     input digests, package versions, local sources and --deps files, and valid in this
     run, or None; why the latest one that matches is not valid (`expired (...)`), or
@@ -214,7 +216,7 @@ def _matching_entry(engine, name, info, args, current: _Current) -> tuple[dict |
             continue
         if e is None:
             continue
-        pre = e.get("preimage", {})
+        pre = e.preimage
         if pre.get("code") != code or pre.get("version") != args.version:
             continue
         stored = pre.get("inputs", {})
@@ -227,7 +229,7 @@ def _matching_entry(engine, name, info, args, current: _Current) -> tuple[dict |
                 continue
         except (OSError, KeyComponentError, MissingDeps):
             continue
-        reason = entry.invalid_reason(e, engine.run, args.ttl)
+        reason = validity.invalid_reason(e, engine.run, args.ttl)
         if reason is None:
             return e, None
         invalid = invalid or reason
@@ -256,7 +258,7 @@ def _why_not(engine, name, info, args, current: _Current, producer: dict) -> str
     old = why.nearest_entry(engine.store, name)
     if old is None:
         return "new step"
-    old_pre = old.get("preimage", {})
+    old_pre = old.preimage
     for n in old_pre.get("inputs", {}):
         if current(n) is None and n in producer:
             return f"input {n} comes from step {producer[n]}, which runs"

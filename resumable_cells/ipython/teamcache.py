@@ -9,7 +9,7 @@ import sys
 
 from IPython.core.error import UsageError
 
-from ..engine.engine import Engine
+from ..engine.kernel import Engine
 from ..errors import TeamCacheError
 from ..storage import sizes
 from ..storage.redis import connect, listing

@@ -9,9 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict
 from pathlib import Path
 
-from ..engine import runs
 from ..storage.store import Store
-from . import glance, journal, staleness
+from . import glance, journal, runs, staleness
 
 
 def build(

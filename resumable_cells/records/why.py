@@ -9,12 +9,13 @@ import difflib
 import logging
 
 from ..errors import StoreError
+from ..storage.entries import Entry
 from ..storage.store import Store
 
 log = logging.getLogger(__name__)
 
 
-def nearest_entry(store: Store, step: str, exclude: str | None = None) -> dict | None:
+def nearest_entry(store: Store, step: str, exclude: str | None = None) -> Entry | None:
     for k in reversed(store.history(step)):
         if k == exclude:
             continue
@@ -55,7 +56,7 @@ def miss_reason(store: Store, step: str, preimage: dict) -> str:
     old = nearest_entry(store, step)
     if old is None:
         return store.uncached_note(step) or "new step"
-    return miss_reason_between(old.get("preimage", {}), preimage) or "entry evicted"
+    return miss_reason_between(old.preimage, preimage) or "entry evicted"
 
 
 def remember_uncached(store: Store, step: str, note: str | None) -> None:
@@ -88,16 +89,17 @@ def why_lines(store: Store, step: str) -> list[str]:
     latest = nearest_entry(store, step)
     if latest is None:
         raise LookupError(f"no cached entry of a step named {step!r}")
-    earlier = nearest_entry(store, step, exclude=latest.get("key"))
+    earlier = nearest_entry(store, step, exclude=latest.key)
     if earlier is None:
-        return [f"step {step}: one entry only ({latest['key'][:12]}); nothing to compare yet."]
-    lines = [f"step {step}: {earlier['key'][:12]} (earlier) vs {latest['key'][:12]} (latest)"]
-    for component, state, detail in compare(earlier["preimage"], latest["preimage"]):
+        return [f"step {step}: one entry only ({(latest.key or '')[:12]}); nothing to compare yet."]
+    old, new = (earlier.key or "")[:12], (latest.key or "")[:12]
+    lines = [f"step {step}: {old} (earlier) vs {new} (latest)"]
+    for component, state, detail in compare(earlier.preimage, latest.preimage):
         lines.append(f"  {state:8s} {component}" + (f"  {detail}" if detail else ""))
         if component == "code" and state == "changed":
             diff = difflib.unified_diff(
-                earlier.get("source", "").splitlines(),
-                latest.get("source", "").splitlines(),
+                earlier.source.splitlines(),
+                latest.source.splitlines(),
                 "earlier",
                 "latest",
                 lineterm="",

@@ -11,7 +11,7 @@ dead reference where a live one was, and the value is not cached). Object arrays
 columns) travel as one joined UTF-8 buffer out of band instead of one pickled string at
 a time. A caller may write some objects as persistent ids (`persistent_id`) and give
 them back when loading (`persistent_load`): the engine does so for objects a step's
-entry refers to rather than stores (`engine/unit.py`).
+entry refers to rather than stores (`engine/units/stream.py`).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 import enum
 import importlib
 import io
+import logging
 import marshal
 import pickle
 import sys
@@ -30,6 +31,8 @@ from typing import Any
 from ..errors import ResumableCellsError, Unstorable
 from ..hashing import opaque
 from . import decorated
+
+log = logging.getLogger(__name__)
 
 _MAIN_NS: dict[str, Any] = {}
 
@@ -126,6 +129,28 @@ class _Pickler(pickle.Pickler):
 
 # Types whose instances `reducer_override` leaves to pickle, whatever their value.
 _PLAIN: set[type] = set()
+
+
+def load_back(
+    main: bytes,
+    buffers: list,
+    name: str,
+    persistent_load: Callable[[Any], Any] | None = None,
+) -> Any:
+    """A pickle just made (`dumps`), loaded back to check it: from read-only views of
+    its buffers, never a copy of large data; a loader that writes into its buffers gets
+    copies. Raises Unstorable, naming `name`, when it cannot be loaded."""
+    views = [memoryview(b).toreadonly() for b in buffers]
+    try:
+        return loads(main, views, persistent_load)
+    except (ValueError, TypeError, BufferError):
+        log.debug("%s is loaded back from copies of its buffers", name, exc_info=True)
+    except Exception as err:
+        raise Unstorable(name, f"its pickle cannot be loaded back ({err!r})") from None
+    try:
+        return loads(main, [bytearray(b) for b in buffers], persistent_load)
+    except Exception as err:
+        raise Unstorable(name, f"its pickle cannot be loaded back ({err!r})") from None
 
 
 def _depends_on_value(t: type) -> bool:

@@ -38,6 +38,7 @@ import diskcache
 from .. import settings
 from ..errors import StoreError
 from . import auth, blobs, claims, serialize
+from .entries import Entry, Value
 from .index import get_json, open_cache, set_json
 from .ledger import Ledger
 
@@ -47,7 +48,7 @@ DEFAULT_SIZE_LIMIT = 10 << 30
 _HISTORY = 20
 log = logging.getLogger(__name__)
 
-__all__ = ["Store", "StoreError", "entry_blobs", "open_cache", "FORMAT_VERSION"]
+__all__ = ["Store", "StoreError", "open_cache", "FORMAT_VERSION"]
 
 
 class Store:
@@ -84,32 +85,42 @@ class Store:
         self.index.close()
 
     # -- entries -----------------------------------------------------------------------
-    def get_entry(self, key: str) -> dict | None:
+    def get_entry(self, key: str) -> Entry | None:
         """The entry stored under `key`, or None. Raises StoreError on a row that fails
-        authentication, so the caller can warn and treat it as a miss."""
+        authentication or has another layout, so the caller can warn and treat it as a
+        miss."""
         raw = self.index.get("entry:" + key)
         if raw is None:
             return None
-        entry = json.loads(raw)
-        mac = entry.pop("mac", "")
-        if not auth.verify(auth.canonical(entry), mac):
+        row = json.loads(raw)
+        mac = row.pop("mac", "")
+        if not auth.verify(auth.canonical(row), mac):
             raise StoreError(f"entry {key[:12]} fails authentication; ignoring it")
-        return entry
+        return Entry.from_json(row)
 
     def has_entry(self, key: str) -> bool:
         """Whether an entry is stored under `key` (not checked: see `get_entry`)."""
         return "entry:" + key in self.index
 
-    def put_entry(self, key: str, entry: dict) -> None:
-        entry = dict(entry, key=key)
-        entry["mac"] = auth.sign(auth.canonical(entry))
+    def put_entry(self, key: str, entry: Entry) -> None:
+        """Store `entry` under `key`. An entry it replaces (`--force`, an expired one)
+        releases the blob files no other entry uses."""
+        entry.key = key
+        row = entry.to_json()
+        row["mac"] = auth.sign(auth.canonical(row))
+        try:
+            old = self.get_entry(key)
+        except StoreError:
+            old = None
         with self.index.transact():
             if "entry:" + key not in self.index:  # a replaced entry is not another one
                 self.index.incr("entrycount")
-            self.index.set("entry:" + key, json.dumps(entry, sort_keys=True))
+            self.index.set("entry:" + key, json.dumps(row, sort_keys=True))
             self.index.set("used:" + key, time.time())
-            hist = [k for k in self.history(entry["step"]) if k != key]
-            set_json(self.index, "hist:" + entry["step"], (hist + [key])[-_HISTORY:])
+            hist = [k for k in self.history(entry.step) if k != key]
+            set_json(self.index, "hist:" + entry.step, (hist + [key])[-_HISTORY:])
+        if old is not None:
+            self.release(set(old.blobs()) - set(entry.blobs()))
         if self.used_bytes() > self.size_limit:
             self.evict(self.size_limit)
 
@@ -130,7 +141,7 @@ class Store:
         """Keys of `step`'s latest entries, oldest first (at most 20)."""
         return get_json(self.index, "hist:" + step, [])
 
-    def entries(self) -> list[tuple[str, dict]]:
+    def entries(self) -> list[tuple[str, Entry]]:
         """Every readable entry, as (key, entry)."""
         out = []
         for k in self.index.iterkeys():
@@ -144,21 +155,42 @@ class Store:
         return out
 
     def delete_entry(self, key: str) -> None:
-        entry = get_json(self.index, "entry:" + key)
+        """Forget the entry under `key` (its blobs stay: see `release`)."""
+        row = get_json(self.index, "entry:" + key)
         with self.index.transact():
             if self.index.delete("entry:" + key):
                 self.index.decr("entrycount")
             self.index.delete("used:" + key)
-            if entry:
-                hist = [k for k in self.history(entry["step"]) if k != key]
-                set_json(self.index, "hist:" + entry["step"], hist)
+            if isinstance(row, dict) and "step" in row:
+                hist = [k for k in self.history(row["step"]) if k != key]
+                set_json(self.index, "hist:" + row["step"], hist)
 
-    def discard_entry(self, key: str, entry: dict) -> None:
+    def discard_entry(self, key: str, entry: Entry) -> None:
         """Drop an entry that could not be restored, with its blobs: they are suspect,
         and the live run that follows writes them again."""
         self.delete_entry(key)
-        for name in entry_blobs(entry):
-            blobs.blob_path(self.blob_dir, name).unlink(missing_ok=True)
+        self.release(set(entry.blobs()), suspect=True)
+
+    def release(self, names: set[str], suspect: bool = False) -> int:
+        """Delete the blob files among `names` that no stored entry uses (`suspect`:
+        delete them all, used or not: their bytes cannot be trusted). Returns the bytes
+        freed, which the size counter loses too."""
+        if not names:
+            return 0
+        if not suspect:
+            for _, other in self.entries():
+                names = names - set(other.blobs())
+        freed = 0
+        for path in (blobs.blob_path(self.blob_dir, n) for n in names):
+            try:
+                size = path.stat().st_size
+                path.unlink()
+            except FileNotFoundError:
+                continue
+            freed += size
+        if freed:
+            self.index.incr("blobbytes", -freed)
+        return freed
 
     def clear_step(self, step: str, why: str) -> int:
         """Forget every entry of `step`; a later miss says `why`. Returns how many."""
@@ -196,7 +228,7 @@ class Store:
         if written:
             self.index.incr("blobbytes", written)
 
-    def put_value(self, name: str, value: Any, var: str = "value", check=None) -> dict:
+    def put_value(self, name: str, value: Any, var: str = "value", check=None) -> Value:
         """Store a value; returns its reference for an entry. Small values without
         out-of-band buffers are inlined in the entry (authenticated with it), which
         saves a file per value on every hit. `check(value, main, buffers)`, given,
@@ -205,24 +237,24 @@ class Store:
         if check is not None:
             check(value, main, buffers)
         if not buffers and len(main) <= INLINE_MAX:
-            return {"blob": name, "inline": base64.b64encode(main).decode()}
+            return Value(name, base64.b64encode(main).decode())
         self.put_blob(name, value, var, pickled=(main, buffers))
-        return {"blob": name}
+        return Value(name)
 
-    def put_pickled(self, name: str, main: bytes, buffers: list, var: str = "value") -> dict:
+    def put_pickled(self, name: str, main: bytes, buffers: list, var: str = "value") -> Value:
         """Store a value the caller pickled (`serialize.dumps`) as `name`; returns its
         reference for an entry, inlined like `put_value`'s when small."""
         if not buffers and len(main) <= INLINE_MAX:
-            return {"blob": name, "inline": base64.b64encode(main).decode()}
+            return Value(name, base64.b64encode(main).decode())
         self.put_blob(name, None, var, pickled=(main, buffers))
-        return {"blob": name}
+        return Value(name)
 
-    def get_value(self, ref: dict, persistent_load: Callable[[Any], Any] | None = None) -> Any:
+    def get_value(self, ref: Value, persistent_load: Callable[[Any], Any] | None = None) -> Any:
         """The value behind a reference from an entry that passed authentication;
         `persistent_load` gives back the objects it was pickled with by reference."""
-        if "inline" in ref:
-            return serialize.loads(base64.b64decode(ref["inline"]), [], persistent_load)
-        return self.get_blob(ref["blob"], persistent_load)
+        if ref.inline is not None:
+            return serialize.loads(base64.b64decode(ref.inline), [], persistent_load)
+        return self.get_blob(ref.blob, persistent_load)
 
     @contextmanager
     def blob_writer(self, name: str, header_len: int) -> Iterator[blobs.BlobWriter]:
@@ -273,7 +305,7 @@ class Store:
         sizes = self.blob_sizes()
         refs: dict[str, int] = {}
         for _, e in entries:
-            for b in entry_blobs(e):
+            for b in e.blobs():
                 refs[b] = refs.get(b, 0) + 1
         total = sum(sizes.values())
         freed = 0
@@ -282,7 +314,7 @@ class Store:
         while entries and total - freed > limit:
             key, entry = entries.pop(0)
             self.delete_entry(key)
-            for b in entry_blobs(entry):
+            for b in entry.blobs():
                 refs[b] -= 1
                 if refs[b] == 0:
                     freed += self._unlink_blob(b, sizes.get(b, 0))
@@ -292,13 +324,6 @@ class Store:
     def _unlink_blob(self, name: str, size: int) -> int:
         blobs.blob_path(self.blob_dir, name).unlink(missing_ok=True)
         return size
-
-
-def entry_blobs(entry: dict) -> list[str]:
-    """Names of the blob files an entry uses (inlined values have none)."""
-    refs = [*entry.get("bindings", []), entry.get("outputs"), entry.get("result")]
-    refs += [entry.get("shared"), entry.get("state")]
-    return [r["blob"] for r in refs if isinstance(r, dict) and "blob" in r and "inline" not in r]
 
 
 def _make_private_dir(path: Path) -> None:

@@ -60,7 +60,7 @@ def test_four_kernels_share_one_store(tmp_path):
         assert all(n == 1 for n in live_per_step.values()), live_per_step
         # Every entry in the shared store reads back and authenticates.
         check = kernels[0].value(
-            "[e['step'] for _, e in __import__('resumable_cells').ipython.magics.current_engine().store.entries()]"
+            "[e.step for _, e in __import__('resumable_cells').ipython.magics.current_engine().store.entries()]"
         )
         assert sorted(check) == sorted(f"s{i}" for i in range(STEPS))
     finally:

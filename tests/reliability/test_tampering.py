@@ -8,6 +8,7 @@ import pickle
 import stat
 
 import pytest
+from entries import entry
 
 from resumable_cells.storage import blobs
 from resumable_cells.storage.store import Store, StoreError
@@ -72,7 +73,7 @@ def test_truncated_blobs_fail_cleanly(tmp_path, cut):
 
 def test_a_tampered_entry_row_fails_authentication(tmp_path):
     store = Store(tmp_path / "s")
-    store.put_entry("k1", {"step": "s", "bindings": [], "outputs_blob": None})
+    store.put_entry("k1", entry(store, "s", []))
     raw = store.index.get("entry:k1").replace('"step":"s"', '"step":"t"')
     raw = raw.replace('"step": "s"', '"step": "t"')
     store.index.set("entry:k1", raw)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import logging
 
-from ...errors import TamperedError
-from ..store import entry_blobs
+from ...errors import StoreError, TamperedError
+from ..entries import Entry
 from . import wire
 
 log = logging.getLogger(__name__)
@@ -27,15 +27,15 @@ def listing(redis, team_key: bytes | None) -> dict:
             if team_key is not None:
                 e = wire.verified_entry(raw, key, team_key)
             else:
-                e = json.loads(raw)
+                e = Entry.from_json(json.loads(raw))
                 unverified += 1
-        except (TamperedError, ValueError, TypeError):
+        except (TamperedError, StoreError, ValueError, TypeError):
             unverified += 1
             continue
-        s = steps.setdefault(str(e.get("step")), {"entries": 0, "blobs": set(), "latest": 0})
+        s = steps.setdefault(e.step, {"entries": 0, "blobs": set(), "latest": 0})
         s["entries"] += 1
-        s["blobs"].update(entry_blobs(e))
-        s["latest"] = max(s["latest"], float(e.get("created") or 0))
+        s["blobs"].update(e.blobs())
+        s["latest"] = max(s["latest"], e.created)
     for s in steps.values():
         s["bytes"] = sum(blob_meta[b]["size"] for b in s.pop("blobs") if b in blob_meta)
     return {

@@ -15,7 +15,8 @@ import threading
 import time
 
 from ...errors import TamperedError, TeamCacheError
-from ..store import Store, entry_blobs
+from ..entries import Entry
+from ..store import Store
 from ..tiers import Tier
 from . import connect, transfer, wire
 from .health import Health
@@ -55,7 +56,7 @@ class RedisTier(Tier):
         return self.key is not None and not self.queue.closed and self.health.up_now()
 
     # -- lookup ----------------------------------------------------------------------------
-    def lookup(self, key: str, local: Store) -> dict | None:
+    def lookup(self, key: str, local: Store) -> Entry | None:
         """The entry under `key`, its blobs copied into `local` (signed with the user
         key), or None. Raises TamperedError (a StoreError) when what is there fails the
         team key."""
@@ -88,18 +89,17 @@ class RedisTier(Tier):
             self._known.add(key)
         return entry
 
-    def _pull(self, key: str, local: Store) -> dict | None:
+    def _pull(self, key: str, local: Store) -> Entry | None:
         raw = self.fast.get(wire.entry_key(key))
         if raw is None:
             self.health.up()
             return None
         entry = wire.verified_entry(raw, key, self.key)
         # Give up when copying would take longer than running the step did.
-        duration = entry.get("duration_s")
-        budget = max(MIN_FETCH_S, 2 * duration if isinstance(duration, float) else 0.0)
+        budget = max(MIN_FETCH_S, 2 * entry.duration_s)
         deadline = time.monotonic() + budget
         try:
-            for name in dict.fromkeys(entry_blobs(entry)):
+            for name in entry.blobs():
                 if not local.has_blob(name):
                     transfer.pull_blob(self.fast, local, name, self.key, deadline)
         except transfer.TooSlow:
@@ -136,7 +136,7 @@ class RedisTier(Tier):
         if self.bulk.exists(wire.entry_key(key)):
             self._known.add(key)
             return False
-        for name in dict.fromkeys(entry_blobs(entry)):
+        for name in entry.blobs():
             sent = transfer.push_blob(self.bulk, local, name, self.key)
             if sent:
                 self.queue.count(blobs=1, nbytes=sent)

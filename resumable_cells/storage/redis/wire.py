@@ -32,6 +32,7 @@ import xxhash
 from ...errors import BlobError, TamperedError
 from .. import auth
 from ..blobs import BlobReader
+from ..entries import Entry
 
 REMOTE_VERSION = 1  # bump on any change to the layout above
 PREFIX = f"rc:{REMOTE_VERSION}:"
@@ -72,16 +73,16 @@ def last_part(redis_key: bytes) -> str:
 
 
 # -- entries ------------------------------------------------------------------------------
-def signed_entry(entry: dict, key: str, team_key: bytes) -> str:
+def signed_entry(entry: Entry, key: str, team_key: bytes) -> str:
     """The JSON an entry is stored as: with its key, signed with the team key."""
-    signed = dict(entry, key=key)
+    signed = dict(entry.to_json(), key=key)
     signed["mac"] = auth.sign(auth.canonical(signed), team_key)
     return json.dumps(signed, sort_keys=True)
 
 
-def verified_entry(raw: bytes, key: str, team_key: bytes) -> dict:
+def verified_entry(raw: bytes, key: str, team_key: bytes) -> Entry:
     """The entry stored as `raw` under `key`. Raises TamperedError unless it carries the
-    team key's MAC and its own key."""
+    team key's MAC and its own key, StoreError when it has another layout."""
     try:
         entry = json.loads(raw)
         mac = entry.pop("mac")
@@ -90,7 +91,7 @@ def verified_entry(raw: bytes, key: str, team_key: bytes) -> dict:
         ok = False
     if not ok or entry.get("key") != key:
         raise TamperedError(f"the team cache entry {key[:12]} fails the team key; ignoring it")
-    return entry
+    return Entry.from_json(entry)
 
 
 # -- blob headers -------------------------------------------------------------------------

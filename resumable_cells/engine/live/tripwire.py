@@ -29,8 +29,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..hashing import sources
-from . import sysprobes
+from ...hashing import sources
+from . import system_queries
 
 
 @dataclass
@@ -142,7 +142,7 @@ def _hook(event: str, args) -> None:
     elif event in _FS_EVENTS:
         _on_fs(active, event, args)
     elif event in _PROC_EVENTS or event.startswith("os.exec") or event.startswith("os.spawn"):
-        if not sysprobes.is_query(event, args):  # `lscpu`: a library asking for the CPUs
+        if not system_queries.is_query(event, args):  # `lscpu`: a library asking for the CPUs
             _note(active, f"started a subprocess ({_short(args) if args else event})")
     elif event in _PTY_EVENTS:
         _note(active, f"started a subprocess ({_shell_command() or 'in a pseudo-terminal'})")

@@ -21,11 +21,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..errors import Unhashable, Unstorable
-from ..hashing import objects, opaque
-from ..hashing.plain import ATOMIC, flat_items
-from ..hashing.values import Hasher
-from ..storage import serialize
+from ...errors import Unhashable, Unstorable
+from ...hashing import objects, opaque
+from ...hashing.plain import ATOMIC, flat_items
+from ...hashing.values import Hasher
+from ...storage import serialize
 
 
 def checker(digest: str, ns: dict, name: str) -> Callable[[Any, bytes, list], None]:
@@ -35,7 +35,7 @@ def checker(digest: str, ns: dict, name: str) -> Callable[[Any, bytes, list], No
     def check(value: Any, main: bytes, buffers: list) -> None:
         if exact(value):
             return
-        restored = _load(main, buffers, name)
+        restored = serialize.load_back(main, buffers, name)
         try:
             with _bound(ns, name, value, restored):
                 again = Hasher(ns).value_digest(restored, name)
@@ -72,20 +72,6 @@ def _now(value: Any, ns: dict, name: str) -> str | None:
         return Hasher(ns).value_digest(value, name)
     except Unhashable:
         return None
-
-
-def _load(main: bytes, buffers: list, name: str) -> Any:
-    views = [memoryview(b).toreadonly() for b in buffers]
-    try:
-        return serialize.loads(main, views)
-    except (ValueError, TypeError, BufferError):
-        pass  # a loader that writes into its buffers: give it copies
-    except Exception as err:
-        raise Unstorable(name, f"its pickle cannot be loaded back ({err!r})") from None
-    try:
-        return serialize.loads(main, [bytearray(b) for b in buffers])
-    except Exception as err:
-        raise Unstorable(name, f"its pickle cannot be loaded back ({err!r})") from None
 
 
 def exact(value: Any) -> bool:

@@ -1,7 +1,7 @@
 """The unit of an entry: the values of a step that share objects, as one pickle stream.
 
 `dump_payload(payload_of(plan), Writer(plan))` pickles `{"bind": {name: value},
-"inplace": [(object, its new state)]}` (see `sharing.Plan`) in one stream, so that an object reached twice is one object when
+"inplace": [(object, its new state)]}` (see `StoragePlan`) in one stream, so that an object reached twice is one object when
 loaded. Three kinds of objects are written as persistent ids instead of by value:
 
     ("r", path, type)                 an object the step's inputs held before it ran:
@@ -20,7 +20,7 @@ An array met twice is one array: `n` numbers the arrays of the stream (persisten
 bypass pickle's memo).
 
 The payload also carries the attributes the step set on the notebook's modules
-(`modattrs`). `load` resolves the ids against the input names' values in the serving
+(`module_attrs`). `load` resolves the ids against the input names' values in the serving
 kernel, taken before anything of the entry is bound; a path that leads nowhere, or to
 an object of another type, raises Unfaithful (the hit becomes a miss). `apply` restores
 the states in place, sets the module attributes, then binds the names.
@@ -37,13 +37,19 @@ from typing import Any
 
 import xxhash
 
-from ..errors import Unfaithful
-from ..storage import serialize
-from ..storage.store import Store
-from . import inplace, modattrs, objgraph
-from .sharing import Plan
+from ...errors import Unfaithful
+from ...storage import serialize
+from ...storage.entries import Stream
+from ...storage.store import Store
+from ..objects import inplace, objgraph
+from ..state import module_attrs
+from .layout import StoragePlan
 
 log = logging.getLogger(__name__)
+# The kinds of persistent ids (the first item of each; see the module docstring).
+REF = "r"  # an object of the inputs, by its path
+VIEW = "v"  # an array over an input array's memory
+SHARED_VIEW = "w"  # an array over memory several of the unit's arrays view
 
 
 class StateOf:
@@ -116,7 +122,9 @@ class Writer:
     """The persistent ids of one unit's stream: references into `graph` (the inputs'
     graph by default), with at most `fallbacks` fallbacks."""
 
-    def __init__(self, plan: Plan, graph: objgraph.Graph | None = None, fallbacks: int = FALLBACKS):
+    def __init__(
+        self, plan: StoragePlan, graph: objgraph.Graph | None = None, fallbacks: int = FALLBACKS
+    ):
         self.old = graph if graph is not None else plan.graph
         self.budget = fallbacks
         self.post = plan.post
@@ -154,7 +162,7 @@ class Writer:
         return pid
 
     def _ref(self, obj: Any, oid: int) -> tuple:
-        return ("r", self._path(oid), type(obj).__qualname__, *self._fallback(obj, oid))
+        return (REF, self._path(oid), type(obj).__qualname__, *self._fallback(obj, oid))
 
     def _fallback(self, obj: Any, oid: int) -> tuple:
         """(the object's state, pickled) to make it anew where the serving kernel's
@@ -198,7 +206,7 @@ class Writer:
             if over is None:
                 return None
             rel = objgraph.address(arr) - objgraph.address(over[0])
-            return ("v", n, self._path(over[1]), rel, *spec)
+            return (VIEW, n, self._path(over[1]), rel, *spec)
         arrays = self.post.owners.get(key, ())
         if oid not in self.post.nodes or len(arrays) < 2:
             return None
@@ -206,7 +214,7 @@ class Writer:
             self.plain.add(oid)
             return None
         base, start = self._base(owner, arrays)
-        return ("w", n, base, objgraph.address(arr) - start, *spec)
+        return (SHARED_VIEW, n, base, objgraph.address(arr) - start, *spec)
 
     def _base(self, owner: Any, arrays: list[int]) -> tuple[Any, int]:
         """The owner itself when the unit has it, else the bytes of it the unit's arrays
@@ -270,11 +278,11 @@ def _bytes_of(owner: Any) -> Any:
     return owner.reshape(-1, order="A").view(np.uint8)
 
 
-def payload_of(plan: Plan, raw: bool = False) -> dict:
+def payload_of(plan: StoragePlan, raw: bool = False) -> dict:
     """What the stream holds: the names it binds, the objects it restores in place with
     their states (`rooted`: those that are the values of names; `raw`: the states are
     the instance dicts themselves, see `StateOf`), the module attributes set, and the
-    paths of the objects it replaces (`orphans.py` checks them on a hit)."""
+    paths of the objects it replaces (`replaced.py` checks them on a hit)."""
     graph = plan.graph
     return {
         "bind": plan.unit_bind,
@@ -299,18 +307,28 @@ def dump_payload(payload: dict, writer: Writer, name: str) -> tuple[bytes, list,
     return main, buffers, sorted(writer.roots), inner
 
 
-def put_stream(store: Store, main: bytes, buffers: list, roots: list[str]) -> dict:
+def put_stream(
+    store: Store,
+    main: bytes,
+    buffers: list,
+    roots: list[str],
+    inner: list[str] | None = None,
+    names: list[str] | None = None,
+) -> Stream:
+    """Store a stream under the digest of its bytes; `inner` or `names` say what it is
+    (a unit, or a by-value copy: see `storage.entries.Stream`)."""
     h = xxhash.xxh3_128(main)
     for b in buffers:
         h.update(b.raw())
-    return {**store.put_pickled(h.hexdigest(), main, buffers, "shared values"), "roots": roots}
+    value = store.put_pickled(h.hexdigest(), main, buffers, "shared values")
+    return Stream(value, list(roots), list(inner or []), list(names or []))
 
 
-def roots_of(ref: dict, ns: dict) -> dict:
+def roots_of(ref: Stream, ns: dict) -> dict:
     """The values the unit's references start from (names, or attribute chains from
     one), taken before anything is bound."""
     roots = {}
-    for r in ref.get("roots", []):
+    for r in ref.roots:
         try:
             roots[r] = objgraph.lookup(ns, r)
         except (KeyError, AttributeError):
@@ -318,35 +336,54 @@ def roots_of(ref: dict, ns: dict) -> dict:
     return roots
 
 
-def load(ref: dict, store: Store, roots: dict) -> dict:
-    """The unit's payload, its references resolved against `roots`."""
-
+def resolver(
+    ref: Callable[[tuple], Any], find: Callable[[tuple], Any], read_only: bool = False
+) -> Callable[[tuple], Any]:
+    """The one decoder of the stream's persistent ids: `ref(pid)` gives the object of a
+    reference, `find(path)` the input's object at a path; an array met twice is one
+    array. `read_only`: arrays over the inputs' memory are read-only views (a load back
+    that must never write)."""
     arrays: dict[int, Any] = {}
+
+    def resolve(pid: tuple) -> Any:
+        if pid[0] == REF:
+            return ref(pid)
+        if pid[1] not in arrays:
+            spec = (*pid[:-1], False) if read_only else pid
+            arrays[pid[1]] = array_of(spec, find)
+        return arrays[pid[1]]
+
+    return resolve
+
+
+def load(ref: Stream, store: Store, roots: dict) -> dict:
+    """The unit's payload, its references resolved against `roots`."""
     made: dict[tuple, Any] = {}  # path -> the object made from its fallback
 
-    def resolve(pid):
+    def reference(pid: tuple) -> Any:
+        if pid[1] in made:
+            return made[pid[1]]
         try:
-            if pid[0] == "r":
-                if pid[1] in made:
-                    return made[pid[1]]
-                try:
-                    return _resolve_ref(pid[1], pid[2], roots)
-                except objgraph.PATH_ERRORS:
-                    if len(pid) < 5:
-                        raise
-                made[pid[1]] = serialize.loads(pid[3], pid[4], persistent_load=resolve)
-                return made[pid[1]]
-            if pid[1] not in arrays:
-                arrays[pid[1]] = array_of(pid, lambda path: objgraph.resolve(path, roots))
-            return arrays[pid[1]]
+            return _resolve_ref(pid[1], pid[2], roots)
+        except objgraph.PATH_ERRORS:
+            if len(pid) < 5:
+                raise
+        made[pid[1]] = serialize.loads(pid[3], pid[4], persistent_load=checked)
+        return made[pid[1]]
+
+    decode = resolver(reference, lambda path: objgraph.resolve(path, roots))
+
+    def checked(pid: tuple) -> Any:
+        try:
+            return decode(pid)
         except objgraph.PATH_ERRORS as err:
-            where = {"r": pid[1], "v": pid[2]}.get(pid[0], ["an array"])[0]
+            where = {REF: pid[1], VIEW: pid[2]}.get(pid[0], ["an array"])[0]
             raise Unfaithful(str(where), f"an object it held is not where it was ({err})") from None
 
-    return store.get_value(ref, persistent_load=resolve)
+    return store.get_value(ref.value, persistent_load=checked)
 
 
-def orphans_of(payload: dict, roots: dict) -> dict[str, Any]:
+def replaced_by(payload: dict, roots: dict) -> dict[str, Any]:
     """The objects the payload replaces, in this kernel (label -> object): those its
     paths still lead to."""
     out = {}
@@ -367,15 +404,15 @@ def _resolve_ref(path: tuple, type_name: str, roots: dict) -> Any:
 
 
 def array_of(pid: tuple, find: Callable[[tuple], Any]) -> Any:
-    """The array of a persistent id "v" or "w"; `find(path)` is the input's object at
-    a path."""
+    """The array of a persistent id `VIEW` or `SHARED_VIEW`; `find(path)` is the
+    input's object at a path."""
     np = sys.modules["numpy"]
-    if pid[0] == "v":
+    if pid[0] == VIEW:
         over = find(pid[2])
         owner = objgraph.memory_owner(over)
         offset = objgraph.address(over) - objgraph.address(owner) + pid[3]
         buffer = owner
-    elif pid[0] == "w":
+    elif pid[0] == SHARED_VIEW:
         buffer, offset = pid[2], pid[3]
     else:
         raise ValueError(f"unknown reference {pid[0]!r}")
@@ -393,5 +430,5 @@ def apply(payload: dict, ns: dict) -> None:
     """Restore the unit's states in place, set the module attributes, bind its names."""
     for target, fresh in payload["inplace"]:
         inplace.restore(target, fresh, raw=payload.get("raw", False))
-    modattrs.apply(payload["modules"])
+    module_attrs.apply(payload["modules"])
     ns.update(payload["bind"])

@@ -52,18 +52,20 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import Unfaithful, Unhashable
-from ..hashing.values import Hasher
-from . import inplace, modattrs, objgraph
+from ...errors import Unfaithful
+from ..objects import inplace, objgraph, user_names
+from ..objects.objgraph import RootKind
+from ..state import module_attrs
+from ..units.layout import StoragePlan
 
 log = logging.getLogger(__name__)
 BUDGET = 2_000_000  # objects walked per step, before and after (about a second)
 
 
 @dataclass
-class Before:
+class InputSnapshot:
     """The step's inputs before it ran: their objects, the graph they hold, and the
-    attributes of the notebook's modules it reads or imports (`modattrs`)."""
+    attributes of the notebook's modules it reads or imports (`module_attrs`)."""
 
     graph: objgraph.Graph
     values: dict[str, Any]
@@ -72,7 +74,7 @@ class Before:
 
 def before(
     ns: dict, inputs: Iterable[str], imports: Iterable[str] = (), budget: int | None = None
-) -> Before:
+) -> InputSnapshot:
     """Walk the inputs of a step that is about to run live: names of the namespace, or
     attribute chains from one (`settings.THRESHOLD`); `imports` are the modules the
     step imports."""
@@ -84,55 +86,17 @@ def before(
         except (KeyError, AttributeError):
             continue
         graph.add(name, values[name])
-    return Before(graph, values, modattrs.snapshot(ns, values, imports))
-
-
-@dataclass
-class Plan:
-    """How an entry stores a live run's names (see the module docstring)."""
-
-    alone: list[str] = field(default_factory=list)  # bound, stored by digest, bound on a hit
-    alone_inplace: list[str] = field(default_factory=list)  # changed inputs, alone, in place
-    unit_bind: dict[str, Any] = field(default_factory=dict)  # name -> value, in the unit
-    unit_inplace: list[Any] = field(default_factory=list)  # objects restored in place
-    seen: list[str] = field(default_factory=list)  # not bound; changed with the step
-    replaced: set[int] = field(default_factory=set)  # input objects stored anew
-    modules: dict[str, dict] = field(default_factory=dict)  # module attributes set (modattrs)
-    changed_roots: dict[str, Any] = field(default_factory=dict)  # changed inputs in the unit
-    graph: objgraph.Graph | None = None  # the inputs' graph (references resolve in it)
-    post: objgraph.Graph | None = None  # what the step bound or changed
-
-    @property
-    def has_unit(self) -> bool:
-        return bool(self.unit_bind or self.unit_inplace or self.modules)
-
-
-def mutated(pre: Before, ns: dict, before_digests: dict[str, str], digest_of) -> dict[str, Any]:
-    """Inputs whose object the step changed (name -> that object), by digest: also when
-    the name was rebound afterwards (`a.append(1); a = a + [2]`)."""
-    out = {}
-    for name, old in before_digests.items():
-        obj = pre.values.get(name)
-        if obj is None or type(obj) in objgraph.ATOMIC:
-            continue
-        try:
-            if ns.get(name, _MISSING) is obj:
-                now = digest_of(name)
-            else:
-                now = Hasher(ns).value_digest(obj, name)
-        except Unhashable:
-            continue  # the key already failed on it: nothing is stored
-        if now != old:
-            out[name] = obj
-    return out
+    return InputSnapshot(graph, values, module_attrs.snapshot(ns, values, imports))
 
 
 _MISSING = object()
 
 
-def analyse(pre: Before, ns: dict, bound: list[str], changed: dict[str, Any], hidden: dict) -> Plan:
-    """Plan the entry of a live run that bound `bound` and changed the input objects
-    `changed` (from `mutated`). Raises Unfaithful."""
+def analyse(
+    pre: InputSnapshot, ns: dict, bound: list[str], changed: dict[str, Any], hidden: dict
+) -> StoragePlan:
+    """StoragePlan the entry of a live run that bound `bound` and changed the input objects
+    `changed` (`changes.of_run`). Raises Unfaithful."""
     old = pre.graph
     kept = [n for n in bound if not _changed_itself(n, ns, pre, changed)]
     post = objgraph.Graph(ns, old.budget)
@@ -141,10 +105,10 @@ def analyse(pre: Before, ns: dict, bound: list[str], changed: dict[str, Any], hi
     for name in kept:
         post.add(name, ns[name])
     for name, obj in changed.items():
-        post.add("\0" + name, obj)
-    plan = Plan(graph=old, post=post, modules=modattrs.changes(pre.modules))
-    for name, value in modattrs.values(plan.modules).items():
-        post.add("\1" + name, value)
+        post.add(objgraph.root(RootKind.CHANGED, name), obj)
+    plan = StoragePlan(graph=old, post=post, modules=module_attrs.changes(pre.modules))
+    for name, value in module_attrs.values(plan.modules).items():
+        post.add(objgraph.root(RootKind.MODULE_ATTRIBUTE, name), value)
     if not post.nodes:  # only atomic values bound, nothing changed: the usual step
         plan.alone = list(bound)
         return plan
@@ -164,16 +128,10 @@ def analyse(pre: Before, ns: dict, bound: list[str], changed: dict[str, Any], hi
     return plan
 
 
-def _changed_itself(name: str, ns: dict, pre: Before, changed: dict) -> bool:
+def _changed_itself(name: str, ns: dict, pre: InputSnapshot, changed: dict) -> bool:
     """A bound name that still holds its own input's object, which the step changed:
     restored in place, not bound."""
     return name in changed and ns[name] is pre.values[name]
-
-
-def root_name(root: str) -> str:
-    """A root of the post-step graph as the user writes it (changed inputs and module
-    attributes are marked apart from bound names)."""
-    return root.lstrip("\0\1")
 
 
 _PYTHON_KINDS = frozenset(
@@ -194,7 +152,7 @@ def _check_budget(old: objgraph.Graph, post: objgraph.Graph, changed: dict) -> N
             "split it into smaller values, or mark the step `--effect`",
         )
     if post.truncated:
-        name = root_name(sorted(post.truncated)[0])
+        name = objgraph.root_name(sorted(post.truncated)[0])
         raise Unfaithful(
             name, f"it holds more than {post.budget:,} objects", "mark the step `--effect`"
         )
@@ -244,7 +202,7 @@ def _sharing_roots(post: objgraph.Graph, old: objgraph.Graph) -> set[str]:
     return out
 
 
-def _place_changed(plan: Plan, ns: dict, changed: dict, region: set, movable: set) -> None:
+def _place_changed(plan: StoragePlan, ns: dict, changed: dict, region: set, movable: set) -> None:
     """Changed inputs: alone and in place when the input still holds its object, which
     holds nothing else that could have changed and shares nothing; otherwise each object
     of theirs goes in the unit, restored in place, or anew when it cannot be."""
@@ -256,7 +214,7 @@ def _place_changed(plan: Plan, ns: dict, changed: dict, region: set, movable: se
             under_root[root] = under_root.get(root, 0) + 1
     for name, obj in changed.items():
         own = [oid for oid in region if old.root[oid] == name]
-        root = "\0" + name
+        root = objgraph.root(RootKind.CHANGED, name)
         if (
             own == [id(obj)]
             and id(obj) in movable
@@ -285,7 +243,7 @@ def _pinned(old: objgraph.Graph, oid: int, changed: dict) -> bool:
     return any(p is not None and old.root[p] not in changed for p, _ in old.parents.get(oid, []))
 
 
-def _drawings(plan: Plan, ns: dict, hidden: dict) -> None:
+def _drawings(plan: StoragePlan, ns: dict, hidden: dict) -> None:
     """A matplotlib figure is one thing: its parts hold each other (an axes its figure,
     a figure its axes), none can be restored in place, and the analysis does not walk
     inside them. When a step binds or changes part of one, the figure is stored whole in
@@ -305,7 +263,7 @@ def _drawings(plan: Plan, ns: dict, hidden: dict) -> None:
     plan.alone = [n for n in plan.alone if n not in plan.unit_bind]
 
 
-def _replace(plan: Plan, ns: dict, changed: dict, oid: int) -> None:
+def _replace(plan: StoragePlan, ns: dict, changed: dict, oid: int) -> None:
     """An object that cannot be restored in place is stored anew; the changed inputs
     bound to it are rebound to that (their containers, restored in place, hold it)."""
     obj = plan.graph.nodes[oid][0]
@@ -314,7 +272,9 @@ def _replace(plan: Plan, ns: dict, changed: dict, oid: int) -> None:
             plan.unit_bind[name] = obj
 
 
-def _look_around(plan: Plan, ns: dict, pre: Before, bound: list[str], hidden: dict, region: set):
+def _look_around(
+    plan: StoragePlan, ns: dict, pre: InputSnapshot, bound: list[str], hidden: dict, region: set
+):
     """Names the step neither read nor bound: those holding an object it changed saw the
     change (recorded, or rebound when the object is replaced); one holding an object it
     bound but did not read, or memory such an array views, cannot be served faithfully.
@@ -328,7 +288,7 @@ def _look_around(plan: Plan, ns: dict, pre: Before, bound: list[str], hidden: di
     own = Counter(id(ns[n]) for n in skip if n in ns)
     suspects = {h for h in watched.intersection(ids) if ids.count(h) > own[h]}
     for name in [k for k, v in ns.items() if id(v) in suspects] if suspects else ():
-        if other_name(name, ns[name], skip, hidden):
+        if name not in skip and user_names.is_users(name, ns[name], hidden):
             _look_at(plan, name, ns[name], region)
     arrays = {
         id(objgraph.memory_owner(old.nodes[o][0]))
@@ -345,7 +305,7 @@ def _look_around(plan: Plan, ns: dict, pre: Before, bound: list[str], hidden: di
         kind = objgraph.kind_of(type(value))
         if kind not in (objgraph.ARRAY, objgraph.FUNC) or id(value) in watched:
             continue
-        if not other_name(name, value, skip, hidden):
+        if name in skip or not user_names.is_users(name, value, hidden):
             continue
         if kind == objgraph.FUNC:
             if cells and any(id(c) in cells for c in value.__closure__ or ()):
@@ -354,12 +314,7 @@ def _look_around(plan: Plan, ns: dict, pre: Before, bound: list[str], hidden: di
             _look_at_array(plan, name, value, arrays, fresh)
 
 
-def other_name(name: str, value: Any, skip: Iterable[str], hidden: dict) -> bool:
-    """A user's name the step neither read nor bound (not IPython's own, not `_x`)."""
-    return not (name in skip or name.startswith("_") or hidden.get(name, _MISSING) is value)
-
-
-def _look_at(plan: Plan, name: str, value: Any, region: set) -> None:
+def _look_at(plan: StoragePlan, name: str, value: Any, region: set) -> None:
     oid = id(value)
     if oid in plan.replaced:
         plan.unit_bind[name] = value
@@ -367,18 +322,18 @@ def _look_at(plan: Plan, name: str, value: Any, region: set) -> None:
         plan.seen.append(name)
     elif _data(value, objgraph.kind_of(type(value))):
         raise Unfaithful(
-            root_name(plan.post.root[oid]),
+            objgraph.root_name(plan.post.root[oid]),
             f"it is the same object as {name}, which the step does not read",
             f"read {name} in the step too, or mark the step `--effect`",
         )
 
 
-def _look_at_array(plan: Plan, name: str, arr: Any, changed: set, fresh: set) -> None:
+def _look_at_array(plan: StoragePlan, name: str, arr: Any, changed: set, fresh: set) -> None:
     owner = id(objgraph.memory_owner(arr))
     if owner in changed:
         plan.seen.append(name)
     elif owner in fresh:
-        root = root_name(plan.post.root[plan.post.owners[owner][0]])
+        root = objgraph.root_name(plan.post.root[plan.post.owners[owner][0]])
         raise Unfaithful(
             root,
             f"it views the memory of {name}, which the step does not read",

@@ -12,8 +12,8 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from types import ModuleType
 
-from ..hashing.code import is_own
-from ..hashing.reach import AttrRef
+from ...hashing.code import is_own
+from ...hashing.reach import AttrRef
 from .analysis import CellInfo
 
 

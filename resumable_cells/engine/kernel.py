@@ -11,17 +11,29 @@ from __future__ import annotations
 import logging
 import sys
 import uuid
-from typing import Any
+from typing import Any, Protocol
 
 from ..hashing import opaque
+from ..records import runs
 from ..records.journal import Journal
 from ..storage import serialize
 from ..storage.store import Store
 from ..storage.tiers import Tier, TieredStore
-from . import cellnames, runs, tripwire
+from .code import step_names
+from .live import tripwire
 
 log = logging.getLogger(__name__)
 _TRANSFORMS_KEPT = 512
+
+
+class Freshness(Protocol):
+    """Staleness from every input, not only the record: what other cells changed (a
+    parameter cell rebinding an input, a frame edited in place). The kernel's frontend
+    layer attaches one (`ipython/freshness.py`: `Watcher`)."""
+
+    def causes(self, deep: bool = False) -> dict[tuple[str, str | None], str]:
+        """Stale rows (step, cell id) -> why."""
+        ...
 
 
 class Engine:
@@ -43,8 +55,8 @@ class Engine:
         self.team: Tier | None = None  # the team cache, when one is configured
         self.cache = TieredStore(self.store)  # the store, then the team cache
         self.step_spend = {"tokens": 0, "cost": 0.0}  # of the step running now
-        self.freshness: Any = None  # ipython.freshness.Watcher: staleness from every input
-        self.names = cellnames.Names()  # warns when two cells share a name, not their code
+        self.freshness: Freshness | None = None  # staleness from every input
+        self.names = step_names.Names()  # warns when two cells share a name, not their code
         self._transformed: dict[str, str] = {}
         # A cell outside %%step may change any figure: the digests of drawings move.
         hooks = shell.events.callbacks["post_run_cell"]

@@ -1,6 +1,6 @@
 """The changed inputs of a unit stored whole: a second way to serve its entry.
 
-A unit refers to the objects inside a changed input by their paths (`unit.py`), and
+A unit refers to the objects inside a changed input by their paths (`stream.py`), and
 gives them their new state in place. Some libraries pickle a value so that it comes
 back laid out otherwise than it was (plotly rebuilds a figure from its dict, without
 the parts that were empty): in a kernel whose input came from a hit, those paths lead
@@ -10,7 +10,7 @@ unit's paths fail on a hit, each of those names is bound to its stored value ins
 
 That is faithful only when nothing else in the kernel holds the object the name held or
 any part of it: they would keep the old one, where live they saw the change. The
-objects are checked as any object a hit replaces (`orphans.py`): any other holder keeps
+objects are checked as any object a hit replaces (`replaced.py`): any other holder keeps
 the hit a miss. Kept whole up to `MAX_BYTES`; above that, such a unit is a miss.
 """
 
@@ -18,21 +18,23 @@ from __future__ import annotations
 
 import logging
 
-from ..errors import Unstorable
-from ..storage.store import Store
-from . import inplace, objgraph, orphans, unit
-from .sharing import Plan
+from ...errors import Unstorable
+from ...storage.entries import Stream
+from ...storage.store import Store
+from ..objects import inplace, objgraph
+from . import replaced, stream
+from .layout import StoragePlan
 
 log = logging.getLogger(__name__)
 MAX_BYTES = 64 << 20  # a unit's changed inputs kept whole up to this size
 
 
-def needed(plan: Plan, ref: dict) -> list[str]:
+def needed(plan: StoragePlan, ref: Stream) -> list[str]:
     """The changed inputs that the unit `ref` refers inside of (a name, not an
     attribute chain) and whose inner layout a library's pickling may change: they hold
     an object pickled through its constructor (a plotly figure), not by its state. An
     estimator or a frame comes back laid out as it was, and is not kept twice."""
-    inner = set(ref.get("inner", ()))
+    inner = set(ref.inner)
     names = {r for r in plan.changed_roots if r in inner and r.isidentifier()}
     if not names:
         return []
@@ -50,39 +52,39 @@ def _rebuilt(obj: object) -> bool:
     return kind in (objgraph.OBJ, objgraph.FRAME) and not inplace.by_state(type(obj))
 
 
-def put(plan: Plan, store: Store, names: list[str]) -> dict | None:
+def put(plan: StoragePlan, store: Store, names: list[str]) -> Stream | None:
     """Store the unit's values with `names` whole; None when they are too large to keep
     twice or cannot be stored (the unit alone then serves, where it can)."""
     graph = _without(plan.graph, set(names))
     values = {n: plan.changed_roots[n] for n in names}  # (a name rebound binds its new value)
     payload = {"bind": {**values, **plan.unit_bind}, "inplace": [], "modules": plan.modules}
-    writer = unit.Writer(plan, graph, fallbacks=0)
+    writer = stream.Writer(plan, graph, fallbacks=0)
     try:
-        main, buffers, roots, _ = unit.dump_payload(payload, writer, "shared values")
+        main, buffers, roots, _ = stream.dump_payload(payload, writer, "shared values")
     except Unstorable:
         log.debug("the changed inputs %s cannot be kept whole", names, exc_info=True)
         return None
     if len(main) + sum(b.raw().nbytes for b in buffers) > MAX_BYTES:
         return None
-    return {**unit.put_stream(store, main, buffers, roots), "names": names}
+    return stream.put_stream(store, main, buffers, roots, names=names)
 
 
-def roots_of(ref: dict, ns: dict) -> tuple[dict, dict]:
+def roots_of(ref: Stream, ns: dict) -> tuple[dict, dict]:
     """(the values the stream's references start from, the objects its names hold now):
     taken before anything is bound."""
-    targets = {n: ns[n] for n in ref["names"] if n in ns}
-    return unit.roots_of(ref, ns), targets
+    targets = {n: ns[n] for n in ref.names if n in ns}
+    return stream.roots_of(ref, ns), targets
 
 
 def load(
-    ref: dict, store: Store, roots: tuple[dict, dict], ns: dict, hidden: dict, ours: tuple = ()
+    ref: Stream, store: Store, roots: tuple[dict, dict], ns: dict, hidden: dict, ours: tuple = ()
 ) -> dict:
     """The payload that binds the changed inputs to their stored values. Raises
     Unfaithful when anything else holds a part of what they hold now (but `ours`, the
     caller's dicts of them)."""
     refs, targets = roots
-    payload = unit.load(ref, store, refs)
-    orphans.check(targets, payload, ns, hidden, (refs, *ours))
+    payload = stream.load(ref, store, refs)
+    replaced.check(targets, payload, ns, hidden, (refs, *ours))
     return payload
 
 

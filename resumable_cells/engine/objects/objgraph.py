@@ -368,9 +368,30 @@ def step(obj: Any, s: tuple) -> Any:
     raise ValueError(f"unknown path step {s!r}")
 
 
+class RootKind(enum.Enum):
+    """What a root of a graph after a step stands for. A root is a string, the first
+    item of every path from it: a bound name as the user writes it, the others marked
+    with a prefix no identifier has."""
+
+    BOUND = ""  # a name the step bound
+    CHANGED = "\0"  # an input the step changed, as its object was before the step
+    MODULE_ATTRIBUTE = "\1"  # an attribute the step set on a notebook module
+    HELD = "\2"  # what a check holds on its own (`units/replaced.py`), never a name
+
+
+def root(kind: RootKind, name: str) -> str:
+    """The root string of `name` as a root of `kind`."""
+    return kind.value + name
+
+
+def root_name(of: str) -> str:
+    """A root as the user writes it."""
+    return of.lstrip("\0\1\2")
+
+
 def describe(path: tuple) -> str:
     """A path as Python-like text: `t.columns['a']`, `t[0]`."""
-    out = path[0].lstrip("\0")
+    out = root_name(path[0])
     for s in path[1:]:
         op = s[0]
         if op in ("i", "k", "e"):

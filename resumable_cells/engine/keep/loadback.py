@@ -18,18 +18,22 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..errors import Unfaithful, Unstorable
-from ..storage import serialize
-from ..storage.store import Store
-from . import inplace, modattrs, objgraph, unit
-from .sharing import Plan
+from ...errors import Unfaithful
+from ...storage import serialize
+from ...storage.entries import Stream
+from ...storage.store import Store
+from ..objects import inplace, objgraph
+from ..objects.objgraph import RootKind
+from ..state import module_attrs
+from ..units import stream
+from ..units.layout import StoragePlan
 
 log = logging.getLogger(__name__)
 _NOWHERE = object()
 
 
-def put(plan: Plan, store: Store) -> dict:
-    """Store the unit (as `unit.put_stream`), after checking that its copy keeps the
+def put(plan: StoragePlan, store: Store) -> Stream:
+    """Store the unit (as `stream.put_stream`), after checking that its copy keeps the
     sharing of the live values; where it does not and the objects it restores in place
     include some whose class has a pickled state of its own, with their raw states
     instead (`inplace.raw_state`). Raises Unfaithful or Unstorable."""
@@ -42,15 +46,15 @@ def put(plan: Plan, store: Store) -> dict:
     return _put(plan, store, raw=True)
 
 
-def _put(plan: Plan, store: Store, raw: bool) -> dict:
-    writer = unit.Writer(plan)
-    payload = unit.payload_of(plan, raw)
-    main, buffers, roots, inner = unit.dump_payload(payload, writer, "shared values")
+def _put(plan: StoragePlan, store: Store, raw: bool) -> Stream:
+    writer = stream.Writer(plan)
+    payload = stream.payload_of(plan, raw)
+    main, buffers, roots, inner = stream.dump_payload(payload, writer, "shared values")
     check(plan, writer, main, buffers)
-    return {**unit.put_stream(store, main, buffers, roots), "inner": sorted(inner)}
+    return stream.put_stream(store, main, buffers, roots, inner=sorted(inner))
 
 
-def check(plan: Plan, writer: unit.Writer, main: bytes, buffers: list) -> None:
+def check(plan: StoragePlan, writer: stream.Writer, main: bytes, buffers: list) -> None:
     """Raise Unfaithful when the copy of the stream `writer` made does not reach one
     object along every path along which the live values reach one, or when an object
     the hit keeps (restored in place, or referred to) is not itself at its place in
@@ -70,7 +74,7 @@ def check(plan: Plan, writer: unit.Writer, main: bytes, buffers: list) -> None:
             _refuse(post.nodes[oid][0], seen)
 
 
-def _kept(plan: Plan, roots: dict, fresh: dict) -> dict[int, Any]:
+def _kept(plan: StoragePlan, roots: dict, fresh: dict) -> dict[int, Any]:
     """The object at each live node's path in the copy (id -> object, or `_NOWHERE`);
     raises Unfaithful where an object the hit keeps is not there itself, below an
     instance restored by its state. A state that leaves the object out (a cache its
@@ -116,7 +120,7 @@ def _step(obj: Any, s: tuple, fresh: dict) -> Any:
         return _NOWHERE
 
 
-def _roots(plan: Plan, copy: dict) -> dict[str, Any]:
+def _roots(plan: StoragePlan, copy: dict) -> dict[str, Any]:
     """The roots as the hit leaves them: the copy's values of the names and module
     attributes it binds; the changed inputs' own objects (the copy holds their new
     states), or the copy's object where the hit rebinds the input and replaces its
@@ -127,36 +131,20 @@ def _roots(plan: Plan, copy: dict) -> dict[str, Any]:
         roots.update((step[1], post.nodes[oid][0]) for parent, step in holders if parent is None)
     for name, value in copy["bind"].items():
         roots[name] = value
-        if id(roots.get("\0" + name)) in plan.replaced:
-            roots["\0" + name] = value
-    for name, value in modattrs.values(copy["modules"]).items():
-        roots["\1" + name] = value
+        changed = objgraph.root(RootKind.CHANGED, name)
+        if id(roots.get(changed)) in plan.replaced:
+            roots[changed] = value
+    for name, value in module_attrs.values(copy["modules"]).items():
+        roots[objgraph.root(RootKind.MODULE_ATTRIBUTE, name)] = value
     return roots
 
 
-def _load(writer: unit.Writer, main: bytes, buffers: list) -> dict:
+def _load(writer: stream.Writer, main: bytes, buffers: list) -> dict:
     objects = {path: writer.old.nodes[oid][0] for oid, path in writer.paths.items()}
-    arrays: dict[int, Any] = {}
-
-    def resolve(pid: tuple) -> Any:
-        if pid[0] == "r":
-            return objects[pid[1]]  # (its fallback is for a kernel without it)
-        if pid[1] not in arrays:  # read-only: over the read-only buffers, never written
-            arrays[pid[1]] = unit.array_of((*pid[:-1], False), objects.__getitem__)
-        return arrays[pid[1]]
-
-    views = [memoryview(b).toreadonly() for b in buffers]
-    try:
-        return serialize.loads(main, views, persistent_load=resolve)
-    except (ValueError, TypeError, BufferError):
-        # a loader that writes into its buffers: give it copies
-        log.debug("the unit is loaded back from copies of its buffers", exc_info=True)
-    except Exception as err:
-        raise Unstorable("shared values", f"their pickle cannot be loaded back ({err!r})") from None
-    try:
-        return serialize.loads(main, [bytearray(b) for b in buffers], persistent_load=resolve)
-    except Exception as err:
-        raise Unstorable("shared values", f"their pickle cannot be loaded back ({err!r})") from None
+    # A reference is the live object itself (its fallback is for a kernel without it);
+    # arrays are read-only, over the read-only buffers, never written.
+    resolve = stream.resolver(lambda pid: objects[pid[1]], objects.__getitem__, read_only=True)
+    return serialize.load_back(main, buffers, "shared values", persistent_load=resolve)
 
 
 def _refuse(obj: Any, seen: list[tuple]) -> None:
@@ -172,7 +160,7 @@ def _refuse(obj: Any, seen: list[tuple]) -> None:
             f"{here} and {objgraph.describe(other)} are one {kind}, and pickling makes two of them"
         )
     raise Unfaithful(
-        first[0].lstrip("\0"),
+        objgraph.root_name(first[0]),
         f"{why} (its library's own pickling builds it or its holder anew)",
         "mark the step `--effect`",
     )

@@ -4,7 +4,7 @@ with what IPython itself decides about that code folded in.
 - A trailing `;` suppresses the result, decided by the displayhook's own test on the
   source, as for a plain cell. A quiet step neither shows nor stores its result, so the
   decision is part of the code in its key (`normalised` ends with `;`).
-- The code magics run (`%time y = f(df)`) is analysed as the cell's own (`magiccode`):
+- The code magics run (`%time y = f(df)`) is analysed as the cell's own (`magics`):
   its reads are inputs, its assignments bindings. The key's code stays the cell's.
 - Script cell magics (`%%bash`) start a subprocess: the step has an effect.
 - Top-level `await`: the body must be awaited, decided by IPython's own test (the code,
@@ -22,7 +22,7 @@ import tokenize
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from . import analysis, magiccode
+from . import analysis, magics
 
 __all__ = ["StepCode", "awaits", "of"]
 
@@ -46,15 +46,15 @@ def of(shell, transformed: str) -> StepCode:
 @lru_cache(maxsize=512)
 def _of(shell, transformed: str) -> StepCode:
     info = analysis.analyse(transformed)
-    magics = magiccode.read(shell, transformed)
-    if magics.expanded is not None:
-        wide = analysis.analyse(magics.expanded)
-        binds = tuple(b for b in wide.binds if b != magiccode.SCOPE)
+    used = magics.read(shell, transformed)
+    if used.expanded is not None:
+        wide = analysis.analyse(used.expanded)
+        binds = tuple(b for b in wide.binds if b != magics.SCOPE)
         info = replace(wide, normalised=info.normalised, code_hash=info.code_hash, binds=binds)
     quiet = _suppressed(shell, transformed)
     if quiet:
         info = replace(info, normalised=info.normalised + _QUIET)
-    return StepCode(info=info, quiet=quiet, scripts=magics.scripts, awaits=awaits(transformed))
+    return StepCode(info=info, quiet=quiet, scripts=used.scripts, awaits=awaits(transformed))
 
 
 @lru_cache(maxsize=512)

@@ -40,6 +40,6 @@ def unstorable(name: str, why: str) -> str:
         m = pattern.search(why)
         if m:
             return advice.format(kind=m.group(1) if m.groups() else "")
-    if not name.isidentifier():  # the values of a unit (engine/unit.py): no one name
+    if not name.isidentifier():  # the values of a unit (engine/units/stream.py): no one name
         return "Mark the step `--effect` to run it each time"
     return GENERAL.format(name=name)

@@ -4,7 +4,7 @@ A hit gives most objects their new state in place (`inplace`), so that every hol
 sees it. Some it replaces by a new object instead: one whose class pickles it through
 its constructor (a plotly figure, rebuilt from its dict: every part of it is new), one
 that cannot be restored in place, and the changed inputs an entry keeps whole
-(`whole.py`). Whatever else holds the old object or one of its parts then keeps the
+(`byvalue.py`). Whatever else holds the old object or one of its parts then keeps the
 old one, where live it saw the change: a silent difference. So before such a hit is
 applied, each replaced object's graph is walked in the serving kernel and every
 reference to it and its parts is accounted for: the parts' own references, the
@@ -25,25 +25,26 @@ import weakref
 from collections import Counter
 from typing import Any
 
-from ..errors import Unfaithful
-from . import objgraph, sharing
+from ...errors import Unfaithful
+from ..objects import objgraph, user_names
+from ..objects.objgraph import RootKind
 
 BUDGET = 2_000_000  # objects walked per replaced object
 _OWN = 2  # `sys.getrefcount`'s argument and the loop's variable
 
 
-def check(orphans: dict[str, Any], payload: dict, ns: dict, hidden: dict, ours: tuple) -> None:
+def check(old_objects: dict[str, Any], payload: dict, ns: dict, hidden: dict, ours: tuple) -> None:
     """Raise Unfaithful unless nothing but the accounted holders (see the module
-    docstring) holds an object of `orphans` (label -> object) or a part of one.
+    docstring) holds an object of `old_objects` (label -> object) or a part of one.
     `payload` is what the hit binds (`bind`) and restores in place (`inplace`, of which
     `rooted` are the values of names); `ours` are the caller's containers of them."""
-    if not orphans:
+    if not old_objects:
         return
     kept = _kept(payload, ns)
     targets = [pair[0] for pair in payload["inplace"]]
     places = [ns, *ours, *(v for v in hidden.values() if isinstance(v, dict))]
-    for label in list(orphans):  # (an items() iterator would hold its last pair)
-        _check_one(label, orphans, ns, hidden, kept, (targets, places, payload))
+    for label in list(old_objects):  # (an items() iterator would hold its last pair)
+        _check_one(label, old_objects, ns, hidden, kept, (targets, places, payload))
 
 
 def _kept(payload: dict, ns: dict) -> set[int]:
@@ -52,28 +53,31 @@ def _kept(payload: dict, ns: dict) -> set[int]:
     fresh = {id(t): state for t, state in payload["inplace"]}
     graph = objgraph.Graph(ns, BUDGET)
     graph.weak = False
-    graph.add("\0bind", list(payload["bind"].values()))
-    graph.add("\0rooted", [payload["inplace"][i][1] for i in payload.get("rooted", ())])
+    graph.add(objgraph.root(RootKind.HELD, "bind"), list(payload["bind"].values()))
+    graph.add(
+        objgraph.root(RootKind.HELD, "rooted"),
+        [payload["inplace"][i][1] for i in payload.get("rooted", ())],
+    )
     done: set[int] = set()
     while True:
         todo = [o for o in graph.nodes if o in fresh and o not in done]
         if not todo:
             return set(graph.nodes)
         done.update(todo)
-        graph.add("\0states", [fresh[o] for o in todo])
+        graph.add(objgraph.root(RootKind.HELD, "states"), [fresh[o] for o in todo])
 
 
-def _check_one(label: str, orphans: dict, ns: dict, hidden: dict, kept: set, known: tuple):
+def _check_one(label: str, old_objects: dict, ns: dict, hidden: dict, kept: set, known: tuple):
     targets, places, payload = known
     graph = objgraph.Graph(ns, BUDGET)
     graph.weak = False  # a weak reference does not hold its referent
-    graph.add(label, orphans[label])  # (not a variable here: one more reference)
+    graph.add(label, old_objects[label])  # (not a variable here: one more reference)
     if graph.truncated:
         raise Unfaithful(label, f"it holds more than {BUDGET:,} objects to check")
     parts = [o for o, entry in graph.nodes.items() if o not in kept and _counted(entry[0])]
     _check_names(label, set(parts), ns, hidden, payload["bind"])
     # `targets` twice: the list, and the payload's (target, state) pairs
-    known = [*places, targets, targets, orphans]
+    known = [*places, targets, targets, old_objects]
     held = _held(graph, parts, known, targets)
     if held is not None:
         gc.collect()  # garbage not yet collected (a library's cycles) may be what holds it
@@ -88,7 +92,7 @@ def _check_one(label: str, orphans: dict, ns: dict, hidden: dict, kept: set, kno
 
 def _check_names(label: str, parts: set[int], ns: dict, hidden: dict, bound: dict) -> None:
     for other, value in ns.items():
-        if id(value) in parts and sharing.other_name(other, value, bound, hidden):
+        if id(value) in parts and other not in bound and user_names.is_users(other, value, hidden):
             raise Unfaithful(
                 label,
                 f"{other} holds a part of it, and a hit gives it a new one",

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import xxhash
 
-from .nsreads import NamespaceReads
+from .namespace_reads import NamespaceReads
 
 __all__ = ["CellInfo", "analyse"]
 

@@ -40,9 +40,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from typing import Any
 
-from ..errors import Unfaithful
-from ..storage import serialize
-from .states import BUILTIN, State
+from ...errors import Unfaithful
+from ...storage import serialize
+from .parts import BUILTIN, State
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,96 @@
+"""Admitting a pure step's live run to the cache: whether it can be cached, and its
+entry stored.
+
+A run with an effect (the tripwire's findings, or a module attribute among its inputs
+that a hit could not set again) is not cached. Otherwise the sharing analysis plans
+how its names are stored, the process state it changed is recorded, the entry is built
+and put in the tiered store. Every way this can fail is a note for the record and the
+user (what could not be kept, and what to do), never an error of the cell: the step has
+already run.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from ...errors import KeyComponentError, Unfaithful, Unhashable, Unstorable
+from ...hashing import reach
+from ...hashing.key import Key
+from ..kernel import Engine
+from ..state import module_attrs, process_state
+from . import advice, build, sharing
+from .build import LiveRun
+from .changes import Digests
+
+log = logging.getLogger(__name__)
+
+
+def attributes_changed(
+    ns: dict, key: Key, inputs_before: sharing.InputSnapshot | None
+) -> list[str]:
+    """Module attributes among the key's inputs that the run changed and that a hit
+    could not set again (the notebook's modules' public attributes it can: `module_attrs`),
+    as effects."""
+    attributes = key.attributes
+    changed = reach.changed_attributes(ns, attributes, key.digests)
+    before = inputs_before.modules if inputs_before is not None else {}
+    return [
+        f"changed the module attribute {label}"
+        for label in changed
+        if not module_attrs.watched(before, *attributes[label].home())
+    ]
+
+
+@dataclass
+class Watched:
+    """What the engine saw of a pure step's live run, besides its values."""
+
+    digests: Digests  # of the namespace after the run
+    changed_inputs: dict[str, Any]  # inputs whose object the run changed (`changes`)
+    effects: list[str]  # what the tripwire caught, module attributes it cannot set again
+    inputs_before: sharing.InputSnapshot | None  # the inputs' objects before the run
+    state: Any  # the process state watch (`process_state.watching`)
+
+
+@dataclass
+class Admitted:
+    """Whether the run was kept: `note` says why not; `outputs` describe its values for
+    the record."""
+
+    note: str | None
+    outputs: list[dict]
+
+
+def admit(engine: Engine, live: LiveRun, watched: Watched) -> Admitted:
+    """Store the entry of `live` when it can be cached; otherwise say why not."""
+    digests = watched.digests
+    if watched.effects:
+        note = f"not cached: it {watched.effects[0]}. Mark it `%%step {live.name} --effect`"
+        return Admitted(note, digests.describe(live.bound))
+    try:
+        pre = watched.inputs_before
+        if pre is None:
+            raise RuntimeError("a pure step's inputs were not walked before it ran")
+        plan = sharing.analyse(pre, engine.ns, live.bound, watched.changed_inputs, engine.hidden)
+        recorded = process_state.changes(watched.state)
+        built = build.build(live, engine.store, digests, engine.display_bundle, plan, recorded)
+    except Unfaithful as err:
+        note = f"not cached: {err.name}: {err.why}. To cache it, {err.way_out}"
+        return Admitted(note, digests.describe(live.bound))
+    except (Unstorable, KeyComponentError, Unhashable) as err:
+        var = getattr(err, "name", None) or getattr(err, "path", "a value")
+        why = str(getattr(err, "why", err))
+        note = f"not cached: {var} cannot be stored ({why}). {advice.unstorable(var, why)}"
+        return Admitted(note, digests.describe(live.bound))
+    except Exception as err:  # disk full, locked index: the step already ran
+        log.debug("the entry of %s was not stored", live.name, exc_info=True)
+        note = f"not cached: the store failed ({getattr(err, 'strerror', None) or err})"
+        return Admitted(note, digests.describe(live.bound))
+    try:
+        engine.cache.put(live.key.address, built)  # the team cache pushes in the background
+    except Exception as err:
+        log.debug("the entry of %s was not stored", live.name, exc_info=True)
+        return Admitted(f"not cached: the store failed ({err})", built.described())
+    return Admitted(None, built.described())

@@ -1,0 +1,140 @@
+"""Building the entry of a pure step's live run: its values stored, its record typed.
+
+Each value the step bound is stored by its digest (small ones inline), or, when values
+share objects, in the entry's unit (`sharing` plans which, `units/stream.py` writes it,
+`loadback` checks it); the unit's changed inputs are also kept whole when a library may
+lay them out anew (`units/byvalue.py`). Then the names it deleted, the process state it
+changed, its captured outputs, its result (or the result's display when the value
+cannot be stored), the files it read with their digests, the run parameters it used,
+the key's preimage and the cell's source. Each value is loaded back before it is kept
+(`roundtrip`, `loadback`): what a hit would serve must be what the live run had.
+"""
+
+from __future__ import annotations
+
+import time
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ...errors import Unhashable, Unstorable
+from ...hashing import key as step_key
+from ...hashing.values import Hasher
+from ...storage.entries import Binding, Entry, FileRead, Result, Unit, Value
+from ...storage.store import Store
+from ..state import module_attrs
+from ..units import byvalue
+from ..units.layout import StoragePlan
+from . import loadback, roundtrip
+from .changes import Digests
+
+
+@dataclass
+class LiveRun:
+    """What a live run of a pure step left, for its entry."""
+
+    name: str
+    cell: str
+    key: step_key.Key
+    bound: list[str]
+    deleted: list[str]
+    outputs: list
+    result: Any
+    params: dict  # run parameters used: epoch, seed
+    reads: set[str]  # files read
+    duration: float
+    inline_backend: bool = False  # matplotlib's inline backend was loaded after the run
+
+
+def build(
+    run: LiveRun,
+    store: Store,
+    digests: Digests,
+    display: Callable[[Any], dict],
+    plan: StoragePlan | None = None,
+    state: list | None = None,
+) -> Entry:
+    """Store the run's values and return its entry (not yet put under its key). Raises
+    Unstorable, Unhashable, KeyComponentError, Unfaithful, or the store's errors.
+    `display(result)` gives the mime bundle of a result that cannot be stored as a
+    value; `plan` says how names are stored (all alone without one); `state` is the
+    process state the step changed (`process_state.changes`)."""
+    ns = digests.ns
+    plan = plan or StoragePlan(alone=list(run.bound))
+    bindings = [_binding(name, plan, store, digests) for name in run.bound]
+    extra = [n for n in plan.unit_bind if n not in run.bound]
+    bindings += [_binding(name, plan, store, digests) for name in extra]
+    bindings += [_described(name, digests, seen=True) for name in plan.seen]
+    for name, value in module_attrs.values(plan.modules).items():
+        tname, size = step_key.describe(value)
+        d = Hasher(ns).value_digest(value, name)
+        bindings.append(Binding(name, d, tname, size, unit=True))
+    out_list = list(run.outputs)
+    outputs = store.put_value(
+        Hasher(ns).value_digest(repr(out_list), "outputs"), out_list, "outputs"
+    )
+    result = _result(run.result, store, ns, display)
+    unit = None
+    if plan.has_unit:
+        stream = loadback.put(plan, store)
+        names = byvalue.needed(plan, stream)
+        unit = Unit(stream, byvalue.put(plan, store, names) if names else None)
+    stored_state = None
+    if state:
+        d = Hasher(ns).value_digest(repr(state), "state")
+        stored_state = store.put_value(d, state, "process state")
+    return Entry(
+        step=run.name,
+        created=time.time(),
+        duration_s=run.duration,
+        bindings=bindings,
+        deleted=list(run.deleted),
+        outputs=outputs,
+        result=result,
+        files=[FileRead(p, step_key.file_digest(p)) for p in sorted(run.reads)],
+        params=dict(run.params),
+        inline_backend=run.inline_backend,
+        preimage=run.key.preimage,
+        source=run.cell,
+        unit=unit,
+        state=stored_state,
+    )
+
+
+def _described(name: str, digests: Digests, **flags: bool) -> Binding:
+    tname, size = step_key.describe(digests.ns[name])
+    return Binding(name, digests.of(name), tname, size, **flags)
+
+
+def _binding(name: str, plan: StoragePlan, store: Store, digests: Digests) -> Binding:
+    """A bound name's row: its value stored alone (bound, or restored in place), or
+    in the unit."""
+    if name in plan.alone:
+        value = digests.ns[name]
+        is_code = callable(value) and isinstance(value, type | types.FunctionType)
+        return _stored(name, digests, store, callable=is_code)
+    if name in plan.alone_inplace:
+        return _stored(name, digests, store, inplace=True)
+    return _described(name, digests, unit=True)
+
+
+def _stored(name: str, digests: Digests, store: Store, **flags: bool) -> Binding:
+    row = _described(name, digests, **flags)
+    digest = digests.of(name)
+    check = roundtrip.checker(digest, digests.ns, name)
+    stored: Value = store.put_value(digest, digests.ns[name], name, check)
+    return Binding(row.name, row.digest, row.type, row.size, value=stored, **flags)
+
+
+def _result(result: Any, store: Store, ns: dict, display: Callable[[Any], dict]) -> Result | None:
+    if result is None:
+        return None
+    try:
+        d = Hasher(ns).value_digest(result, "result")
+        check = roundtrip.checker(d, ns, "the cell's result")
+        return Result(store.put_value(d, result, "the cell's result", check))
+    except (Unstorable, Unhashable):
+        bundle = display(result)
+        d = Hasher(ns).value_digest(repr(bundle), "result")
+        return Result(store.put_value(d, bundle, "the cell's result"), bundle=True)

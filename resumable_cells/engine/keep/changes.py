@@ -1,0 +1,104 @@
+"""What a live run changed: the names it bound and deleted, and the inputs whose
+objects it changed, each decided once.
+
+A name is bound when its value is another object than before the run, or the cell
+assigns it; an input is changed when its digest after the run differs from the one in
+the key (`df.dropna(inplace=True)`), whether or not the name still holds that object
+(`a.append(1); a = a + [2]`). `Digests` digests each value once: the change check, the
+entry and the record all need them, and a frame is worth hashing once.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from typing import Any
+
+from ...errors import Unhashable
+from ...hashing import key as step_key
+from ...hashing.values import Hasher
+from ..objects import objgraph, user_names
+
+
+class Digests:
+    """Digests of the namespace's values after a live run, each computed once."""
+
+    def __init__(self, ns: dict):
+        self.ns = ns
+        self._done: dict[str, str] = {}
+
+    def of(self, name: str) -> str:
+        """The digest of `name`'s value. Raises Unhashable."""
+        if name not in self._done:
+            self._done[name] = Hasher(self.ns).value_digest(self.ns[name], name)
+        return self._done[name]
+
+    def describe(self, names: list[str]) -> list[dict]:
+        """Name, type, size and digest (None when unhashable) of each, for the record."""
+        out = []
+        for n in names:
+            tname, size = step_key.describe(self.ns[n])
+            try:
+                d: str | None = self.of(n)
+            except Unhashable:
+                d = None
+            out.append({"name": n, "type": tname, "size": size, "digest": d})
+        return out
+
+
+@dataclass
+class Changes:
+    """What a live run changed in the namespace."""
+
+    bound: list[str]  # rebound, assigned by the cell, or an input changed in place
+    deleted: list[str]
+    inputs: dict[str, Any]  # inputs whose object the run changed: name -> that object
+
+
+_MISSING = object()
+
+
+def of_run(
+    ns: dict,
+    ids_before: dict[str, int],
+    assigned: tuple[str, ...],
+    inputs_before: dict[str, Any],
+    key_digests: dict[str, str],
+    digests: Digests,
+) -> Changes:
+    """The changes of a run that started with `ids_before` (name -> id of its value),
+    whose cell assigns `assigned`; `inputs_before` are the input objects it started with
+    (name -> object; empty when they were not kept) and `key_digests` their digests in
+    the key."""
+    static = set(assigned)
+    bound = [
+        k
+        for k, v in ns.items()
+        if (ids_before.get(k) != id(v) or k in static)
+        and user_names.is_users(k)
+        and not _spent_handle(v)
+    ]
+    deleted = [k for k in ids_before if k not in ns and user_names.is_users(k)]
+    changed = {}
+    for name, old in key_digests.items():
+        obj = inputs_before.get(name, ns.get(name, _MISSING))
+        if obj is _MISSING or type(obj) in objgraph.ATOMIC:
+            continue
+        try:
+            if ns.get(name, _MISSING) is obj:
+                now = digests.of(name)
+            else:
+                now = Hasher(ns).value_digest(obj, name)
+        except Unhashable:
+            continue  # the key already failed on it: nothing is stored
+        if now == old:
+            continue
+        changed[name] = obj
+        if name in ns and name not in bound and ns[name] is obj:
+            bound.append(name)
+    return Changes(bound, deleted, changed)
+
+
+def _spent_handle(value: Any) -> bool:
+    """A closed file (the `f` of `with open(...) as f`): nothing to restore."""
+    return isinstance(value, io.IOBase) and value.closed

@@ -1,0 +1,59 @@
+"""Applying a loaded entry: the namespace, the process and the frontend left as the
+live run left them.
+
+Objects are restored in place and the unit's names bound (`units/stream.py`), then the
+values stored alone bound (or given in place), the deleted names deleted, the process
+state set again (`state/process_state.py`) and the outputs replayed in order, with the
+figures after the cell, as the inline backend shows them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ...display import capture, figures
+from ...storage.entries import Entry
+from ..objects import inplace
+from ..state import process_state
+from ..units import stream
+from .load import Loaded
+
+
+def apply(
+    entry: Entry, loaded: Loaded, ns: dict, shell: Any, warn: Callable[[str], None] = print
+) -> tuple[Any, bool]:
+    """Restore objects in place and bind the values, delete the names the run deleted,
+    set the process state it changed (`warn` says what could not be), replay the
+    outputs. Returns (the result to display, whether a stream was written)."""
+    if loaded.unit is not None:
+        stream.apply(loaded.unit, ns)
+    if entry.inline_backend:  # restored figures show as images, as they did
+        figures.activate(shell)
+    for b in entry.stored_bindings():
+        if b.inplace:
+            inplace.restore(ns[b.name], loaded.values[b.name])
+        else:
+            ns[b.name] = loaded.values[b.name]
+    for n in entry.deleted:
+        ns.pop(n, None)
+    for problem in process_state.apply(loaded.state):
+        warn(problem)
+    outputs = loaded.outputs
+    capture.replay(shell, outputs)
+    figures.show_after_cell(shell, outputs)
+    wrote = any(o[0] == "stream" for o in outputs)
+    if entry.result is None:
+        return None, wrote
+    value = loaded.result
+    return (Replayed(value) if entry.result.bundle else value), wrote
+
+
+class Replayed:
+    """The display of a result that could not be stored as a value."""
+
+    def __init__(self, bundle: dict):
+        self._bundle = bundle
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
+        return self._bundle

@@ -1,0 +1,89 @@
+"""Loading an entry for a hit: every value it restores, read and checked before
+anything in the namespace changes.
+
+Values stored alone are read by digest (classes and functions first, bound as they
+load: instances in later values refer to them by name). The unit is loaded with its
+references resolved in this kernel (`units/stream.py`), and nothing else may hold what
+it replaces (`units/replaced.py`); where that fails and the entry has its changed
+inputs whole, those are loaded instead (`units/byvalue.py`). Every object to be given
+its state in place is asked first whether it can take it (`objects/inplace.py`). A
+failure raises Unfaithful (the hit becomes a miss, and nothing was changed), or what a
+damaged or missing blob raises.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...errors import Unfaithful
+from ...storage.entries import Entry, Unit
+from ...storage.store import Store
+from ..objects import inplace
+from ..units import byvalue, replaced, stream
+
+
+@dataclass
+class Loaded:
+    """An entry's values, read and checked, ready to be applied (`apply.py`)."""
+
+    values: dict[str, Any]  # the values stored alone, by name
+    unit: dict | None  # the unit's payload (`units/stream.py`)
+    state: list = field(default_factory=list)  # the process state to set again
+    outputs: list = field(default_factory=list)
+    result: Any = None
+
+
+def load(entry: Entry, store: Store, ns: dict, hidden: dict | None = None) -> Loaded:
+    """The entry's values. Classes and functions are bound into `ns` as they load.
+    Raises Unfaithful when an object the entry refers to is not where it was, or cannot
+    take its stored state in place (nothing else is changed then), and whatever a
+    damaged or missing blob raises."""
+    unit = entry.unit
+    roots = stream.roots_of(unit.stream, ns) if unit else {}  # before anything is bound
+    kept_roots = byvalue.roots_of(unit.byvalue, ns) if unit and unit.byvalue else None
+    values = {}
+    stored = entry.stored_bindings()
+    for b in sorted(stored, key=lambda b: not b.callable):
+        values[b.name] = store.get_value(b.value)
+        if b.callable:
+            ns[b.name] = values[b.name]
+    payload = _unit(unit, store, roots, ns, hidden or {}, kept_roots) if unit else None
+    loaded = Loaded(values, payload)
+    _check_inplace(entry, loaded, ns)
+    if entry.state is not None:
+        loaded.state = store.get_value(entry.state)
+    loaded.outputs = store.get_value(entry.outputs)
+    if entry.result is not None:
+        loaded.result = store.get_value(entry.result.value)
+    return loaded
+
+
+def _unit(unit: Unit, store: Store, roots: dict, ns: dict, hidden: dict, kept_roots) -> dict:
+    """The unit's payload; where its references lead nowhere or what it replaces is held
+    elsewhere, the one with its changed inputs whole, when the entry has one and nothing
+    else holds them."""
+    try:
+        payload = stream.load(unit.stream, store, roots)
+        replaced.check(stream.replaced_by(payload, roots), payload, ns, hidden, (roots,))
+        return payload
+    except Unfaithful as err:
+        if kept_roots is None or unit.byvalue is None:
+            raise
+        failed = Unfaithful(err.name, err.why, err.way_out)  # (without the traceback,
+        # whose frames hold the failed load's objects: they would count as holders)
+    payload = None  # (what it held, to be collected)
+    try:  # outside the handler: the failed load's frames are garbage by now
+        return byvalue.load(unit.byvalue, store, kept_roots, ns, hidden, (roots,))
+    except Unfaithful as err:
+        why = f"{failed.why}; nor whole, as {err.name} is not alone: {err.why}"
+        raise Unfaithful(failed.name, why, err.way_out) from None
+
+
+def _check_inplace(entry: Entry, loaded: Loaded, ns: dict) -> None:
+    pairs = [(ns.get(b.name), loaded.values[b.name]) for b in entry.bindings if b.inplace]
+    pairs += loaded.unit["inplace"] if loaded.unit is not None else []
+    for target, fresh in pairs:
+        problem = inplace.problem(target, fresh)
+        if problem:
+            raise Unfaithful(type(target).__name__, problem)

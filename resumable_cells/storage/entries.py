@@ -1,0 +1,275 @@
+"""The entry: what a pure step's live run leaves under its key, as typed records.
+
+This module is the only one that knows how an entry is laid out in the index. Every
+other module reads and builds entries through these types; `Entry.blobs()` names every
+blob file an entry uses (its values alone, its unit and the unit's by-value copy, its
+outputs, its result, its process state), which is what eviction, discarding an entry
+and the team cache go by.
+
+The JSON row (`entry:{key}`, authenticated with the per-user key; see `store.py`):
+
+    step, created, duration_s, source       the step's name, when it ran, how long, its cell
+    bindings: [{name, digest, type, size, ...}]
+        + blob[, inline][, callable]        a value stored alone, bound on a hit
+        + blob[, inline], inplace: true     an input changed in place, stored alone
+        + unit: true                        bound or changed by the unit
+        + seen: true                        not bound; its object changed with the step
+    deleted: [name]                         names the step deleted
+    outputs: {blob[, inline]}               the captured outputs, in order
+    result: {blob[, inline][, bundle]}      the cell's result (or its display), or null
+    files: [{path, digest}]                 files the step read
+    params: {epoch?, seed?}                 run parameters it used
+    inline_backend: bool                    matplotlib's inline backend was in use
+    preimage: {...}                         the key's components, readable (`why`)
+    shared: {blob[, inline], roots, inner[, whole: {blob[, inline], roots, names}]}
+                                            the unit, and its changed inputs stored whole
+    state: {blob[, inline]}                 the process state it changed
+    key                                     the key it is stored under
+
+A reference with `inline` holds the pickle itself (base64): it names no file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import StoreError
+
+__all__ = ["Binding", "Entry", "FileRead", "Result", "Stream", "Unit", "Value"]
+
+
+@dataclass(frozen=True)
+class Value:
+    """A stored value: its digest names it; small ones are pickled inline in the entry,
+    the rest live in a blob file of that name."""
+
+    blob: str
+    inline: str | None = None
+
+    def files(self) -> list[str]:
+        """The blob files it uses: none when inlined."""
+        return [] if self.inline is not None else [self.blob]
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"blob": self.blob}
+        if self.inline is not None:
+            out["inline"] = self.inline
+        return out
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> Value:
+        return cls(str(raw["blob"]), raw.get("inline"))
+
+
+@dataclass(frozen=True)
+class Binding:
+    """A name the step bound, changed or left changed, with what the record shows of its
+    value (type, size, digest: None when it could not be digested)."""
+
+    name: str
+    digest: str | None
+    type: str
+    size: int | None
+    value: Value | None = None  # stored alone (bound, or restored in place)
+    callable: bool = False  # a class or function: bound first, later values refer to it
+    inplace: bool = False  # an input changed in place: given its state, not rebound
+    unit: bool = False  # bound or changed by the unit
+    seen: bool = False  # not bound; its object changed with the step
+
+    def describe(self) -> dict[str, Any]:
+        """Name, type, size and digest, for the record."""
+        return {"name": self.name, "type": self.type, "size": self.size, "digest": self.digest}
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = self.describe()
+        if self.value is not None:
+            out.update(self.value.to_json())
+        for flag in ("callable", "inplace", "unit", "seen"):
+            if getattr(self, flag):
+                out[flag] = True
+        return out
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> Binding:
+        return cls(
+            name=raw["name"],
+            digest=raw.get("digest"),
+            type=raw.get("type", ""),
+            size=raw.get("size"),
+            value=Value.from_json(raw) if "blob" in raw else None,
+            callable=bool(raw.get("callable", False)),
+            inplace=bool(raw.get("inplace", False)),
+            unit=bool(raw.get("unit", False)),
+            seen=bool(raw.get("seen", False)),
+        )
+
+
+@dataclass(frozen=True)
+class Stream:
+    """One pickle stream of objects that share parts (`engine/units/stream.py`): where
+    it is stored, the input names its references start from, and either the roots whose
+    inner objects it refers to (`inner`, a unit) or the changed inputs it holds whole
+    (`names`, a by-value copy)."""
+
+    value: Value
+    roots: list[str] = field(default_factory=list)
+    inner: list[str] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+
+    def to_json(self, kind: str) -> dict[str, Any]:
+        out = {**self.value.to_json(), "roots": list(self.roots)}
+        out[kind] = list(self.inner if kind == "inner" else self.names)
+        return out
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> Stream:
+        return cls(
+            Value.from_json(raw),
+            list(raw.get("roots", [])),
+            list(raw.get("inner", [])),
+            list(raw.get("names", [])),
+        )
+
+
+@dataclass(frozen=True)
+class Unit:
+    """The values of a step that share objects, stored as one stream, and (when a
+    library may lay its changed inputs out anew) a second stream holding them whole."""
+
+    stream: Stream
+    byvalue: Stream | None = None
+
+    def files(self) -> list[str]:
+        return self.stream.value.files() + (self.byvalue.value.files() if self.byvalue else [])
+
+    def to_json(self) -> dict[str, Any]:
+        out = self.stream.to_json("inner")
+        if self.byvalue is not None:
+            out["whole"] = self.byvalue.to_json("names")
+        return out
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> Unit:
+        whole = raw.get("whole")
+        return cls(Stream.from_json(raw), Stream.from_json(whole) if whole else None)
+
+
+@dataclass(frozen=True)
+class Result:
+    """The cell's result: the value, or (`bundle`) its display when the value could not
+    be stored."""
+
+    value: Value
+    bundle: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        out = self.value.to_json()
+        if self.bundle:
+            out["bundle"] = True
+        return out
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> Result:
+        return cls(Value.from_json(raw), bool(raw.get("bundle", False)))
+
+
+@dataclass(frozen=True)
+class FileRead:
+    """A file the step read, with its digest then: the entry is valid while it holds."""
+
+    path: str
+    digest: str
+
+
+@dataclass
+class Entry:
+    """What one live run of a pure step left (see the module docstring)."""
+
+    step: str
+    created: float
+    duration_s: float
+    bindings: list[Binding]
+    deleted: list[str]
+    outputs: Value
+    result: Result | None
+    files: list[FileRead]
+    params: dict[str, Any]
+    inline_backend: bool
+    preimage: dict[str, Any]
+    source: str
+    unit: Unit | None = None
+    state: Value | None = None
+    key: str | None = None
+
+    def blobs(self) -> list[str]:
+        """Every blob file the entry uses, each once, in a stable order."""
+        names: list[str] = []
+        for b in self.bindings:
+            if b.value is not None:
+                names += b.value.files()
+        names += self.outputs.files()
+        if self.result is not None:
+            names += self.result.value.files()
+        if self.unit is not None:
+            names += self.unit.files()
+        if self.state is not None:
+            names += self.state.files()
+        return list(dict.fromkeys(names))
+
+    def stored_bindings(self) -> list[Binding]:
+        """The bindings whose values are stored alone (bound, or given in place)."""
+        return [b for b in self.bindings if b.value is not None]
+
+    def described(self) -> list[dict[str, Any]]:
+        """Name, type, size and digest of each value the entry binds, for the record."""
+        return [b.describe() for b in self.bindings]
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "step": self.step,
+            "created": self.created,
+            "duration_s": self.duration_s,
+            "bindings": [b.to_json() for b in self.bindings],
+            "deleted": list(self.deleted),
+            "outputs": self.outputs.to_json(),
+            "result": self.result.to_json() if self.result is not None else None,
+            "files": [{"path": f.path, "digest": f.digest} for f in self.files],
+            "params": dict(self.params),
+            "inline_backend": self.inline_backend,
+            "preimage": self.preimage,
+            "source": self.source,
+        }
+        if self.unit is not None:
+            out["shared"] = self.unit.to_json()
+        if self.state is not None:
+            out["state"] = self.state.to_json()
+        if self.key is not None:
+            out["key"] = self.key
+        return out
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> Entry:
+        """The entry of a row. Raises StoreError when the row is not an entry of this
+        layout (a row of another format, or damaged past its authentication)."""
+        try:
+            result, shared, state = raw.get("result"), raw.get("shared"), raw.get("state")
+            return cls(
+                step=raw["step"],
+                created=float(raw.get("created", 0.0)),
+                duration_s=float(raw.get("duration_s", 0.0)),
+                bindings=[Binding.from_json(b) for b in raw.get("bindings", [])],
+                deleted=list(raw.get("deleted", [])),
+                outputs=Value.from_json(raw["outputs"]),
+                result=Result.from_json(result) if result else None,
+                files=[FileRead(f["path"], f["digest"]) for f in raw.get("files", [])],
+                params=dict(raw.get("params", {})),
+                inline_backend=bool(raw.get("inline_backend", False)),
+                preimage=dict(raw.get("preimage", {})),
+                source=raw.get("source", ""),
+                unit=Unit.from_json(shared) if shared else None,
+                state=Value.from_json(state) if state else None,
+                key=raw.get("key"),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
+            raise StoreError(f"an entry row has another layout ({err!r})") from None
