@@ -35,7 +35,7 @@ lint: $(STAMP)
 test: lint redis-deps test-py test-ui
 
 # `resumable-cells verify` over tests/corpus (tests/test_corpus.py does the same in
-# `make test`); the README's corpus figures come from bench/out/corpus.json.
+# `make test`); docs/verify.md's corpus figures come from bench/out/corpus.json.
 corpus: $(STAMP)
 	mkdir -p bench/out
 	$(PY) -m resumable_cells verify tests/corpus/whirlwind tests/corpus/pdsh-ch4 \

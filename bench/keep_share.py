@@ -4,7 +4,7 @@ of notebook dataclass records, a plotly figure.
 
 For each step: its body (the cell's own work, a figure drawn as the inline backend
 would), then what a live `%%step` adds for the values it binds: the digest of each,
-its pickle written to a store, and the round-trip check. The rule the README states:
+its pickle written to a store, and the round-trip check. The rule docs/hashing.md states:
 keeping a step's values costs at most a quarter of the step, or 50 ms when the step is
 shorter than 0.2 s. Two kinds of value are known to break it, and their rows show by
 how much: a figure bound under two names is pickled twice, and Python objects by the

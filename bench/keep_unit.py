@@ -3,8 +3,8 @@ whose names share objects, next to writing the unit and to the step itself.
 
 Each step runs live (`--force`) through the engine on IPython's in-process shell; the
 unit's write (`loadback.put`: pickle, load back, check, store) and the check inside it
-(`loadback.check`: the load and the walk) are timed by wrapping them. The rule the
-README states for keeping values applies to the whole write: at most a quarter of the
+(`loadback.check`: the load and the walk) are timed by wrapping them. The rule
+docs/hashing.md states for keeping values applies to the whole write: at most a quarter of the
 step, or 50 ms when the step is shorter than 0.2 s.
 """
 

@@ -148,7 +148,8 @@ def md_table(rows: list[Row]) -> str:
 
 def summary_table(rows: list[Row]) -> str:
     """One line per row of ours: its median, each anchor's median (with the ratio), the
-    target and whether it was met. For the README."""
+    target and whether it was met. docs/benchmarks.md shows this table, copied by hand
+    with the run's date: nothing here writes that page."""
     lines = [
         "| figure | size | resumable-cells | anchors (median, anchor / ours) | target | met |",
         "|---|---|---|---|---|---|",
