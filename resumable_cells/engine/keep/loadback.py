@@ -16,6 +16,8 @@ with a message naming the paths.
 from __future__ import annotations
 
 import logging
+import pickle
+from collections.abc import Sequence
 from typing import Any
 
 from ...errors import Unfaithful
@@ -26,7 +28,7 @@ from ..objects import inplace, objgraph
 from ..objects.objgraph import RootKind
 from ..state import module_attrs
 from ..units import stream
-from ..units.layout import StoragePlan
+from ..units.layout import Payload, StoragePlan
 
 log = logging.getLogger(__name__)
 _NOWHERE = object()
@@ -54,7 +56,9 @@ def _put(plan: StoragePlan, store: Store, raw: bool) -> Stream:
     return stream.put_stream(store, main, buffers, roots, inner=sorted(inner))
 
 
-def check(plan: StoragePlan, writer: stream.Writer, main: bytes, buffers: list) -> None:
+def check(
+    plan: StoragePlan, writer: stream.Writer, main: bytes, buffers: list[pickle.PickleBuffer]
+) -> None:
     """Raise Unfaithful when the copy of the stream `writer` made does not reach one
     object along every path along which the live values reach one, or when an object
     the hit keeps (restored in place, or referred to) is not itself at its place in
@@ -63,7 +67,7 @@ def check(plan: StoragePlan, writer: stream.Writer, main: bytes, buffers: list) 
     roots = _roots(plan, copy)
     fresh = {id(target): state for target, state in copy["inplace"]}
     found = _kept(plan, roots, fresh)
-    post = plan.post
+    post = plan.graphs()[1]  # a plan with a unit: made by the sharing analysis
     for oid, holders in post.parents.items():
         seen = [(post.path(oid), found[oid])]
         for parent, s in holders:
@@ -74,12 +78,12 @@ def check(plan: StoragePlan, writer: stream.Writer, main: bytes, buffers: list) 
             _refuse(post.nodes[oid][0], seen)
 
 
-def _kept(plan: StoragePlan, roots: dict, fresh: dict) -> dict[int, Any]:
+def _kept(plan: StoragePlan, roots: dict[str, Any], fresh: dict[int, Any]) -> dict[int, Any]:
     """The object at each live node's path in the copy (id -> object, or `_NOWHERE`);
     raises Unfaithful where an object the hit keeps is not there itself, below an
     instance restored by its state. A state that leaves the object out (a cache its
     `__getstate__` drops) keeps nobody from it: its holders still hold it."""
-    post, old = plan.post, plan.graph
+    old, post = plan.graphs()
     found: dict[int, Any] = {}
     anew: set[int] = set()  # nodes inside an object the hit replaces: its pickling's own
     for oid, (obj, parent, s) in post.nodes.items():
@@ -97,7 +101,7 @@ def _kept(plan: StoragePlan, roots: dict, fresh: dict) -> dict[int, Any]:
     return found
 
 
-def _by_state(parent: int | None, post: objgraph.Graph, fresh: dict) -> bool:
+def _by_state(parent: int | None, post: objgraph.Graph, fresh: dict[int, Any]) -> bool:
     """Whether the holder is an instance restored in place by its pickled state, which
     its class's `__setstate__` may build anew."""
     return (
@@ -107,7 +111,7 @@ def _by_state(parent: int | None, post: objgraph.Graph, fresh: dict) -> bool:
     )
 
 
-def _step(obj: Any, s: tuple, fresh: dict) -> Any:
+def _step(obj: Any, s: objgraph.Step, fresh: dict[int, Any]) -> Any:
     """The object one step leads to from `obj` in the copy: an object restored in place
     is read through its new state. A path that leads nowhere gives `_NOWHERE`: a
     library's pickling may leave out the parts it makes when asked for them (a plotly
@@ -120,12 +124,12 @@ def _step(obj: Any, s: tuple, fresh: dict) -> Any:
         return _NOWHERE
 
 
-def _roots(plan: StoragePlan, copy: dict) -> dict[str, Any]:
+def _roots(plan: StoragePlan, copy: Payload) -> dict[str, Any]:
     """The roots as the hit leaves them: the copy's values of the names and module
     attributes it binds; the changed inputs' own objects (the copy holds their new
     states), or the copy's object where the hit rebinds the input and replaces its
     old object."""
-    post = plan.post
+    post = plan.graphs()[1]
     roots = {step[1]: obj for obj, parent, step in post.nodes.values() if parent is None}
     for oid, holders in post.parents.items():
         roots.update((step[1], post.nodes[oid][0]) for parent, step in holders if parent is None)
@@ -139,18 +143,20 @@ def _roots(plan: StoragePlan, copy: dict) -> dict[str, Any]:
     return roots
 
 
-def _load(writer: stream.Writer, main: bytes, buffers: list) -> dict:
+def _load(writer: stream.Writer, main: bytes, buffers: list[pickle.PickleBuffer]) -> Payload:
     objects = {path: writer.old.nodes[oid][0] for oid, path in writer.paths.items()}
     # A reference is the live object itself (its fallback is for a kernel without it);
     # arrays are read-only, over the read-only buffers, never written.
     resolve = stream.resolver(lambda pid: objects[pid[1]], objects.__getitem__, read_only=True)
-    return serialize.load_back(main, buffers, "shared values", persistent_load=resolve)
+    copy: Payload = serialize.load_back(main, buffers, "shared values", persistent_load=resolve)
+    return copy
 
 
-def _refuse(obj: Any, seen: list[tuple]) -> None:
+def _refuse(obj: Any, seen: Sequence[tuple[objgraph.Path | None, Any]]) -> None:
     """`seen`: (path, the object there in the copy) pairs that differ; a path of None
     stands for the live object itself."""
     first = seen[0][0]
+    assert first is not None  # the live object (None) is never listed first
     other = next(p for p, f in seen if f is not seen[0][1])
     kind, here = type(obj).__name__, objgraph.describe(first)
     if other is None:

@@ -69,11 +69,14 @@ class InputSnapshot:
 
     graph: objgraph.Graph
     values: dict[str, Any]
-    modules: dict[str, dict] = field(default_factory=dict)
+    modules: module_attrs.Snapshot = field(default_factory=dict)
 
 
 def before(
-    ns: dict, inputs: Iterable[str], imports: Iterable[str] = (), budget: int | None = None
+    ns: dict[str, Any],
+    inputs: Iterable[str],
+    imports: Iterable[str] = (),
+    budget: int | None = None,
 ) -> InputSnapshot:
     """Walk the inputs of a step that is about to run live: names of the namespace, or
     attribute chains from one (`settings.THRESHOLD`); `imports` are the modules the
@@ -93,7 +96,11 @@ _MISSING = object()
 
 
 def analyse(
-    pre: InputSnapshot, ns: dict, bound: list[str], changed: dict[str, Any], hidden: dict
+    pre: InputSnapshot,
+    ns: dict[str, Any],
+    bound: list[str],
+    changed: dict[str, Any],
+    hidden: dict[str, Any],
 ) -> StoragePlan:
     """StoragePlan the entry of a live run that bound `bound` and changed the input objects
     `changed` (`changes.of_run`). Raises Unfaithful."""
@@ -128,7 +135,9 @@ def analyse(
     return plan
 
 
-def _changed_itself(name: str, ns: dict, pre: InputSnapshot, changed: dict) -> bool:
+def _changed_itself(
+    name: str, ns: dict[str, Any], pre: InputSnapshot, changed: dict[str, Any]
+) -> bool:
     """A bound name that still holds its own input's object, which the step changed:
     restored in place, not bound."""
     return name in changed and ns[name] is pre.values[name]
@@ -139,7 +148,7 @@ _PYTHON_KINDS = frozenset(
 )
 
 
-def _check_budget(old: objgraph.Graph, post: objgraph.Graph, changed: dict) -> None:
+def _check_budget(old: objgraph.Graph, post: objgraph.Graph, changed: dict[str, Any]) -> None:
     """Refuse when an input was too large to walk and the step could have taken an
     object from the part not walked: it changed that input, or it bound Python
     containers or objects, or views of arrays (a new frame or array of its own is fine)."""
@@ -183,7 +192,7 @@ def _sharing_roots(post: objgraph.Graph, old: objgraph.Graph) -> set[str]:
 
     for a, b in post.links:
         union(a, b)
-    touching = set()
+    touching: set[str] = set()
     for owned, old_owners in ((post.owners, old.owners), (post.drawings, old.drawings)):
         for owner, members in owned.items():  # arrays over one memory, parts of one figure
             roots = [post.root[a] for a in members]
@@ -195,18 +204,24 @@ def _sharing_roots(post: objgraph.Graph, old: objgraph.Graph) -> set[str]:
     groups: dict[str, list[str]] = {}
     for r in set(post.root.values()).union(*post.links):
         groups.setdefault(find(r), []).append(r)
-    out = set()
-    for members in groups.values():
-        if len(members) > 1 or touching.intersection(members):
-            out.update(members)
+    out: set[str] = set()
+    for group in groups.values():
+        if len(group) > 1 or touching.intersection(group):
+            out.update(group)
     return out
 
 
-def _place_changed(plan: StoragePlan, ns: dict, changed: dict, region: set, movable: set) -> None:
+def _place_changed(
+    plan: StoragePlan,
+    ns: dict[str, Any],
+    changed: dict[str, Any],
+    region: set[int],
+    movable: set[int],
+) -> None:
     """Changed inputs: alone and in place when the input still holds its object, which
     holds nothing else that could have changed and shares nothing; otherwise each object
     of theirs goes in the unit, restored in place, or anew when it cannot be."""
-    old, post = plan.graph, plan.post
+    old, post = plan.graphs()
     linked = {r for pair in post.links for r in pair}
     under_root: dict[str, int] = {}
     for oid, root in post.root.items():
@@ -231,7 +246,7 @@ def _place_changed(plan: StoragePlan, ns: dict, changed: dict, region: set, mova
         _replace(plan, ns, changed, oid)
 
 
-def _pinned(old: objgraph.Graph, oid: int, changed: dict) -> bool:
+def _pinned(old: objgraph.Graph, oid: int, changed: dict[str, Any]) -> bool:
     """Whether an input the step did not change holds this object of a changed one too,
     or it is a weak reference (astropy's column info holds its table by one: it cannot
     change, it can only die): then it did not change, and is stored by reference (not a
@@ -243,16 +258,16 @@ def _pinned(old: objgraph.Graph, oid: int, changed: dict) -> bool:
     return any(p is not None and old.root[p] not in changed for p, _ in old.parents.get(oid, []))
 
 
-def _drawings(plan: StoragePlan, ns: dict, hidden: dict) -> None:
+def _drawings(plan: StoragePlan, ns: dict[str, Any], hidden: dict[str, Any]) -> None:
     """A matplotlib figure is one thing: its parts hold each other (an axes its figure,
     a figure its axes), none can be restored in place, and the analysis does not walk
     inside them. When a step binds or changes part of one, the figure is stored whole in
     the unit and every name holding a part of it (an input, a bound name or another) is
     bound to the restored figure's part, so that `ax.figure is fig` still holds."""
-    touched = set(plan.post.drawings)
+    old, post = plan.graphs()
+    touched = set(post.drawings)
     if not touched:
         return
-    old = plan.graph
     for root in touched:
         plan.replaced.update(old.drawings.get(root, ()))
     for name, value in ns.items():
@@ -263,25 +278,30 @@ def _drawings(plan: StoragePlan, ns: dict, hidden: dict) -> None:
     plan.alone = [n for n in plan.alone if n not in plan.unit_bind]
 
 
-def _replace(plan: StoragePlan, ns: dict, changed: dict, oid: int) -> None:
+def _replace(plan: StoragePlan, ns: dict[str, Any], changed: dict[str, Any], oid: int) -> None:
     """An object that cannot be restored in place is stored anew; the changed inputs
     bound to it are rebound to that (their containers, restored in place, hold it)."""
-    obj = plan.graph.nodes[oid][0]
+    obj = plan.graphs()[0].nodes[oid][0]
     for name in changed:
         if ns.get(name, _MISSING) is obj:
             plan.unit_bind[name] = obj
 
 
 def _look_around(
-    plan: StoragePlan, ns: dict, pre: InputSnapshot, bound: list[str], hidden: dict, region: set
-):
+    plan: StoragePlan,
+    ns: dict[str, Any],
+    pre: InputSnapshot,
+    bound: list[str],
+    hidden: dict[str, Any],
+    region: set[int],
+) -> None:
     """Names the step neither read nor bound: those holding an object it changed saw the
     change (recorded, or rebound when the object is replaced); one holding an object it
     bound but did not read, or memory such an array views, cannot be served faithfully.
     Identities are compared for the whole namespace at C speed; a name is looked at in
     Python only when its object is one of those, or for arrays and closures when the
     step made or changed some."""
-    old, post = plan.graph, plan.post
+    old, post = plan.graphs()
     watched = region | {oid for oid in post.nodes if oid not in old.nodes}
     skip = set(pre.values).union(bound)
     ids = list(map(id, ns.values()))
@@ -314,7 +334,7 @@ def _look_around(
             _look_at_array(plan, name, value, arrays, fresh)
 
 
-def _look_at(plan: StoragePlan, name: str, value: Any, region: set) -> None:
+def _look_at(plan: StoragePlan, name: str, value: Any, region: set[int]) -> None:
     oid = id(value)
     if oid in plan.replaced:
         plan.unit_bind[name] = value
@@ -322,18 +342,21 @@ def _look_at(plan: StoragePlan, name: str, value: Any, region: set) -> None:
         plan.seen.append(name)
     elif _data(value, objgraph.kind_of(type(value))):
         raise Unfaithful(
-            objgraph.root_name(plan.post.root[oid]),
+            objgraph.root_name(plan.graphs()[1].root[oid]),
             f"it is the same object as {name}, which the step does not read",
             f"read {name} in the step too, or mark the step `--effect`",
         )
 
 
-def _look_at_array(plan: StoragePlan, name: str, arr: Any, changed: set, fresh: set) -> None:
+def _look_at_array(
+    plan: StoragePlan, name: str, arr: Any, changed: set[int], fresh: set[int]
+) -> None:
     owner = id(objgraph.memory_owner(arr))
     if owner in changed:
         plan.seen.append(name)
     elif owner in fresh:
-        root = objgraph.root_name(plan.post.root[plan.post.owners[owner][0]])
+        post = plan.graphs()[1]
+        root = objgraph.root_name(post.root[post.owners[owner][0]])
         raise Unfaithful(
             root,
             f"it views the memory of {name}, which the step does not read",

@@ -33,9 +33,17 @@ import sys
 import types
 import weakref
 from collections import deque
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, TypeAlias
 
 log = logging.getLogger(__name__)
+
+# One step of a path (`("i", 3)`, `("a", "x")`, `("x",)`) and a path: the root's name,
+# then steps. Tuples of varying shape, hence `tuple[Any, ...]`.
+Step: TypeAlias = tuple[Any, ...]
+Path: TypeAlias = tuple[Any, ...]
+# What the graph records of a node, and what the walk stacks: (object, parent id, step).
+Node: TypeAlias = tuple[Any, "int | None", Step]
 
 # Values whose identity no mutation can show: never nodes. A set, not a frozenset: the
 # immutable values of libraries (numpy scalars, dates, decimals) join it when first met,
@@ -48,7 +56,7 @@ _KEYS = frozenset({str, bytes, int, bool, type(None)})
 
 SKIP, SEQ, TUPLE, MAP, SET, BYTES, ARRAY, FRAME, FUNC, CELL, METHOD, OBJ, DRAWING = range(13)
 NODE_KINDS = frozenset({SEQ, MAP, SET, BYTES, ARRAY, FRAME, FUNC, CELL, OBJ, DRAWING})
-_GLOBAL_TYPES = (type, types.ModuleType, types.BuiltinFunctionType, enum.Enum)
+_GLOBAL_TYPES: tuple[type, ...] = (type, types.ModuleType, types.BuiltinFunctionType, enum.Enum)
 _GLOBAL_TYPES += (types.MethodDescriptorType, types.WrapperDescriptorType)
 _KINDS: dict[type, int] = {}
 _PLAIN = frozenset({list, dict, tuple, set, bytearray})  # no attributes, no slots
@@ -124,7 +132,8 @@ def memory_owner(arr: Any) -> Any:
 
 
 def address(arr: Any) -> int:
-    return arr.__array_interface__["data"][0]
+    data: int = arr.__array_interface__["data"][0]
+    return data
 
 
 class Graph:
@@ -133,19 +142,20 @@ class Graph:
     for arrays their owners (`owners[id(owner)] = [array ids]`). Objects are kept alive,
     so that an id seen later denotes the same object."""
 
-    def __init__(self, main_ns: dict | None, budget: int = 1_000_000):
+    def __init__(self, main_ns: dict[str, Any] | None, budget: int = 1_000_000) -> None:
         self.main_ns = main_ns
         self.budget = budget
-        self.nodes: dict[int, tuple] = {}
+        self.nodes: dict[int, Node] = {}
         self.root: dict[int, str] = {}
-        self.parents: dict[int, list] = {}  # more holders of a node: (their id, step)
+        # more holders of a node: (their id, None for a root, step)
+        self.parents: dict[int, list[tuple[int | None, Step]]] = {}
         self.owners: dict[int, list[int]] = {}
         self.owner_obj: dict[int, Any] = {}
-        self.shape: dict[int, tuple] = {}  # array id -> (shape, dtype) when walked
+        self.shape: dict[int, tuple[Any, Any]] = {}  # array id -> (shape, dtype) when walked
         self.drawings: dict[int, list[int]] = {}  # id(figure) -> ids of its artists met
         self.truncated: set[str] = set()
         self.links: list[tuple[str, str]] = []  # (root, root) pairs that reach one node
-        self.old: dict[int, tuple] = {}  # nodes of an earlier graph: not walked into...
+        self.old: dict[int, Node] = {}  # nodes of an earlier graph: not walked into...
         self.open: set[int] = set()  # ...but for these
         self.weak = True  # whether a weak reference's referent is walked
 
@@ -166,7 +176,7 @@ class Graph:
                 gc.enable()
 
     def _walk(self, name: str, value: Any) -> None:
-        stack = [(value, None, ("n", name))]
+        stack: list[Node] = [(value, None, ("n", name))]
         nodes = self.nodes
         while stack:
             obj, parent, step = stack.pop()
@@ -194,14 +204,14 @@ class Graph:
             except Exception:  # an object whose parts cannot be listed: a leaf
                 log.debug("the walk treats a %s as a leaf", type(obj).__name__, exc_info=True)
 
-    def _again(self, oid: int, parent: int | None, step: tuple, name: str) -> None:
+    def _again(self, oid: int, parent: int | None, step: Step, name: str) -> None:
         """A node reached once more: another holder (None: a root), perhaps from
         another root, and the step from it."""
         self.parents.setdefault(oid, []).append((parent, step))
         if self.root[oid] != name:
             self.links.append((self.root[oid], name))
 
-    def _children(self, obj: Any, oid: int, kind: int, stack: list, name: str) -> None:
+    def _children(self, obj: Any, oid: int, kind: int, stack: list[Node], name: str) -> None:
         if kind == SEQ or kind == TUPLE:
             items = enumerate(obj)
             if not set(map(type, obj)) <= ATOMIC:
@@ -232,7 +242,9 @@ class Graph:
         elif kind == ARRAY and type(obj).__dictoffset__:  # a subclass's own attributes
             _attributes(obj, oid, stack)
 
-    def _items(self, items, oid: int, stack: list, name: str) -> None:
+    def _items(
+        self, items: Iterable[tuple[Any, Step]], oid: int, stack: list[Node], name: str
+    ) -> None:
         """Children of a container. The common leaves (a list, tuple or dict of atomic
         values: the rows of a table) are recorded here rather than stacked: a million
         records cost a pass, not a million trips round the walk."""
@@ -255,7 +267,7 @@ class Graph:
                 self.truncated.add(name)
                 return
 
-    def _array(self, arr: Any, oid: int, stack: list) -> None:
+    def _array(self, arr: Any, oid: int, stack: list[Node]) -> None:
         owner = memory_owner(arr)
         self.owners.setdefault(id(owner), []).append(oid)
         self.owner_obj[id(owner)] = owner
@@ -265,17 +277,18 @@ class Graph:
                 (x, oid, ("e", i)) for i, x in enumerate(arr.flat) if type(x) not in ATOMIC
             )
 
-    def path(self, oid: int) -> tuple:
+    def path(self, oid: int) -> Path:
         """The path from a root to node `oid`: (root name, step, ...)."""
         steps = []
-        while oid is not None:
-            _, parent, step = self.nodes[oid]
+        at: int | None = oid
+        while at is not None:
+            _, parent, step = self.nodes[at]
             steps.append(step)
-            oid = parent
+            at = parent
         steps.reverse()
         return (steps[0][1], *steps[1:])
 
-    def paths(self, oid: int) -> list[tuple]:
+    def paths(self, oid: int) -> list[Path]:
         """Every path the walk reached node `oid` by: `path(oid)` and one per other
         holder."""
         out = [self.path(oid)]
@@ -284,7 +297,7 @@ class Graph:
         return out
 
 
-def _attributes(obj: Any, oid: int, stack: list) -> None:
+def _attributes(obj: Any, oid: int, stack: list[Node]) -> None:
     t = type(obj)
     if t.__dictoffset__:
         attrs = object.__getattribute__(obj, "__dict__")
@@ -316,7 +329,7 @@ def slot_names(t: type) -> tuple[str, ...]:
     return names
 
 
-def lookup(ns: dict, name: str) -> Any:
+def lookup(ns: dict[str, Any], name: str) -> Any:
     """The value of a name, or of an attribute chain from one (`settings.THRESHOLD`).
     Raises KeyError or AttributeError."""
     head, *attrs = name.split(".")
@@ -330,7 +343,7 @@ def lookup(ns: dict, name: str) -> Any:
 PATH_ERRORS = (LookupError, AttributeError, TypeError, ValueError)
 
 
-def resolve(path: tuple, roots: dict) -> Any:
+def resolve(path: Path, roots: dict[str, Any]) -> Any:
     """The object at `path` from `roots` (name -> value). Raises one of PATH_ERRORS
     when the path does not lead anywhere."""
     obj = roots[path[0]]
@@ -339,7 +352,7 @@ def resolve(path: tuple, roots: dict) -> Any:
     return obj
 
 
-def step(obj: Any, s: tuple) -> Any:
+def step(obj: Any, s: Step) -> Any:
     """The object one step of a path leads to from `obj` (errors as `resolve`)."""
     op = s[0]
     if op == "i":
@@ -389,7 +402,7 @@ def root_name(of: str) -> str:
     return of.lstrip("\0\1\2")
 
 
-def describe(path: tuple) -> str:
+def describe(path: Path) -> str:
     """A path as Python-like text: `t.columns['a']`, `t[0]`."""
     out = root_name(path[0])
     for s in path[1:]:

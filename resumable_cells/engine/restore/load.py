@@ -21,6 +21,7 @@ from ...storage.entries import Entry, Unit
 from ...storage.store import Store
 from ..objects import inplace
 from ..units import byvalue, replaced, stream
+from ..units.layout import Payload
 
 
 @dataclass
@@ -28,13 +29,15 @@ class Loaded:
     """An entry's values, read and checked, ready to be applied (`apply.py`)."""
 
     values: dict[str, Any]  # the values stored alone, by name
-    unit: dict | None  # the unit's payload (`units/stream.py`)
-    state: list = field(default_factory=list)  # the process state to set again
-    outputs: list = field(default_factory=list)
+    unit: Payload | None  # the unit's payload (`units/stream.py`)
+    state: list[Any] = field(default_factory=list)  # the process state to set again
+    outputs: list[Any] = field(default_factory=list)
     result: Any = None
 
 
-def load(entry: Entry, store: Store, ns: dict, hidden: dict | None = None) -> Loaded:
+def load(
+    entry: Entry, store: Store, ns: dict[str, Any], hidden: dict[str, Any] | None = None
+) -> Loaded:
     """The entry's values. Classes and functions are bound into `ns` as they load.
     Raises Unfaithful when an object the entry refers to is not where it was, or cannot
     take its stored state in place (nothing else is changed then), and whatever a
@@ -45,6 +48,7 @@ def load(entry: Entry, store: Store, ns: dict, hidden: dict | None = None) -> Lo
     values = {}
     stored = entry.stored_bindings()
     for b in sorted(stored, key=lambda b: not b.callable):
+        assert b.value is not None  # `stored_bindings` are those with a value
         values[b.name] = store.get_value(b.value)
         if b.callable:
             ns[b.name] = values[b.name]
@@ -59,10 +63,18 @@ def load(entry: Entry, store: Store, ns: dict, hidden: dict | None = None) -> Lo
     return loaded
 
 
-def _unit(unit: Unit, store: Store, roots: dict, ns: dict, hidden: dict, kept_roots) -> dict:
+def _unit(
+    unit: Unit,
+    store: Store,
+    roots: dict[str, Any],
+    ns: dict[str, Any],
+    hidden: dict[str, Any],
+    kept_roots: byvalue.Roots | None,
+) -> Payload:
     """The unit's payload; where its references lead nowhere or what it replaces is held
     elsewhere, the one with its changed inputs whole, when the entry has one and nothing
     else holds them."""
+    payload: Payload | None = None  # (let go of below, once it failed)
     try:
         payload = stream.load(unit.stream, store, roots)
         replaced.check(stream.replaced_by(payload, roots), payload, ns, hidden, (roots,))
@@ -80,7 +92,7 @@ def _unit(unit: Unit, store: Store, roots: dict, ns: dict, hidden: dict, kept_ro
         raise Unfaithful(failed.name, why, err.way_out) from None
 
 
-def _check_inplace(entry: Entry, loaded: Loaded, ns: dict) -> None:
+def _check_inplace(entry: Entry, loaded: Loaded, ns: dict[str, Any]) -> None:
     pairs = [(ns.get(b.name), loaded.values[b.name]) for b in entry.bindings if b.inplace]
     pairs += loaded.unit["inplace"] if loaded.unit is not None else []
     for target, fresh in pairs:

@@ -18,7 +18,21 @@ import sys
 import sysconfig
 import types
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeAlias, TypedDict
+
+# module name -> a copy of its attribute dict, before the step
+Snapshot: TypeAlias = dict[str, dict[str, Any]]
+
+
+class Change(TypedDict):
+    """What a step did to one module's attributes (stored in the entry's unit)."""
+
+    set: dict[str, Any]
+    unset: list[str]
+
+
+# module name -> what changed in it
+Changes: TypeAlias = dict[str, Change]
 
 _MISSING = object()
 _INSTALLED = tuple(
@@ -35,14 +49,15 @@ def notebook_module(mod: types.ModuleType) -> bool:
     name = mod.__name__
     own = _OWN.get(name)
     if own is None:
-        path = getattr(mod, "__file__", None)
+        path: str | None = getattr(mod, "__file__", None)
         own = bool(path) and not name.startswith("resumable_cells")
-        own = own and not os.path.realpath(path).startswith(_INSTALLED)
+        if own and path:  # `own` implies a path; said again for the type checker
+            own = not os.path.realpath(path).startswith(_INSTALLED)
         _OWN[name] = own
     return own
 
 
-def snapshot(ns: dict, inputs: Iterable[str], imports: Iterable[str]) -> dict[str, dict]:
+def snapshot(ns: dict[str, Any], inputs: Iterable[str], imports: Iterable[str]) -> Snapshot:
     """Module name -> a copy of its attributes, for the notebook's modules the step
     reads or imports."""
     mods = [ns[n] for n in inputs if isinstance(ns.get(n), types.ModuleType)]
@@ -50,14 +65,14 @@ def snapshot(ns: dict, inputs: Iterable[str], imports: Iterable[str]) -> dict[st
     return {m.__name__: dict(vars(m)) for m in mods if notebook_module(m)}
 
 
-def watched(before: dict[str, dict], module: types.ModuleType, attr: str) -> bool:
+def watched(before: Snapshot, module: types.ModuleType, attr: str) -> bool:
     """Whether `changes` sees what a step does to `module.attr` (so a hit sets it again)."""
     return module.__name__ in before and not attr.startswith("_")
 
 
-def changes(before: dict[str, dict]) -> dict[str, dict]:
+def changes(before: Snapshot) -> Changes:
     """Module name -> {"set": {attr: value}, "unset": [attr]} of what changed."""
-    out = {}
+    out: Changes = {}
     for name, attrs in before.items():
         now = vars(sys.modules.get(name) or types.ModuleType(name))
         set_ = {
@@ -71,7 +86,7 @@ def changes(before: dict[str, dict]) -> dict[str, dict]:
     return out
 
 
-def apply(changed: dict[str, dict]) -> None:
+def apply(changed: Changes) -> None:
     """Set the attributes again (importing a module first if it is not imported)."""
     for name, change in changed.items():
         mod = sys.modules.get(name) or importlib.import_module(name)
@@ -82,6 +97,6 @@ def apply(changed: dict[str, dict]) -> None:
                 delattr(mod, k)
 
 
-def values(changed: dict[str, dict]) -> dict[str, Any]:
+def values(changed: Changes) -> dict[str, Any]:
     """`module.attr` -> the value set, for the sharing analysis and the record."""
     return {f"{m}.{k}": v for m, c in changed.items() for k, v in c["set"].items()}

@@ -17,13 +17,14 @@ the hit a miss. Kept whole up to `MAX_BYTES`; above that, such a unit is a miss.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from ...errors import Unstorable
 from ...storage.entries import Stream
 from ...storage.store import Store
 from ..objects import inplace, objgraph
 from . import replaced, stream
-from .layout import StoragePlan
+from .layout import Payload, StoragePlan
 
 log = logging.getLogger(__name__)
 MAX_BYTES = 64 << 20  # a unit's changed inputs kept whole up to this size
@@ -38,7 +39,7 @@ def needed(plan: StoragePlan, ref: Stream) -> list[str]:
     names = {r for r in plan.changed_roots if r in inner and r.isidentifier()}
     if not names:
         return []
-    graph = plan.graph
+    graph = plan.graphs()[0]  # a plan with a unit: made by the sharing analysis
     rebuilt = {
         graph.root[o]
         for o, (obj, _, _) in graph.nodes.items()
@@ -55,9 +56,13 @@ def _rebuilt(obj: object) -> bool:
 def put(plan: StoragePlan, store: Store, names: list[str]) -> Stream | None:
     """Store the unit's values with `names` whole; None when they are too large to keep
     twice or cannot be stored (the unit alone then serves, where it can)."""
-    graph = _without(plan.graph, set(names))
+    graph = _without(plan.graphs()[0], set(names))
     values = {n: plan.changed_roots[n] for n in names}  # (a name rebound binds its new value)
-    payload = {"bind": {**values, **plan.unit_bind}, "inplace": [], "modules": plan.modules}
+    payload: Payload = {
+        "bind": {**values, **plan.unit_bind},
+        "inplace": [],
+        "modules": plan.modules,
+    }
     writer = stream.Writer(plan, graph, fallbacks=0)
     try:
         main, buffers, roots, _ = stream.dump_payload(payload, writer, "shared values")
@@ -69,7 +74,11 @@ def put(plan: StoragePlan, store: Store, names: list[str]) -> Stream | None:
     return stream.put_stream(store, main, buffers, roots, names=names)
 
 
-def roots_of(ref: Stream, ns: dict) -> tuple[dict, dict]:
+# (the values a by-value stream's references start from, the objects its names hold now)
+Roots = tuple[dict[str, Any], dict[str, Any]]
+
+
+def roots_of(ref: Stream, ns: dict[str, Any]) -> Roots:
     """(the values the stream's references start from, the objects its names hold now):
     taken before anything is bound."""
     targets = {n: ns[n] for n in ref.names if n in ns}
@@ -77,8 +86,13 @@ def roots_of(ref: Stream, ns: dict) -> tuple[dict, dict]:
 
 
 def load(
-    ref: Stream, store: Store, roots: tuple[dict, dict], ns: dict, hidden: dict, ours: tuple = ()
-) -> dict:
+    ref: Stream,
+    store: Store,
+    roots: Roots,
+    ns: dict[str, Any],
+    hidden: dict[str, Any],
+    ours: tuple[dict[str, Any], ...] = (),
+) -> Payload:
     """The payload that binds the changed inputs to their stored values. Raises
     Unfaithful when anything else holds a part of what they hold now (but `ours`, the
     caller's dicts of them)."""

@@ -6,9 +6,25 @@ told in `keep/sharing.py`'s docstring: alone, one unit, in place, replaced."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from ..objects import objgraph
+from ..state import module_attrs
+
+
+class _PayloadParts(TypedDict):
+    bind: dict[str, Any]  # name -> value, bound on a hit
+    inplace: list[tuple[Any, Any]]  # (object, its new state), restored in place
+    modules: module_attrs.Changes  # the attributes set on the notebook's modules
+
+
+class Payload(_PayloadParts, total=False):
+    """What a unit's stream holds (`stream.payload_of`); a by-value copy holds only the
+    first three keys."""
+
+    raw: bool  # the states are the instance dicts themselves (`stream.StateOf`)
+    rooted: list[int]  # indices of `inplace` whose objects are the values of names
+    orphans: list[objgraph.Path]  # paths of the objects it replaces (`replaced.py`)
 
 
 @dataclass
@@ -21,7 +37,7 @@ class StoragePlan:
     unit_inplace: list[Any] = field(default_factory=list)  # objects restored in place
     seen: list[str] = field(default_factory=list)  # not bound; changed with the step
     replaced: set[int] = field(default_factory=set)  # input objects stored anew
-    modules: dict[str, dict] = field(default_factory=dict)  # module attributes set (modattrs)
+    modules: module_attrs.Changes = field(default_factory=dict)  # module attributes set
     changed_roots: dict[str, Any] = field(default_factory=dict)  # changed inputs in the unit
     graph: objgraph.Graph | None = None  # the inputs' graph (references resolve in it)
     post: objgraph.Graph | None = None  # what the step bound or changed
@@ -29,3 +45,10 @@ class StoragePlan:
     @property
     def has_unit(self) -> bool:
         return bool(self.unit_bind or self.unit_inplace or self.modules)
+
+    def graphs(self) -> tuple[objgraph.Graph, objgraph.Graph]:
+        """The inputs' graph and the graph after the step. Only a plan without
+        sharing has neither (`keep/build.py`'s default, every name alone); whatever
+        reads them is reached only for plans made by `sharing.analyse`, which sets both."""
+        assert self.graph is not None and self.post is not None, "a plan without graphs"
+        return self.graph, self.post

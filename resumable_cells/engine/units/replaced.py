@@ -28,12 +28,19 @@ from typing import Any
 from ...errors import Unfaithful
 from ..objects import objgraph, user_names
 from ..objects.objgraph import RootKind
+from .layout import Payload
 
 BUDGET = 2_000_000  # objects walked per replaced object
 _OWN = 2  # `sys.getrefcount`'s argument and the loop's variable
 
 
-def check(old_objects: dict[str, Any], payload: dict, ns: dict, hidden: dict, ours: tuple) -> None:
+def check(
+    old_objects: dict[str, Any],
+    payload: Payload,
+    ns: dict[str, Any],
+    hidden: dict[str, Any],
+    ours: tuple[dict[str, Any], ...],
+) -> None:
     """Raise Unfaithful unless nothing but the accounted holders (see the module
     docstring) holds an object of `old_objects` (label -> object) or a part of one.
     `payload` is what the hit binds (`bind`) and restores in place (`inplace`, of which
@@ -47,7 +54,7 @@ def check(old_objects: dict[str, Any], payload: dict, ns: dict, hidden: dict, ou
         _check_one(label, old_objects, ns, hidden, kept, (targets, places, payload))
 
 
-def _kept(payload: dict, ns: dict) -> set[int]:
+def _kept(payload: Payload, ns: dict[str, Any]) -> set[int]:
     """The objects the kernel's names hold after the hit: the new values, the names'
     objects restored in place, and what their new states hold, in turn."""
     fresh = {id(t): state for t, state in payload["inplace"]}
@@ -67,7 +74,14 @@ def _kept(payload: dict, ns: dict) -> set[int]:
         graph.add(objgraph.root(RootKind.HELD, "states"), [fresh[o] for o in todo])
 
 
-def _check_one(label: str, old_objects: dict, ns: dict, hidden: dict, kept: set, known: tuple):
+def _check_one(
+    label: str,
+    old_objects: dict[str, Any],
+    ns: dict[str, Any],
+    hidden: dict[str, Any],
+    kept: set[int],
+    known: tuple[list[Any], list[dict[str, Any]], Payload],
+) -> None:
     targets, places, payload = known
     graph = objgraph.Graph(ns, BUDGET)
     graph.weak = False  # a weak reference does not hold its referent
@@ -77,11 +91,11 @@ def _check_one(label: str, old_objects: dict, ns: dict, hidden: dict, kept: set,
     parts = [o for o, entry in graph.nodes.items() if o not in kept and _counted(entry[0])]
     _check_names(label, set(parts), ns, hidden, payload["bind"])
     # `targets` twice: the list, and the payload's (target, state) pairs
-    known = [*places, targets, targets, old_objects]
-    held = _held(graph, parts, known, targets)
+    holders = [*places, targets, targets, old_objects]
+    held = _held(graph, parts, holders, targets)
     if held is not None:
         gc.collect()  # garbage not yet collected (a library's cycles) may be what holds it
-        held = _held(graph, parts, known, targets)
+        held = _held(graph, parts, holders, targets)
     if held is not None:
         raise Unfaithful(
             label,
@@ -90,7 +104,9 @@ def _check_one(label: str, old_objects: dict, ns: dict, hidden: dict, kept: set,
         )
 
 
-def _check_names(label: str, parts: set[int], ns: dict, hidden: dict, bound: dict) -> None:
+def _check_names(
+    label: str, parts: set[int], ns: dict[str, Any], hidden: dict[str, Any], bound: dict[str, Any]
+) -> None:
     for other, value in ns.items():
         if id(value) in parts and other not in bound and user_names.is_users(other, value, hidden):
             raise Unfaithful(
@@ -100,7 +116,9 @@ def _check_names(label: str, parts: set[int], ns: dict, hidden: dict, bound: dic
             )
 
 
-def _held(graph: objgraph.Graph, parts: list[int], places: list, targets: list) -> str | None:
+def _held(
+    graph: objgraph.Graph, parts: list[int], places: list[Any], targets: list[Any]
+) -> str | None:
     """The type of a part something unaccounted for holds, or None."""
     explained = _inner_references(graph, set(parts), targets)
     for d in places:  # (no loop variable: it would hold the last value)
@@ -118,10 +136,10 @@ def _counted(obj: Any) -> bool:
     return not ((type(obj) is tuple and not obj) or type(obj) is weakref.ReferenceType)
 
 
-def _inner_references(graph: objgraph.Graph, parts: set[int], targets: list) -> Counter:
+def _inner_references(graph: objgraph.Graph, parts: set[int], targets: list[Any]) -> Counter[int]:
     """References to each part held by the graph's objects (their attribute dicts and
     arrays' bases too), by the objects restored in place and by the walk's records."""
-    counts: Counter = Counter()
+    counts: Counter[int] = Counter()
     counts.update(id(entry[0]) for entry in graph.nodes.values())  # the walk's records
     for entry in graph.nodes.values():
         _count_from(entry[0], parts, counts)
@@ -131,7 +149,7 @@ def _inner_references(graph: objgraph.Graph, parts: set[int], targets: list) -> 
     return counts
 
 
-def _count_from(obj: Any, parts: set[int], counts: Counter) -> None:
+def _count_from(obj: Any, parts: set[int], counts: Counter[int]) -> None:
     for holder in (obj, _attributes(obj)):
         if holder is not None:
             counts.update(id(r) for r in gc.get_referents(holder) if id(r) in parts)
@@ -139,8 +157,11 @@ def _count_from(obj: Any, parts: set[int], counts: Counter) -> None:
         counts[id(obj.base)] += 1  # (arrays are not seen by the garbage collector)
 
 
-def _attributes(obj: Any) -> dict | None:
+def _attributes(obj: Any) -> dict[str, Any] | None:
     try:
-        return object.__getattribute__(obj, "__dict__") if type(obj).__dictoffset__ else None
+        attrs: dict[str, Any] | None = (
+            object.__getattribute__(obj, "__dict__") if type(obj).__dictoffset__ else None
+        )
+        return attrs
     except AttributeError:
         return None

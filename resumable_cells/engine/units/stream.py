@@ -30,10 +30,11 @@ from __future__ import annotations
 
 import copyreg
 import logging
+import pickle
 import sys
 import types
 from collections.abc import Callable
-from typing import Any
+from typing import Any, SupportsIndex, TypeAlias
 
 import xxhash
 
@@ -43,13 +44,18 @@ from ...storage.entries import Stream
 from ...storage.store import Store
 from ..objects import inplace, objgraph
 from ..state import module_attrs
-from .layout import StoragePlan
+from .layout import Payload, StoragePlan
 
 log = logging.getLogger(__name__)
 # The kinds of persistent ids (the first item of each; see the module docstring).
 REF = "r"  # an object of the inputs, by its path
 VIEW = "v"  # an array over an input array's memory
 SHARED_VIEW = "w"  # an array over memory several of the unit's arrays view
+# A persistent id: one of the tuples above (their shapes differ by kind).
+PersistentId: TypeAlias = tuple[Any, ...]
+# copyreg's constructors of `__reduce_ex__`'s protocol 2 (missing from typeshed's copyreg)
+_NEWOBJ = copyreg.__newobj__  # type: ignore[attr-defined]
+_NEWOBJ_EX = copyreg.__newobj_ex__  # type: ignore[attr-defined]
 
 
 class StateOf:
@@ -58,11 +64,11 @@ class StateOf:
 
     __slots__ = ("target", "raw")
 
-    def __init__(self, target: Any, raw: bool = False):
+    def __init__(self, target: Any, raw: bool = False) -> None:
         self.target = target
         self.raw = raw  # its instance dict itself, where `inplace.raw_state` allows
 
-    def __reduce_ex__(self, protocol):
+    def __reduce_ex__(self, protocol: SupportsIndex) -> str | tuple[Any, ...]:
         t = self.target
         if isinstance(t, types.FunctionType):
             return serialize.function_reduce(t)
@@ -73,18 +79,18 @@ class StateOf:
                 return _empty_cell, ()
         np = sys.modules.get("numpy")
         if np is not None and isinstance(t, np.ndarray) and type(t) is not np.ndarray:
-            rv = serialize.array_subclass_reduce(t)  # (with its whole instance dict)
-            if rv is not NotImplemented:
-                return rv
+            arr_rv: tuple[Any, ...] = serialize.array_subclass_reduce(t)  # (whole instance dict)
+            if arr_rv is not NotImplemented:
+                return arr_rv
         if self.raw and inplace.raw_state(type(t)):
             args = tuple(t.__getnewargs__()) if hasattr(t, "__getnewargs__") else ()
             return (_new_object, (type(t), *args), inplace.raw_of(t), None, None, inplace.set_raw)
-        rv = t.__reduce_ex__(protocol)
-        if isinstance(rv, tuple) and rv[0] is copyreg.__newobj__:
+        rv: str | tuple[Any, ...] = t.__reduce_ex__(protocol)
+        if isinstance(rv, tuple) and rv[0] is _NEWOBJ:
             # pickle checks that __newobj__ makes an object of the pickled one's class,
             # which here is StateOf's: the same call, under another name
             return (_new_object, *rv[1:])
-        if isinstance(rv, tuple) and rv[0] is copyreg.__newobj_ex__:
+        if isinstance(rv, tuple) and rv[0] is _NEWOBJ_EX:
             return (_new_object_ex, *rv[1:])
         return rv
 
@@ -93,7 +99,7 @@ def _new_object(cls: type, *args: Any) -> Any:
     return cls.__new__(cls, *args)
 
 
-def _new_object_ex(cls: type, args: tuple, kwargs: dict) -> Any:
+def _new_object_ex(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     return cls.__new__(cls, *args, **kwargs)
 
 
@@ -124,12 +130,13 @@ class Writer:
 
     def __init__(
         self, plan: StoragePlan, graph: objgraph.Graph | None = None, fallbacks: int = FALLBACKS
-    ):
-        self.old = graph if graph is not None else plan.graph
+    ) -> None:
+        old, post = plan.graphs()  # a unit's plan: made by the sharing analysis
+        self.old = graph if graph is not None else old
         self.budget = fallbacks
-        self.post = plan.post
+        self.post = post
         self.replaced = plan.replaced
-        self.paths: dict[int, tuple] = {}
+        self.paths: dict[int, objgraph.Path] = {}
         self.roots: set[str] = set()
         self.plain: set[int] = set()  # arrays pickled as themselves
         self.bases: dict[int, tuple[Any, int]] = {}  # id(owner) -> (base, its address)
@@ -139,7 +146,7 @@ class Writer:
         self.nested = False  # pickling a fallback: references inside it carry none
         self.pid = self._pid()  # the persistent_id function of the stream
 
-    def _pid(self) -> Callable[[Any], Any]:
+    def _pid(self) -> Callable[[Any], PersistentId | None]:
         """The persistent id of an object (None: pickle it), as a closure over its
         lookups: pickle asks it of every object of the stream, each int and string
         included, and a closure's call costs half of an instance's `__call__` (and an
@@ -149,7 +156,7 @@ class Writer:
         ndarray = self.np.ndarray if self.np is not None else _NoArray
         atomic = objgraph.ATOMIC  # never a node of a graph (nor an array): no id() asked
 
-        def pid(obj: Any):
+        def pid(obj: Any) -> PersistentId | None:
             if type(obj) in atomic:
                 return None
             oid = id(obj)
@@ -161,10 +168,10 @@ class Writer:
 
         return pid
 
-    def _ref(self, obj: Any, oid: int) -> tuple:
+    def _ref(self, obj: Any, oid: int) -> PersistentId:
         return (REF, self._path(oid), type(obj).__qualname__, *self._fallback(obj, oid))
 
-    def _fallback(self, obj: Any, oid: int) -> tuple:
+    def _fallback(self, obj: Any, oid: int) -> tuple[()] | tuple[bytes, list[bytes]]:
         """(the object's state, pickled) to make it anew where the serving kernel's
         inputs no longer hold it (a library's pickling that drops or converts internal
         objects: a value a hit restored is then not laid out as the live one was); or
@@ -189,14 +196,14 @@ class Writer:
             self.nested = False
         return (main, [bytes(b.raw()) for b in buffers])
 
-    def _path(self, oid: int) -> tuple:
+    def _path(self, oid: int) -> objgraph.Path:
         path = self.paths.get(oid)
         if path is None:
             path = self.paths[oid] = self.old.path(oid)
             self.roots.add(path[0])
         return path
 
-    def _array(self, arr: Any, oid: int):
+    def _array(self, arr: Any, oid: int) -> PersistentId | None:
         owner = objgraph.memory_owner(arr)
         key = id(owner)
         spec = (arr.shape, arr.strides, arr.dtype, bool(arr.flags.writeable))
@@ -207,7 +214,7 @@ class Writer:
                 return None
             rel = objgraph.address(arr) - objgraph.address(over[0])
             return (VIEW, n, self._path(over[1]), rel, *spec)
-        arrays = self.post.owners.get(key, ())
+        arrays = self.post.owners.get(key, [])
         if oid not in self.post.nodes or len(arrays) < 2:
             return None
         if arr is owner:
@@ -238,7 +245,9 @@ class _NoArray:
     """Stands for numpy's ndarray in a kernel without numpy: no object is one."""
 
 
-def _covering(graph: objgraph.Graph, arrays: list[int], arr: Any, replaced: set) -> tuple | None:
+def _covering(
+    graph: objgraph.Graph, arrays: list[int], arr: Any, replaced: set[int]
+) -> tuple[Any, int] | None:
     """(input array, its id) over the memory `arr` views, one containing `arr` if any."""
     lo, hi = _span([arr])
     best = None
@@ -253,9 +262,11 @@ def _covering(graph: objgraph.Graph, arrays: list[int], arr: Any, replaced: set)
     return best
 
 
-def _span(arrays: list) -> tuple[int, int]:
-    """The lowest and one past the highest byte address the arrays touch."""
-    lo, hi = None, None
+def _span(arrays: list[Any]) -> tuple[int, int]:
+    """The lowest and one past the highest byte address the arrays touch (of at least
+    one array)."""
+    lo: int | None = None
+    hi: int | None = None
     for a in arrays:
         start = objgraph.address(a)
         low = high = start
@@ -268,6 +279,7 @@ def _span(arrays: list) -> tuple[int, int]:
             high += a.itemsize
         lo = low if lo is None else min(lo, low)
         hi = high if hi is None else max(hi, high)
+    assert lo is not None and hi is not None  # every caller passes an array or more
     return lo, hi
 
 
@@ -278,12 +290,12 @@ def _bytes_of(owner: Any) -> Any:
     return owner.reshape(-1, order="A").view(np.uint8)
 
 
-def payload_of(plan: StoragePlan, raw: bool = False) -> dict:
+def payload_of(plan: StoragePlan, raw: bool = False) -> Payload:
     """What the stream holds: the names it binds, the objects it restores in place with
     their states (`rooted`: those that are the values of names; `raw`: the states are
     the instance dicts themselves, see `StateOf`), the module attributes set, and the
     paths of the objects it replaces (`replaced.py` checks them on a hit)."""
-    graph = plan.graph
+    graph = plan.graphs()[0]
     return {
         "bind": plan.unit_bind,
         "inplace": [(obj, StateOf(obj, raw)) for obj in plan.unit_inplace],
@@ -298,7 +310,9 @@ def payload_of(plan: StoragePlan, raw: bool = False) -> dict:
     }
 
 
-def dump_payload(payload: dict, writer: Writer, name: str) -> tuple[bytes, list, list[str], set]:
+def dump_payload(
+    payload: Payload, writer: Writer, name: str
+) -> tuple[bytes, list[pickle.PickleBuffer], list[str], set[str]]:
     """(pickle stream, out-of-band buffers, the input names its references start from,
     the roots whose inner objects (more than the root's own value) it refers to).
     Raises Unstorable."""
@@ -310,7 +324,7 @@ def dump_payload(payload: dict, writer: Writer, name: str) -> tuple[bytes, list,
 def put_stream(
     store: Store,
     main: bytes,
-    buffers: list,
+    buffers: list[pickle.PickleBuffer],
     roots: list[str],
     inner: list[str] | None = None,
     names: list[str] | None = None,
@@ -324,7 +338,7 @@ def put_stream(
     return Stream(value, list(roots), list(inner or []), list(names or []))
 
 
-def roots_of(ref: Stream, ns: dict) -> dict:
+def roots_of(ref: Stream, ns: dict[str, Any]) -> dict[str, Any]:
     """The values the unit's references start from (names, or attribute chains from
     one), taken before anything is bound."""
     roots = {}
@@ -337,15 +351,17 @@ def roots_of(ref: Stream, ns: dict) -> dict:
 
 
 def resolver(
-    ref: Callable[[tuple], Any], find: Callable[[tuple], Any], read_only: bool = False
-) -> Callable[[tuple], Any]:
+    ref: Callable[[PersistentId], Any],
+    find: Callable[[objgraph.Path], Any],
+    read_only: bool = False,
+) -> Callable[[PersistentId], Any]:
     """The one decoder of the stream's persistent ids: `ref(pid)` gives the object of a
     reference, `find(path)` the input's object at a path; an array met twice is one
     array. `read_only`: arrays over the inputs' memory are read-only views (a load back
     that must never write)."""
     arrays: dict[int, Any] = {}
 
-    def resolve(pid: tuple) -> Any:
+    def resolve(pid: PersistentId) -> Any:
         if pid[0] == REF:
             return ref(pid)
         if pid[1] not in arrays:
@@ -356,11 +372,11 @@ def resolver(
     return resolve
 
 
-def load(ref: Stream, store: Store, roots: dict) -> dict:
+def load(ref: Stream, store: Store, roots: dict[str, Any]) -> Payload:
     """The unit's payload, its references resolved against `roots`."""
-    made: dict[tuple, Any] = {}  # path -> the object made from its fallback
+    made: dict[objgraph.Path, Any] = {}  # path -> the object made from its fallback
 
-    def reference(pid: tuple) -> Any:
+    def reference(pid: PersistentId) -> Any:
         if pid[1] in made:
             return made[pid[1]]
         try:
@@ -373,20 +389,21 @@ def load(ref: Stream, store: Store, roots: dict) -> dict:
 
     decode = resolver(reference, lambda path: objgraph.resolve(path, roots))
 
-    def checked(pid: tuple) -> Any:
+    def checked(pid: PersistentId) -> Any:
         try:
             return decode(pid)
         except objgraph.PATH_ERRORS as err:
             where = {REF: pid[1], VIEW: pid[2]}.get(pid[0], ["an array"])[0]
             raise Unfaithful(str(where), f"an object it held is not where it was ({err})") from None
 
-    return store.get_value(ref.value, persistent_load=checked)
+    payload: Payload = store.get_value(ref.value, persistent_load=checked)
+    return payload
 
 
-def replaced_by(payload: dict, roots: dict) -> dict[str, Any]:
+def replaced_by(payload: Payload, roots: dict[str, Any]) -> dict[str, Any]:
     """The objects the payload replaces, in this kernel (label -> object): those its
     paths still lead to."""
-    out = {}
+    out: dict[str, Any] = {}
     for path in payload.get("orphans", ()):
         try:
             label = path[0] if path[0] not in out else f"{path[0]} ({len(out)})"
@@ -396,14 +413,14 @@ def replaced_by(payload: dict, roots: dict) -> dict[str, Any]:
     return out
 
 
-def _resolve_ref(path: tuple, type_name: str, roots: dict) -> Any:
+def _resolve_ref(path: objgraph.Path, type_name: str, roots: dict[str, Any]) -> Any:
     obj = objgraph.resolve(path, roots)
     if type(obj).__qualname__ != type_name:
         raise TypeError(f"{type(obj).__qualname__} instead of {type_name}")
     return obj
 
 
-def array_of(pid: tuple, find: Callable[[tuple], Any]) -> Any:
+def array_of(pid: PersistentId, find: Callable[[objgraph.Path], Any]) -> Any:
     """The array of a persistent id `VIEW` or `SHARED_VIEW`; `find(path)` is the
     input's object at a path."""
     np = sys.modules["numpy"]
@@ -426,7 +443,7 @@ def array_of(pid: tuple, find: Callable[[tuple], Any]) -> Any:
     return arr
 
 
-def apply(payload: dict, ns: dict) -> None:
+def apply(payload: Payload, ns: dict[str, Any]) -> None:
     """Restore the unit's states in place, set the module attributes, bind its names."""
     for target, fresh in payload["inplace"]:
         inplace.restore(target, fresh, raw=payload.get("raw", False))
