@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import time
 from asyncio import CancelledError
-from collections.abc import Iterator
+from collections.abc import Coroutine, Generator, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +44,7 @@ from .code import inputs, nondeterminism, step_code
 from .keep import admit, changes, sharing
 from .keep.build import LiveRun
 from .kernel import Engine
+from .code.step_code import StepCode
 from .live import body, step_object, tripwire
 from .recording import Recording
 from .restore import apply, load, validity
@@ -103,14 +104,14 @@ class AwaitedStep:
     """A step whose body has top-level `await`: the cell awaits it, in IPython's event
     loop, as it would await the plain cell."""
 
-    def __init__(self, coroutine):
+    def __init__(self, coroutine: Coroutine[Any, Any, Any]) -> None:
         self._coroutine = coroutine
 
-    def __await__(self):
+    def __await__(self) -> Generator[Any, None, Any]:
         return self._coroutine.__await__()
 
 
-def _to_the_end(coroutine) -> Any:
+def _to_the_end(coroutine: Coroutine[Any, Any, Any]) -> Any:
     """Run an execution whose body does not await: nothing in it suspends, so it runs
     to its end at once, without an event loop."""
     __tracebackhide__ = True  # noqa: F841
@@ -122,7 +123,9 @@ def _to_the_end(coroutine) -> Any:
     raise RuntimeError("a step without top-level await was suspended")
 
 
-def _syntax_error(engine: Engine, err: SyntaxError, args: StepArgs, line: str, cell: str):
+def _syntax_error(
+    engine: Engine, err: SyntaxError, args: StepArgs, line: str, cell: str
+) -> SyntaxError:
     """The error for the cell itself, recorded as an `error` execution."""
     fixed = body.syntax_error(engine.shell, err, line, cell)
     name = args.name or "cell-" + xxhash.xxh3_64_hexdigest(cell.encode())[:8]
@@ -135,7 +138,16 @@ def _syntax_error(engine: Engine, err: SyntaxError, args: StepArgs, line: str, c
 class Execution:
     """One run of `%%step`: sequences the key, the lookup, the claim and the live run."""
 
-    def __init__(self, engine: Engine, name: str, args: StepArgs, code, line, cell, transformed):
+    def __init__(
+        self,
+        engine: Engine,
+        name: str,
+        args: StepArgs,
+        code: StepCode,
+        line: str,
+        cell: str,
+        transformed: str,
+    ) -> None:
         self.engine = engine
         self.name = name
         self.args = args
@@ -146,6 +158,13 @@ class Execution:
         self.transformed = transformed
         self.rec = Recording(engine, name)
         self.key: step_key.Key | None = None
+
+    @property
+    def known_key(self) -> step_key.Key:
+        """The key, where the flow has one: `_go` looks up, claims and serves only with
+        a key, and a live run is kept only without a `key_problem`, i.e. with one."""
+        assert self.key is not None, "the step has no key"
+        return self.key
 
     async def go(self) -> Any:
         """The whole execution. It suspends only where its body awaits (`AwaitedStep`);
@@ -181,7 +200,7 @@ class Execution:
             return await self._run_live(reason, key_problem)
 
     def _stored_meanwhile(self) -> bool:
-        return bool(self.rec.survive(None, self.engine.store.has_entry, self.key.address))
+        return bool(self.rec.survive(None, self.engine.store.has_entry, self.known_key.address))
 
     def _compute_key(self) -> KeyComponentError | None:
         """Set the key (None when a component cannot be computed: returned, to say
@@ -215,7 +234,7 @@ class Execution:
     def _claim(self) -> Iterator[bool]:
         """The store's compute claim on this key; without one (store failing), run."""
         try:
-            claim = self.engine.store.claim(self.key.address, self._told_to_wait)
+            claim = self.engine.store.claim(self.known_key.address, self._told_to_wait)
             waited = claim.__enter__()
         except Exception:
             log.debug("no claim on %s: the step runs unclaimed", self.name, exc_info=True)
@@ -226,16 +245,16 @@ class Execution:
         finally:
             self.rec.survive(None, claim.__exit__, None, None, None)
 
-    def _told_to_wait(self, holder: dict) -> None:
+    def _told_to_wait(self, holder: dict[str, Any]) -> None:
         self.rec.warn(
             f"waiting: process {holder.get('pid')} on {holder.get('host')} is computing "
             "this step with the same inputs"
         )
 
     # -- hit ------------------------------------------------------------------------------
-    def _try_serve(self) -> tuple[tuple | None, str | None]:
+    def _try_serve(self) -> tuple[tuple[Any] | None, str | None]:
         """((result,), None) when served; (None, why not) on a miss."""
-        engine, rec, k = self.engine, self.rec, self.key.address
+        engine, rec, k = self.engine, self.rec, self.known_key.address
         try:
             found, source = engine.cache.lookup(k)
         except StoreError as err:
@@ -246,7 +265,8 @@ class Execution:
             rec.warn(f"the store could not be read ({err}); running the step")
             return None, "store unreadable"
         if found is None:
-            reason = rec.survive(None, why.miss_reason, engine.store, self.name, self.key.preimage)
+            preimage = self.known_key.preimage
+            reason = rec.survive(None, why.miss_reason, engine.store, self.name, preimage)
             return None, reason or "new key"
         invalid = validity.invalid_reason(found, engine.run, self.args.ttl)
         if invalid:
@@ -291,7 +311,9 @@ class Execution:
         ctx = step_object.StepContext(engine, self.name, self.key.digests if self.key else {})
         watch = not effect and self.key is not None
         imports = self.info.imports.values()
-        inputs_before = sharing.before(engine.ns, self.key.digests, imports) if watch else None
+        inputs_before = (
+            sharing.before(engine.ns, self.known_key.digests, imports) if watch else None
+        )
         with process_state.watching(engine.shell) if watch else nullcontext() as state:
             result, outputs, findings = await self._run_body(ctx, reason)
         opaque.advance(self.key.address if self.key is not None and not effect else None)
@@ -307,13 +329,14 @@ class Execution:
         elif effect:
             rec.outputs = digests.describe(changed.bound)
         else:
+            assert findings is not None  # a pure step ran under the tripwire
             live = LiveRun(
-                self.name, self.cell, self.key, changed.bound, changed.deleted, outputs, result,
+                self.name, self.cell, self.known_key, changed.bound, changed.deleted, outputs, result,
                 ctx.params, findings.reads, time.perf_counter() - rec.t0,
                 inline_backend=figures.in_use(engine.shell),
             )  # fmt: skip
             effects = findings.effects + admit.attributes_changed(
-                engine.ns, self.key, inputs_before
+                engine.ns, self.known_key, inputs_before
             )
             watched = admit.Watched(digests, changed.inputs, effects, inputs_before, state)
             kept = admit.admit(engine, live, watched)
@@ -325,7 +348,9 @@ class Execution:
         rec.finished("effect" if effect else "live", reason=reason, note=note)
         return result
 
-    async def _run_body(self, ctx: step_object.StepContext, reason: str | None):
+    async def _run_body(
+        self, ctx: step_object.StepContext, reason: str | None
+    ) -> tuple[Any, list[Any], tripwire.Findings | None]:
         """(result, outputs, tripwire findings) of the body, run under the step's
         context, output capture and (for a pure step) the tripwire."""
         __tracebackhide__ = True  # noqa: F841

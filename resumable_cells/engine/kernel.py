@@ -11,7 +11,8 @@ from __future__ import annotations
 import logging
 import sys
 import uuid
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..hashing import opaque
 from ..records import runs
@@ -21,6 +22,9 @@ from ..storage.store import Store
 from ..storage.tiers import Tier, TieredStore
 from .code import step_names
 from .live import tripwire
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
 
 log = logging.getLogger(__name__)
 _TRANSFORMS_KEPT = 512
@@ -37,9 +41,9 @@ class Freshness(Protocol):
 
 
 class Engine:
-    def __init__(self, shell, store: Store | None = None):
+    def __init__(self, shell: InteractiveShell, store: Store | None = None) -> None:
         self.shell = shell
-        self.ns: dict = shell.user_ns
+        self.ns: dict[str, Any] = shell.user_ns
         tripwire.install()  # from now on, when a module's code runs is known (`sources`)
         serialize.set_main_namespace(self.ns)
         self.store = store or Store()
@@ -50,7 +54,7 @@ class Engine:
         self.run = runs.current(self.store, self.notebook)
         self.budget = runs.Budget(self.store, self.run.id)
         self.journal = Journal(self.store.dir, self.run.id)
-        self.listeners: list = []  # callables(kind, payload): the comm, tests
+        self.listeners: list[Callable[[str, Any], object]] = []  # the comm, tests
         self.quiet = False  # no status lines (StepMagics.quiet)
         self.team: Tier | None = None  # the team cache, when one is configured
         self.cache = TieredStore(self.store)  # the store, then the team cache
@@ -64,7 +68,7 @@ class Engine:
             shell.events.register("post_run_cell", opaque.after_cell)
 
     # -- the record -----------------------------------------------------------------------
-    def record(self) -> list[dict]:
+    def record(self) -> list[dict[str, Any]]:
         return self.journal.executions(self.session)
 
     def staleness(self) -> dict[tuple[str, str | None], str]:
@@ -76,7 +80,7 @@ class Engine:
 
         return causes(self.record())
 
-    def snapshot(self) -> dict:
+    def snapshot(self) -> dict[str, Any]:
         from ..records.snapshot import build
 
         return build(self.store, self.run, self.session)
@@ -128,9 +132,10 @@ class Engine:
 
     # -- the shell ------------------------------------------------------------------------
     @property
-    def hidden(self) -> dict:
+    def hidden(self) -> dict[str, Any]:
         """IPython's own names (`In`, `Out`, `exit`, ...) and their values."""
-        return self.shell.user_ns_hidden
+        hidden: dict[str, Any] = self.shell.user_ns_hidden
+        return hidden
 
     def transform(self, cell: str) -> str:
         """The cell as IPython transforms it (`!cmd`, `%magic` lines become calls);
@@ -142,6 +147,9 @@ class Engine:
                 self._transformed.pop(next(iter(self._transformed)))
         return transformed
 
-    def display_bundle(self, value: Any) -> dict:
+    def display_bundle(self, value: Any) -> dict[str, Any]:
         """The mime bundle IPython would display for `value`."""
-        return self.shell.display_formatter.format(value)[0]
+        formatter = self.shell.display_formatter
+        assert formatter is not None  # an instance trait, set when the shell is built
+        bundle: dict[str, Any] = formatter.format(value)[0]
+        return bundle

@@ -19,6 +19,8 @@ from ..display import statusline
 from ..errors import BudgetExceeded
 
 if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
     from .kernel import Engine
 
 log = logging.getLogger(__name__)
@@ -30,7 +32,7 @@ _NOTHING_SPENT = {"tokens": 0, "cost": 0.0}
 class Recording:
     """What one execution tells: its record rows, warnings and status line."""
 
-    def __init__(self, engine: Engine, name: str):
+    def __init__(self, engine: Engine, name: str) -> None:
         self.engine = engine
         self.name = name
         self.id = "e-" + uuid.uuid4().hex[:16]
@@ -38,8 +40,8 @@ class Recording:
         self.t0 = time.perf_counter()
         self.cell_id = cell_id(engine.shell)
         self.key: str | None = None
-        self.inputs: dict[str, dict] = {}  # name -> type, size, digest
-        self.outputs: list[dict] = []  # name, type, size, digest of each bound value
+        self.inputs: dict[str, dict[str, Any]] = {}  # name -> type, size, digest
+        self.outputs: list[dict[str, Any]] = []  # name, type, size, digest of each bound value
         self.wrote_streams = False  # stdout/stderr written: the status line must follow it
         self.ran = False  # the body ran: the step's spend (`engine.step_spend`) is its own
         self.begun = False  # a start row was written
@@ -95,7 +97,7 @@ class Recording:
                 self.name, status, duration, saved, reason, source, age, flush=self.wrote_streams
             )
 
-    def _row(self, *, status: str, reason: str | None) -> dict:
+    def _row(self, *, status: str, reason: str | None) -> dict[str, Any]:
         engine = self.engine
         return {
             "id": self.id, "run": engine.run.id, "session": engine.session,
@@ -106,7 +108,7 @@ class Recording:
             "inputs": [{"name": n, **i} for n, i in self.inputs.items()],
         }  # fmt: skip
 
-    def _append(self, row: dict) -> None:
+    def _append(self, row: dict[str, Any]) -> None:
         try:
             merged = self.engine.journal.append(row)
         except Exception as err:  # the record must never fail the cell
@@ -119,7 +121,9 @@ class Recording:
         self.wrote_streams = True
         print(f"step {self.name}: {message}", file=sys.stderr)
 
-    def survive(self, warning: str | None, fn: Callable[..., Any], *args, **kwargs) -> Any:
+    def survive(
+        self, warning: str | None, fn: Callable[..., Any], *args: Any, **kwargs: Any
+    ) -> Any:
         """Call a store operation; a failure is logged, said (when `warning` is given)
         and gives None instead of failing the user's cell. Budget refusals pass."""
         try:
@@ -133,18 +137,19 @@ class Recording:
             return None
 
 
-def _name(fn: Callable) -> str:
+def _name(fn: Callable[..., Any]) -> str:
     return getattr(fn, "__qualname__", None) or repr(fn)
 
 
-def cell_id(shell) -> str | None:
+def cell_id(shell: InteractiveShell) -> str | None:
     """The notebook cell id the frontend sent with the execute request, if any."""
     kernel = getattr(shell, "kernel", None)
     if kernel is None:
         return None
     try:
         parent = kernel.get_parent()
-        return (parent.get("metadata") or {}).get("cellId")
+        cell: str | None = (parent.get("metadata") or {}).get("cellId")
+        return cell
     except Exception:  # a kernel without a parent message (a test harness): no cell id
         log.debug("no cell id from the kernel", exc_info=True)
         return None

@@ -14,6 +14,7 @@ import logging
 import sys
 from abc import ABC, abstractmethod
 
+from .entries import Entry
 from .store import Store
 
 log = logging.getLogger(__name__)
@@ -26,7 +27,7 @@ class Tier(ABC):
     source: str
 
     @abstractmethod
-    def lookup(self, key: str, local: Store) -> dict | None:
+    def lookup(self, key: str, local: Store) -> Entry | None:
         """The entry under `key`, with its blobs copied into `local`; None on a miss.
         Raises StoreError when what is there cannot be trusted."""
 
@@ -42,11 +43,11 @@ class Tier(ABC):
 class TieredStore:
     """The local store, then each tier."""
 
-    def __init__(self, local: Store, tiers: list[Tier] | None = None):
+    def __init__(self, local: Store, tiers: list[Tier] | None = None) -> None:
         self.local = local
         self.tiers = list(tiers or [])
 
-    def lookup(self, key: str) -> tuple[dict | None, str]:
+    def lookup(self, key: str) -> tuple[Entry | None, str]:
         """(entry, where it came from: "local" or a tier's `source`); (None, "local")
         on a miss. Raises StoreError (an entry that fails authentication) and whatever
         the local index raises."""
@@ -60,7 +61,7 @@ class TieredStore:
                 return entry, tier.source
         return None, "local"
 
-    def _keep(self, key: str, entry: dict) -> None:
+    def _keep(self, key: str, entry: Entry) -> None:
         try:
             self.local.put_entry(key, entry)
         except Exception as err:  # a full or locked local store: serve the hit anyway
@@ -69,7 +70,7 @@ class TieredStore:
                 f"resumable-cells: the team cache hit was not kept locally ({err})", file=sys.stderr
             )
 
-    def put(self, key: str, entry: dict) -> None:
+    def put(self, key: str, entry: Entry) -> None:
         """Store `entry` locally (raises if that fails), then hand it to every tier
         (a tier that fails is logged: the entry is kept locally either way)."""
         self.local.put_entry(key, entry)

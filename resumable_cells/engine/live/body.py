@@ -13,10 +13,14 @@ from __future__ import annotations
 import ast
 import inspect
 import sys
-from typing import Any
+from types import CodeType, FrameType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
 
 
-def run(shell, ns: dict, line: str, cell: str, transformed: str) -> Any:
+def run(shell: InteractiveShell, ns: dict[str, Any], line: str, cell: str, transformed: str) -> Any:
     """Execute the cell `cell` (IPython-transformed: `transformed`) of `%%step {line}`;
     returns the value of its last expression, or None."""
     __tracebackhide__ = True  # noqa: F841
@@ -25,7 +29,7 @@ def run(shell, ns: dict, line: str, cell: str, transformed: str) -> Any:
     return eval(last, ns) if last is not None else None
 
 
-async def run_awaiting(shell, ns: dict, line: str, cell: str, transformed: str) -> Any:
+async def run_awaiting(shell: InteractiveShell, ns: dict[str, Any], line: str, cell: str, transformed: str) -> Any:
     """`run` for a body with top-level `await`: compiled as IPython compiles such a
     cell and awaited where the step is awaited (IPython's event loop)."""
     __tracebackhide__ = True  # noqa: F841
@@ -40,27 +44,30 @@ async def run_awaiting(shell, ns: dict, line: str, cell: str, transformed: str) 
     return (await value) if last.co_flags & inspect.CO_COROUTINE else value
 
 
-def _compiled(shell, line: str, cell: str, transformed: str, top_level_await: bool):
+def _compiled(
+    shell: InteractiveShell, line: str, cell: str, transformed: str, top_level_await: bool
+) -> tuple[CodeType, CodeType | None]:
     """(the body but its last expression, that expression or None), compiled under the
     outer cell's name and line numbers."""
     filename = register_source(shell, f"%%step {line}\n{cell}")
     tree = shell.compile.ast_parse(transformed, filename=filename)
     tree = shell.transform_ast(tree)
     ast.increment_lineno(tree, 1)  # line 1 is the %%step line
-    last = None
+    expr = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):
-        last = ast.Expression(tree.body.pop().value)
+        expr = ast.Expression(tree.body.pop().value)
     flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if top_level_await else 0
     with shell.compile.extra_flags(flags):
-        body = shell.compile(tree, filename, "exec")
-        last = shell.compile(last, filename, "eval") if last is not None else None
+        body: CodeType = shell.compile(tree, filename, "exec")
+        # IPython annotates `source` as str; like `compile`, it takes a tree too
+        last = shell.compile(expr, filename, "eval") if expr is not None else None  # type: ignore[arg-type]
     return body, last
 
 
 def awaited_by_cell() -> bool:
     """Whether the code that called IPython's `run_cell_magic` for this step is a
     coroutine: the cell as the `await` transformer rewrites it, which awaits the step."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     for _ in range(30):
         if frame is None:
             return False
@@ -70,7 +77,7 @@ def awaited_by_cell() -> bool:
     return False
 
 
-def syntax_error(shell, err: SyntaxError, line: str, cell: str) -> SyntaxError:
+def syntax_error(shell: InteractiveShell, err: SyntaxError, line: str, cell: str) -> SyntaxError:
     """`err` as Python would give it for the cell itself (its own file name and line
     numbers, the %%step line counted)."""
     source = f"%%step {line}\n{cell}"
@@ -81,7 +88,7 @@ def syntax_error(shell, err: SyntaxError, line: str, cell: str) -> SyntaxError:
     return type(err)(err.msg, (filename, lineno, err.offset, text))
 
 
-def register_source(shell, source: str) -> str:
+def register_source(shell: InteractiveShell, source: str) -> str:
     """Put the cell's source in linecache so tracebacks show its lines, under the
     outer cell's number (`Cell In[5], line 3`)."""
     number = _outer_cell_number(shell)
@@ -91,11 +98,12 @@ def register_source(shell, source: str) -> str:
         return shell.compile.cache(source, number)
 
 
-def _outer_cell_number(shell) -> int:
-    names = getattr(shell.compile, "_filename_map", {})
-    frame = sys._getframe(2)
+def _outer_cell_number(shell: InteractiveShell) -> int:
+    names: dict[str, int] = getattr(shell.compile, "_filename_map", {})
+    frame: FrameType | None = sys._getframe(2)
     while frame is not None:
         if frame.f_code.co_filename in names:
             return names[frame.f_code.co_filename]
         frame = frame.f_back
-    return shell.execution_count
+    count: int = shell.execution_count
+    return count

@@ -13,13 +13,29 @@ import hashlib
 import random as _random
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ...records.runs import Run
+from ...storage.store import Store
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+class StepEngine(Protocol):
+    """What `step` asks of the kernel's engine (`engine/kernel.py`'s `Engine`, a room
+    above this one): its run, its store and its budget."""
+
+    run: Run
+    store: Store
+
+    def spend(self, tokens: int = 0, cost: float = 0.0) -> None: ...
 
 
 class StepContext:
     """The execution a `step` call refers to; set by the engine while a step runs."""
 
-    def __init__(self, engine: Any, name: str, input_digests: dict[str, str]):
+    def __init__(self, engine: StepEngine, name: str, input_digests: dict[str, str]) -> None:
         self.engine = engine
         self.name = name
         self.input_digests = input_digests
@@ -56,7 +72,7 @@ class _Step:
         raw = f"{ctx.engine.run.seed}:{ctx.name}".encode()
         return int.from_bytes(hashlib.sha256(raw).digest()[:8], "little") >> 1
 
-    def rng(self):
+    def rng(self) -> np.random.Generator:
         """A fresh `numpy.random.Generator` seeded with `step.seed`."""
         import numpy as np
 

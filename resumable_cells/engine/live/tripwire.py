@@ -25,9 +25,12 @@ import os
 import stat
 import sys
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
+from typing import Any, TypeAlias
 
 from ...hashing import sources
 from . import system_queries
@@ -72,6 +75,11 @@ class Findings:
 
 
 _state = threading.local()
+# What `_state.active` holds while a step is watched: its findings, the roots whose
+# files are ignored, whether network connections are allowed.
+Active: TypeAlias = tuple[Findings, tuple[str, ...], bool]
+# An audit event's arguments: what each event passes differs.
+Args: TypeAlias = tuple[Any, ...]
 _installed = False
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _FS_EVENTS = {
@@ -110,7 +118,7 @@ def install() -> None:
 
 
 @contextmanager
-def watching(store_dir: Path, network: bool = False):
+def watching(store_dir: Path, network: bool = False) -> Iterator[Findings]:
     """Yields the Findings of the block it guards (only the current thread is watched).
     `network`: connections are allowed (reads of a live source), not effects."""
     install()
@@ -123,7 +131,7 @@ def watching(store_dir: Path, network: bool = False):
         findings.finish()
 
 
-def _hook(event: str, args) -> None:
+def _hook(event: str, args: Args) -> None:
     if event == "builtins.id":
         # every id() in the process comes here, watched or not (deepcopy's memo, the
         # sharing analysis, a unit's persistent ids): the first test, so that it costs
@@ -131,7 +139,7 @@ def _hook(event: str, args) -> None:
         return
     if event == "exec":
         code = args[0] if args else None
-        if getattr(code, "co_name", None) == "<module>":
+        if code is not None and getattr(code, "co_name", None) == "<module>":
             sources.note_executed(code.co_filename)
         return
     active = getattr(_state, "active", None)
@@ -154,7 +162,7 @@ def _hook(event: str, args) -> None:
         _on_database(active, args)
 
 
-def _on_open(active, args) -> None:
+def _on_open(active: Active, args: Args) -> None:
     findings, roots, _ = active
     path, mode, flags = args
     if not isinstance(path, (str, bytes, os.PathLike)):
@@ -186,7 +194,7 @@ def _read(findings: Findings, full: str) -> None:
         findings.read(full, st)
 
 
-def _on_database(active, args) -> None:
+def _on_database(active: Active, args: Args) -> None:
     """A SQLite database: read like a file; one the connection creates is written."""
     findings, roots, _ = active
     path = args[0] if args else None
@@ -206,7 +214,7 @@ def _on_database(active, args) -> None:
         findings.created[full] = False
 
 
-def _on_fs(active, event, args) -> None:
+def _on_fs(active: Active, event: str, args: Args) -> None:
     findings, roots, _ = active
     full = _path(args, _DIR_FD.get(event))
     if full is None or full.startswith(roots) or findings.own(full):
@@ -219,7 +227,7 @@ def _on_fs(active, event, args) -> None:
     _note(active, f"{_FS_EVENTS[event]} {_rel(full)}")
 
 
-def _renamed_own(active, args) -> None:
+def _renamed_own(active: Active, args: Args) -> None:
     """A file the step created, renamed: the new name is its own if it was free."""
     findings, roots, _ = active
     dst = _path((args[1], args[3] if len(args) > 3 else None), 1)
@@ -231,7 +239,7 @@ def _renamed_own(active, args) -> None:
         findings.created[dst] = os.path.isdir(_path(args, 2) or "")
 
 
-def _path(args, dir_fd_at: int | None) -> str | None:
+def _path(args: Args, dir_fd_at: int | None) -> str | None:
     """The real path an event names, relative to its folder descriptor if it has one."""
     path = args[0] if args else None
     if not isinstance(path, (str, bytes, os.PathLike)):
@@ -246,7 +254,7 @@ def _path(args, dir_fd_at: int | None) -> str | None:
     return _real(path)
 
 
-def _on_connect(active, args) -> None:
+def _on_connect(active: Active, args: Args) -> None:
     sock, address = args[0], args[1]
     import socket
 
@@ -255,13 +263,13 @@ def _on_connect(active, args) -> None:
     _note(active, f"opened a network connection to {address}")
 
 
-def _note(active, what: str) -> None:
+def _note(active: Active, what: str) -> None:
     findings = active[0]
     if what not in findings.effects:
         findings.effects.append(what)
 
 
-def _real(path) -> str | None:
+def _real(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> str | None:
     try:
         return os.path.realpath(os.fsdecode(path))
     except (TypeError, ValueError):
@@ -279,7 +287,7 @@ def _rel(path: str) -> str:
 def _shell_command() -> str | None:
     """The command of the shell escape forking now: the `cmd` IPython's `system` and
     `getoutput` hold, a few frames up."""
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     for _ in range(30):
         if frame is None:
             return None
@@ -293,6 +301,6 @@ def _shell_command() -> str | None:
 _SHELL_CALLS = {"system", "system_piped", "system_raw", "getoutput", "getoutputerror"}
 
 
-def _short(args) -> str:
+def _short(args: Args) -> str:
     text = repr(args[1] if len(args) > 1 else args)
     return text if len(text) < 60 else text[:57] + "..."

@@ -11,6 +11,8 @@ import os
 import random
 import sys
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 from IPython import get_ipython
 
@@ -23,16 +25,24 @@ class State:
 
     module: str | None = None  # watched once this module is imported
 
-    def __init__(self, name: str, take, put, differs=None, change=None, module=None):
+    def __init__(
+        self,
+        name: str,
+        take: Callable[[], Any],
+        put: Callable[[Any], Any],
+        differs: Callable[[Any], bool] | None = None,
+        change: Callable[[Any, Any], Any] | None = None,
+        module: str | None = None,
+    ) -> None:
         self.name = name
         self.take = take
         self.put = put
-        self.differs = differs or (lambda snap: take() != snap)
-        self.change = change or (lambda before, after: after)
+        self.differs: Callable[[Any], bool] = differs or (lambda snap: take() != snap)
+        self.change: Callable[[Any, Any], Any] = change or (lambda before, after: after)
         self.module = module
 
 
-def _environ_take() -> dict:
+def _environ_take() -> dict[bytes, bytes]:
     # os.environ's own dict of encoded strings copies 100x faster than os.environ
     data = getattr(os.environ, "_data", None)
     return (
@@ -42,12 +52,14 @@ def _environ_take() -> dict:
     )
 
 
-def _environ_differs(snap: dict) -> bool:
+def _environ_differs(snap: dict[bytes, bytes]) -> bool:
     data = getattr(os.environ, "_data", None)
     return (data if isinstance(data, dict) else _environ_take()) != snap
 
 
-def _environ_change(before: dict | None, after: dict) -> dict:
+def _environ_change(
+    before: dict[bytes, bytes] | None, after: dict[bytes, bytes]
+) -> dict[str, Any]:
     before = before or {}
     return {
         "set": {os.fsdecode(k): os.fsdecode(v) for k, v in after.items() if before.get(k) != v},
@@ -55,7 +67,7 @@ def _environ_change(before: dict | None, after: dict) -> dict:
     }
 
 
-def _environ_put(change: dict) -> None:
+def _environ_put(change: dict[str, Any]) -> None:
     for k, v in change["set"].items():
         os.environ[k] = v
     for k in change["unset"]:
@@ -66,7 +78,7 @@ def _cwd_change(before: str | None, after: str) -> str:
     return os.path.relpath(after, before) if before else after
 
 
-def seq_change(before: list | None, after: list) -> dict:
+def seq_change(before: list[Any] | None, after: list[Any]) -> dict[str, list[Any]]:
     """A list's change as what was added in front, removed, and added at the end, so
     that it applies to a list that differs elsewhere (another kernel's sys.path)."""
     before = before or []
@@ -80,7 +92,7 @@ def seq_change(before: list | None, after: list) -> dict:
             "back": after[start + len(kept) :]}  # fmt: skip
 
 
-def seq_apply(current: list, change: dict) -> list:
+def seq_apply(current: list[Any], change: dict[str, list[Any]]) -> list[Any]:
     if "all" in change:
         return list(change["all"])
     drop = change["removed"] + change["front"] + change["back"]
@@ -88,12 +100,13 @@ def seq_apply(current: list, change: dict) -> list:
     return change["front"] + middle + change["back"]
 
 
-def _path_put(change: dict) -> None:
+def _path_put(change: dict[str, list[Any]]) -> None:
     sys.path[:] = seq_apply(sys.path, change)
 
 
-def _warnings_put(change: dict) -> None:
-    warnings.filters[:] = seq_apply(list(warnings.filters), change)  # the tuples as they were
+def _warnings_put(change: dict[str, list[Any]]) -> None:
+    # the tuples as they were (a list at run time; typeshed declares a Sequence)
+    warnings.filters[:] = seq_apply(list(warnings.filters), change)  # type: ignore[index]
     # what filterwarnings() does after changing the list: forget the verdicts cached per
     # module (the function has no public name; without it a filter applies to new code only)
     mutated = getattr(warnings, "_filters_mutated", None) or getattr(
@@ -103,13 +116,13 @@ def _warnings_put(change: dict) -> None:
         mutated()
 
 
-def _mapping_change(before: dict | None, after: dict) -> dict:
+def _mapping_change(before: dict[str, Any] | None, after: dict[str, Any]) -> dict[str, Any]:
     before = before or {}
     return {k: v for k, v in after.items() if k not in before or before[k] != v}
 
 
 # -- numpy ----------------------------------------------------------------------------------
-def _np_rng_take():
+def _np_rng_take() -> Any:
     """The raw state of numpy's global generator (its Mersenne Twister's words) as a
     token to compare: reading it is 100x cheaper than `np.random.get_state()`."""
     np = sys.modules["numpy"]
@@ -121,27 +134,29 @@ def _np_rng_take():
     return bitgen.state
 
 
-def _np_rng_change(before, after):
+def _np_rng_change(before: Any, after: Any) -> Any:
     return sys.modules["numpy"].random.get_state()
 
 
-def _np_rng_put(state) -> None:
+def _np_rng_put(state: Any) -> None:
     sys.modules["numpy"].random.set_state(state)
 
 
-def _np_print_take() -> dict:
-    return sys.modules["numpy"].get_printoptions()
+def _np_print_take() -> dict[str, Any]:
+    options: dict[str, Any] = sys.modules["numpy"].get_printoptions()
+    return options
 
 
-def _np_print_put(change: dict) -> None:
+def _np_print_put(change: dict[str, Any]) -> None:
     sys.modules["numpy"].set_printoptions(**change)
 
 
-def _np_err_take() -> dict:
-    return sys.modules["numpy"].geterr()
+def _np_err_take() -> dict[str, str]:
+    modes: dict[str, str] = sys.modules["numpy"].geterr()
+    return modes
 
 
-def _np_err_put(change: dict) -> None:
+def _np_err_put(change: dict[str, str]) -> None:
     sys.modules["numpy"].seterr(**change)
 
 
@@ -159,48 +174,49 @@ def _set_interactivity(value: str | None) -> None:
 
 
 # -- matplotlib and pandas -------------------------------------------------------------------
-def _rc():
+def _rc() -> Any:
     return sys.modules["matplotlib"].rcParams
 
 
-def _rc_take() -> dict:
+def _rc_take() -> dict[str, Any]:
     # rcParams' own items: its __getitem__ resolves the backend, which would pick one
     return dict(dict.items(_rc()))
 
 
-def _rc_differs(snap: dict) -> bool:
+def _rc_differs(snap: dict[str, Any]) -> bool:
     return not dict.__eq__(_rc(), snap)
 
 
-def _rc_change(before: dict | None, after: dict) -> dict:
+def _rc_change(before: dict[str, Any] | None, after: dict[str, Any]) -> dict[str, Any]:
     change = _mapping_change(before, after)
     change.pop("backend", None)  # choosing a backend is not state a step's value carries
     return change
 
 
-def _rc_put(change: dict) -> None:
+def _rc_put(change: dict[str, Any]) -> None:
     rc = _rc()
     for k, v in change.items():
         if k in rc and dict.__getitem__(rc, k) != v:
             rc[k] = v
 
 
-def _pd_config() -> dict:
+def _pd_config() -> dict[str, Any]:
     from pandas._config import config  # the options' one dict: pandas has no public copy
 
-    return config._global_config
+    options: dict[str, Any] = config._global_config
+    return options
 
 
-def _pd_take() -> dict:
+def _pd_take() -> dict[str, Any]:
     return copy.deepcopy(_pd_config())
 
 
-def _pd_differs(snap: dict) -> bool:
+def _pd_differs(snap: dict[str, Any]) -> bool:
     return _pd_config() != snap
 
 
-def _flat(d: dict, prefix: str = "") -> dict:
-    out = {}
+def _flat(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
     for k, v in d.items():
         if isinstance(v, dict):
             out.update(_flat(v, f"{prefix}{k}."))
@@ -209,11 +225,11 @@ def _flat(d: dict, prefix: str = "") -> dict:
     return out
 
 
-def _pd_change(before: dict | None, after: dict) -> dict:
+def _pd_change(before: dict[str, Any] | None, after: dict[str, Any]) -> dict[str, Any]:
     return _mapping_change(_flat(before) if before else None, _flat(after))
 
 
-def _pd_put(change: dict) -> None:
+def _pd_put(change: dict[str, Any]) -> None:
     pd = sys.modules["pandas"]
     for k, v in change.items():
         if pd.get_option(k) != v:
