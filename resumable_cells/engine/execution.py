@@ -44,7 +44,6 @@ from .code import inputs, nondeterminism, step_code
 from .keep import admit, changes, sharing
 from .keep.build import LiveRun
 from .kernel import Engine
-from .code.step_code import StepCode
 from .live import body, step_object, tripwire
 from .recording import Recording
 from .restore import apply, load, validity
@@ -143,7 +142,7 @@ class Execution:
         engine: Engine,
         name: str,
         args: StepArgs,
-        code: StepCode,
+        code: step_code.StepCode,
         line: str,
         cell: str,
         transformed: str,

@@ -16,6 +16,7 @@ reads, listed by their source.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import xxhash
@@ -200,7 +201,7 @@ class _Walker:
             else:
                 self.expr(t)
 
-    def _FunctionDef(self, node) -> None:
+    def _FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         for d in node.decorator_list:
             self.expr(d)
         self._arguments_defaults(node.args)
@@ -217,10 +218,10 @@ class _Walker:
             inner.visit(s)
         self.store(node.name)
 
-    def _Global(self, node) -> None:
+    def _Global(self, node: ast.Global) -> None:
         pass
 
-    def _Try(self, node) -> None:
+    def _Try(self, node: ast.Try) -> None:
         self.generic(node)
 
     # -- expressions -----------------------------------------------------------------
@@ -242,7 +243,7 @@ class _Walker:
         for d in args.defaults + [d for d in args.kw_defaults if d is not None]:
             self.expr(d)
 
-    def _function_body(self, args: ast.arguments, body) -> None:
+    def _function_body(self, args: ast.arguments, body: list[ast.stmt]) -> None:
         local = _params(args) | _local_stores(body)
         inner = _ScopeReads(self, local=local)
         for s in body:
@@ -256,7 +257,7 @@ class _ScopeReads(NamespaceReads, ast.NodeVisitor):
 
     _walrus_outer = False  # inside a top-level comprehension, := binds at the top level
 
-    def __init__(self, walker: _Walker, local: set[str] | None):
+    def __init__(self, walker: _Walker, local: set[str] | None) -> None:
         self.w = walker
         self.local = local
 
@@ -276,19 +277,19 @@ class _ScopeReads(NamespaceReads, ast.NodeVisitor):
         for name in node.names:
             self.w.binds.append(name)
 
-    def _nested(self, args: ast.arguments | None, body) -> None:
+    def _nested(self, args: ast.arguments | None, body: list[ast.stmt] | ast.expr) -> None:
         outer = self.local or set()
         local = outer | (_params(args) if args else set()) | _local_stores(body)
         inner = _ScopeReads(self.w, local=local)
         for s in body if isinstance(body, list) else [body]:
             inner.visit(s)
 
-    def visit_FunctionDef(self, node) -> None:
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         for d in node.decorator_list + node.args.defaults:
             self.visit(d)
-        for d in node.args.kw_defaults:
-            if d is not None:
-                self.visit(d)
+        for kw in node.args.kw_defaults:
+            if kw is not None:
+                self.visit(kw)
         if self.local is not None:
             self.local = self.local | {node.name}
         self._nested(node.args, node.body)
@@ -305,10 +306,14 @@ class _ScopeReads(NamespaceReads, ast.NodeVisitor):
             self.visit(d)
         self._nested(None, node.body)
 
-    def _comprehension(self, node, elts) -> None:
+    def _comprehension(
+        self,
+        node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp,
+        elts: list[ast.expr],
+    ) -> None:
         gens = node.generators
         self.visit(gens[0].iter)  # evaluated in the enclosing scope
-        targets = set()
+        targets: set[str] = set()
         for g in gens:
             targets |= {n.id for n in ast.walk(g.target) if isinstance(n, ast.Name)}
         inner = _ScopeReads(self.w, local=(self.local or set()) | targets)
@@ -321,12 +326,12 @@ class _ScopeReads(NamespaceReads, ast.NodeVisitor):
         for e in elts:
             inner.visit(e)
 
-    def visit_ListComp(self, node) -> None:
+    def visit_ListComp(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp) -> None:
         self._comprehension(node, [node.elt])
 
     visit_SetComp = visit_GeneratorExp = visit_ListComp
 
-    def visit_DictComp(self, node) -> None:
+    def visit_DictComp(self, node: ast.DictComp) -> None:
         self._comprehension(node, [node.key, node.value])
 
 
@@ -339,7 +344,7 @@ def _params(args: ast.arguments) -> set[str]:
     return names
 
 
-def _local_stores(body) -> set[str]:
+def _local_stores(body: list[ast.stmt] | ast.expr) -> set[str]:
     """Names a function body binds locally (not declared global or nonlocal)."""
     stores: set[str] = set()
     declared: set[str] = set()
@@ -371,7 +376,7 @@ def _captures(pattern: ast.AST) -> list[str]:
     return names
 
 
-def _walk_same_scope(node: ast.AST):
+def _walk_same_scope(node: ast.AST) -> Iterator[ast.AST]:
     yield node
     for child in ast.iter_child_nodes(node):
         if isinstance(child, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp)):

@@ -21,7 +21,12 @@ from __future__ import annotations
 
 import ast
 import logging
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +45,7 @@ class MagicUse:
 NONE = MagicUse(None, ())
 
 
-def read(shell, transformed: str) -> MagicUse:
+def read(shell: InteractiveShell, transformed: str) -> MagicUse:
     """What the magics called in `transformed` (valid Python) run."""
     if "get_ipython().run_" not in transformed:
         return NONE
@@ -64,14 +69,14 @@ def _magic_call(node: ast.AST) -> tuple[str, list[str]] | None:
         and node.func.attr in ("run_line_magic", "run_cell_magic")
     ):
         return None
-    args = [a.value for a in node.args if isinstance(a, ast.Constant)]
-    if len(args) != len(node.args) or not all(isinstance(a, str) for a in args):
+    args = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+    if len(args) != len(node.args):  # some argument is not a literal string
         return None
     return node.func.attr[4:8], args
 
 
 class _Expander(ast.NodeTransformer):
-    def __init__(self, shell, depth: int):
+    def __init__(self, shell: InteractiveShell, depth: int) -> None:
         self.shell = shell
         self.depth = depth
         self.wrote = False
@@ -107,7 +112,7 @@ class _Expander(ast.NodeTransformer):
             return []
         code, own_scope = found
         try:
-            tree = ast.parse(self.shell.transform_cell(code))
+            tree: ast.Module = ast.parse(self.shell.transform_cell(code))
         except (SyntaxError, ValueError):
             return []  # the magic itself will raise; the step fails and stores nothing
         inner = _Expander(self.shell, self.depth + 1)
@@ -117,13 +122,14 @@ class _Expander(ast.NodeTransformer):
         if not own_scope:
             return tree.body
         scope = ast.parse(f"def {SCOPE}():\n    pass").body[0]
+        assert isinstance(scope, ast.FunctionDef)  # (the def just parsed)
         scope.body = tree.body or scope.body
         return [scope]
 
 
-def _own_calls(stmt: ast.stmt):
+def _own_calls(stmt: ast.stmt) -> Iterator[ast.Call]:
     """The calls in `stmt` itself, not in the statements nested in it."""
-    todo = [v for f, v in ast.iter_fields(stmt) if not _is_block(v)]
+    todo: list[Any] = [v for f, v in ast.iter_fields(stmt) if not _is_block(v)]
     while todo:
         node = todo.pop()
         if isinstance(node, list):
@@ -136,26 +142,28 @@ def _own_calls(stmt: ast.stmt):
         todo += [v for _, v in ast.iter_fields(node) if not _is_block(v)]
 
 
-def _is_block(value) -> bool:
+def _is_block(value: Any) -> bool:
     return isinstance(value, list) and any(
         isinstance(v, (ast.stmt, ast.ExceptHandler, ast.match_case)) for v in value
     )
 
 
-def _is_script(shell, name: str) -> bool:
+def _is_script(shell: InteractiveShell, name: str) -> bool:
     # `%%script` is a method of ScriptMagics, `%%bash` and the like closures made by it:
     # what they share is their module.
     magic = shell.find_cell_magic(name)
     return getattr(magic, "__module__", None) == "IPython.core.magics.script"
 
 
-def _code(shell, kind: str, name: str, rest: list[str]) -> tuple[str, bool] | None:
+def _code(
+    shell: InteractiveShell, kind: str, name: str, rest: list[str]
+) -> tuple[str, bool] | None:
     """(the code the magic runs, whether it runs in a scope of its own), for IPython's
     code-running magics; None for any other magic."""
     from IPython.core.error import UsageError
     from IPython.core.magics.execution import ExecutionMagics
 
-    find = shell.find_line_magic if kind == "line" else shell.find_cell_magic
+    find: Callable[[str], Any] = shell.find_line_magic if kind == "line" else shell.find_cell_magic
     magic = find(name)
     owner = getattr(magic, "__self__", None)
     if not isinstance(owner, ExecutionMagics):

@@ -9,6 +9,7 @@ that cannot be resolved: `globals()` used any other way, `vars()`, `locals()` an
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from typing import Any
 
 _SHELL_NAMESPACES = frozenset({"user_ns", "user_global_ns"})
@@ -21,6 +22,9 @@ class NamespaceReads:
 
     w: Any
     local: set[str] | None
+    # ast.NodeVisitor's, which the walker mixes this class into
+    visit: Callable[[ast.AST], Any]
+    generic_visit: Callable[[ast.AST], Any]
 
     def visit_Call(self, node: ast.Call) -> None:
         target = dotted(node.func)

@@ -21,6 +21,10 @@ import io
 import tokenize
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
 
 from . import analysis, magics
 
@@ -37,14 +41,14 @@ class StepCode:
     awaits: bool = False  # top-level `await`: the body is awaited
 
 
-def of(shell, transformed: str) -> StepCode:
+def of(shell: InteractiveShell, transformed: str) -> StepCode:
     """The step code of a body that IPython transformed into `transformed`. Raises
     SyntaxError like Python would."""
     return _of(shell, transformed)
 
 
 @lru_cache(maxsize=512)
-def _of(shell, transformed: str) -> StepCode:
+def _of(shell: InteractiveShell, transformed: str) -> StepCode:
     info = analysis.analyse(transformed)
     used = magics.read(shell, transformed)
     if used.expanded is not None:
@@ -69,7 +73,7 @@ def awaits(transformed: str) -> bool:
     return bool(code.co_flags & inspect.CO_COROUTINE)
 
 
-def _suppressed(shell, source: str) -> bool:
+def _suppressed(shell: InteractiveShell, source: str) -> bool:
     """Whether IPython would not display the value of `source`'s last expression."""
     test = getattr(type(shell.displayhook), "semicolon_at_end_of_expression", None)
     return (test or _semicolon_at_end)(source)

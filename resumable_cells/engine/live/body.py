@@ -29,7 +29,9 @@ def run(shell: InteractiveShell, ns: dict[str, Any], line: str, cell: str, trans
     return eval(last, ns) if last is not None else None
 
 
-async def run_awaiting(shell: InteractiveShell, ns: dict[str, Any], line: str, cell: str, transformed: str) -> Any:
+async def run_awaiting(
+    shell: InteractiveShell, ns: dict[str, Any], line: str, cell: str, transformed: str
+) -> Any:
     """`run` for a body with top-level `await`: compiled as IPython compiles such a
     cell and awaited where the step is awaited (IPython's event loop)."""
     __tracebackhide__ = True  # noqa: F841

@@ -57,9 +57,7 @@ def _environ_differs(snap: dict[bytes, bytes]) -> bool:
     return (data if isinstance(data, dict) else _environ_take()) != snap
 
 
-def _environ_change(
-    before: dict[bytes, bytes] | None, after: dict[bytes, bytes]
-) -> dict[str, Any]:
+def _environ_change(before: dict[bytes, bytes] | None, after: dict[bytes, bytes]) -> dict[str, Any]:
     before = before or {}
     return {
         "set": {os.fsdecode(k): os.fsdecode(v) for k, v in after.items() if before.get(k) != v},
