@@ -127,7 +127,9 @@ def raw_state(t: type) -> bool:
         return False
     if not (pure_python(t) and by_state(t)):
         return False
-    return hasattr(t, "__setstate__") or t.__getstate__ is not object.__getstate__
+    # (object.__getstate__ is new in Python 3.11: before it, neither attribute need exist)
+    own = getattr(t, "__getstate__", None)
+    return hasattr(t, "__setstate__") or own is not getattr(object, "__getstate__", None)
 
 
 def raw_of(obj: Any) -> tuple[dict | None, dict]:
