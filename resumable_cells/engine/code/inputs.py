@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from types import ModuleType
+from typing import Any
 
 from ...hashing.code import is_own
 from ...hashing.reach import AttrRef
@@ -23,7 +24,7 @@ def candidates(reads: Iterable[str], ignore: Iterable[str]) -> Iterator[str]:
     return (n for n in reads if n not in ignored and not n.startswith("__"))
 
 
-def is_input(name: str, ns: dict, hidden: dict) -> bool:
+def is_input(name: str, ns: dict[str, Any], hidden: dict[str, Any]) -> bool:
     """Whether `name` (a candidate) is an input: bound in `ns` to a value that is not
     IPython's own (`hidden`, the shell's `user_ns_hidden`) nor the extension's."""
     if name not in ns:
@@ -34,12 +35,16 @@ def is_input(name: str, ns: dict, hidden: dict) -> bool:
     return not is_own(value)
 
 
-def select(reads: Iterable[str], ignore: Iterable[str], ns: dict, hidden: dict) -> list[str]:
+def select(
+    reads: Iterable[str], ignore: Iterable[str], ns: dict[str, Any], hidden: dict[str, Any]
+) -> list[str]:
     """The inputs of a step that reads `reads`, in the order they are read."""
     return [n for n in candidates(reads, ignore) if is_input(n, ns, hidden)]
 
 
-def acceptor(ignore: Iterable[str], ns: dict, hidden: dict) -> Callable[[str], bool]:
+def acceptor(
+    ignore: Iterable[str], ns: dict[str, Any], hidden: dict[str, Any]
+) -> Callable[[str], bool]:
     """Whether a name reached through a function (a notebook global, or a module's
     attribute `module.name`) is an input: the rule of `select`, and `--ignore` of the
     attribute or of its root."""
@@ -54,7 +59,7 @@ def acceptor(ignore: Iterable[str], ns: dict, hidden: dict) -> Callable[[str], b
     return accept
 
 
-def attribute_refs(info: CellInfo, names: Iterable[str], ns: dict) -> list[AttrRef]:
+def attribute_refs(info: CellInfo, names: Iterable[str], ns: dict[str, Any]) -> list[AttrRef]:
     """The attribute chains the cell reads (or assigns) from a module: rooted at one of
     its inputs `names` bound to a module, or at a module the cell imports that is loaded
     already (it may carry attributes set at run time)."""
@@ -76,7 +81,9 @@ def attribute_refs(info: CellInfo, names: Iterable[str], ns: dict) -> list[AttrR
     return refs
 
 
-def of_cell(info: CellInfo, ignore: Iterable[str], ns: dict, hidden: dict) -> dict:
+def of_cell(
+    info: CellInfo, ignore: Iterable[str], ns: dict[str, Any], hidden: dict[str, Any]
+) -> dict[str, Any]:
     """The input arguments of `hashing.key.compute` for a cell analysed as `info`."""
     names = select(info.reads, ignore, ns, hidden)
     ignored = set(ignore)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import types
 from collections.abc import Iterator
+from typing import Any
 
 from .analysis import CellInfo
 
@@ -28,7 +29,7 @@ NONDETERMINISTIC_MODULES: dict[tuple[str, ...], str] = {
 _SEEDED_OK = {"Random", "default_rng", "Generator", "RandomState", "seed", "SeedSequence", "PCG64"}
 
 
-def calls(info: CellInfo, ns: dict) -> Iterator[tuple[str, str]]:
+def calls(info: CellInfo, ns: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """(the call as written out, its replacement) for each such call the cell makes
     directly, resolved through the namespace and the cell's imports; once each."""
     seen = set()

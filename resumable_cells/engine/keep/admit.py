@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 
 
 def attributes_changed(
-    ns: dict, key: Key, inputs_before: sharing.InputSnapshot | None
+    ns: dict[str, Any], key: Key, inputs_before: sharing.InputSnapshot | None
 ) -> list[str]:
     """Module attributes among the key's inputs that the run changed and that a hit
     could not set again (the notebook's modules' public attributes it can: `module_attrs`),
@@ -60,7 +60,7 @@ class Admitted:
     the record."""
 
     note: str | None
-    outputs: list[dict]
+    outputs: list[dict[str, Any]]
 
 
 def admit(engine: Engine, live: LiveRun, watched: Watched) -> Admitted:
@@ -80,7 +80,7 @@ def admit(engine: Engine, live: LiveRun, watched: Watched) -> Admitted:
         note = f"not cached: {err.name}: {err.why}. To cache it, {err.way_out}"
         return Admitted(note, digests.describe(live.bound))
     except (Unstorable, KeyComponentError, Unhashable) as err:
-        var = getattr(err, "name", None) or getattr(err, "path", "a value")
+        var = str(getattr(err, "name", None) or getattr(err, "path", "a value"))  # (a str)
         why = str(getattr(err, "why", err))
         note = f"not cached: {var} cannot be stored ({why}). {advice.unstorable(var, why)}"
         return Admitted(note, digests.describe(live.bound))

@@ -16,7 +16,7 @@ import time
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from ...errors import Unhashable, Unstorable
 from ...hashing import key as step_key
@@ -29,6 +29,9 @@ from ..units.layout import StoragePlan
 from . import loadback, roundtrip
 from .changes import Digests
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing's own from Python 3.11
+
 
 @dataclass
 class LiveRun:
@@ -39,9 +42,9 @@ class LiveRun:
     key: step_key.Key
     bound: list[str]
     deleted: list[str]
-    outputs: list
+    outputs: list[Any]
     result: Any
-    params: dict  # run parameters used: epoch, seed
+    params: dict[str, Any]  # run parameters used: epoch, seed
     reads: set[str]  # files read
     duration: float
     inline_backend: bool = False  # matplotlib's inline backend was loaded after the run
@@ -51,9 +54,9 @@ def build(
     run: LiveRun,
     store: Store,
     digests: Digests,
-    display: Callable[[Any], dict],
+    display: Callable[[Any], dict[str, Any]],
     plan: StoragePlan | None = None,
-    state: list | None = None,
+    state: list[Any] | None = None,
 ) -> Entry:
     """Store the run's values and return its entry (not yet put under its key). Raises
     Unstorable, Unhashable, KeyComponentError, Unfaithful, or the store's errors.
@@ -102,7 +105,16 @@ def build(
     )
 
 
-def _described(name: str, digests: Digests, **flags: bool) -> Binding:
+class _Flags(TypedDict, total=False):
+    """A binding's flags (`storage.entries.Binding`)."""
+
+    callable: bool
+    inplace: bool
+    unit: bool
+    seen: bool
+
+
+def _described(name: str, digests: Digests, **flags: Unpack[_Flags]) -> Binding:
     tname, size = step_key.describe(digests.ns[name])
     return Binding(name, digests.of(name), tname, size, **flags)
 
@@ -119,7 +131,7 @@ def _binding(name: str, plan: StoragePlan, store: Store, digests: Digests) -> Bi
     return _described(name, digests, unit=True)
 
 
-def _stored(name: str, digests: Digests, store: Store, **flags: bool) -> Binding:
+def _stored(name: str, digests: Digests, store: Store, **flags: Unpack[_Flags]) -> Binding:
     row = _described(name, digests, **flags)
     digest = digests.of(name)
     check = roundtrip.checker(digest, digests.ns, name)
@@ -127,7 +139,9 @@ def _stored(name: str, digests: Digests, store: Store, **flags: bool) -> Binding
     return Binding(row.name, row.digest, row.type, row.size, value=stored, **flags)
 
 
-def _result(result: Any, store: Store, ns: dict, display: Callable[[Any], dict]) -> Result | None:
+def _result(
+    result: Any, store: Store, ns: dict[str, Any], display: Callable[[Any], dict[str, Any]]
+) -> Result | None:
     if result is None:
         return None
     try:

@@ -23,7 +23,7 @@ from ..objects import objgraph, user_names
 class Digests:
     """Digests of the namespace's values after a live run, each computed once."""
 
-    def __init__(self, ns: dict):
+    def __init__(self, ns: dict[str, Any]) -> None:
         self.ns = ns
         self._done: dict[str, str] = {}
 
@@ -33,7 +33,7 @@ class Digests:
             self._done[name] = Hasher(self.ns).value_digest(self.ns[name], name)
         return self._done[name]
 
-    def describe(self, names: list[str]) -> list[dict]:
+    def describe(self, names: list[str]) -> list[dict[str, Any]]:
         """Name, type, size and digest (None when unhashable) of each, for the record."""
         out = []
         for n in names:
@@ -59,7 +59,7 @@ _MISSING = object()
 
 
 def of_run(
-    ns: dict,
+    ns: dict[str, Any],
     ids_before: dict[str, int],
     assigned: tuple[str, ...],
     inputs_before: dict[str, Any],

@@ -16,6 +16,7 @@ large data); a loader that needs to write into them gets copies.
 
 from __future__ import annotations
 
+import pickle
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -28,11 +29,13 @@ from ...hashing.values import Hasher
 from ...storage import serialize
 
 
-def checker(digest: str, ns: dict, name: str) -> Callable[[Any, bytes, list], None]:
+def checker(
+    digest: str, ns: dict[str, Any], name: str
+) -> Callable[[Any, bytes, list[pickle.PickleBuffer]], None]:
     """A check for `Store.put_value`: raises Unstorable when the value pickled as
     (main, buffers) does not come back with `digest`."""
 
-    def check(value: Any, main: bytes, buffers: list) -> None:
+    def check(value: Any, main: bytes, buffers: list[pickle.PickleBuffer]) -> None:
         if exact(value):
             return
         restored = serialize.load_back(main, buffers, name)
@@ -54,7 +57,7 @@ def checker(digest: str, ns: dict, name: str) -> Callable[[Any, bytes, list], No
 
 
 @contextmanager
-def _bound(ns: dict, name: str, value: Any, restored: Any) -> Iterator[None]:
+def _bound(ns: dict[str, Any], name: str, value: Any, restored: Any) -> Iterator[None]:
     """The copy in the value's place while it is digested: a recursive function (or an
     `lru_cache` one) reaches itself through the namespace, as a restored one will."""
     if ns.get(name) is not value:
@@ -67,7 +70,7 @@ def _bound(ns: dict, name: str, value: Any, restored: Any) -> Iterator[None]:
         ns[name] = value
 
 
-def _now(value: Any, ns: dict, name: str) -> str | None:
+def _now(value: Any, ns: dict[str, Any], name: str) -> str | None:
     try:
         return Hasher(ns).value_digest(value, name)
     except Unhashable:

@@ -30,9 +30,12 @@ import copyreg
 import sys
 import types
 from collections import OrderedDict, defaultdict, deque
-from typing import Any
+from typing import Any, TypeAlias
 
 from . import objgraph
+
+# copyreg's constructor of `__reduce_ex__`'s protocol 2 (missing from typeshed's copyreg)
+_NEWOBJ = copyreg.__newobj__  # type: ignore[attr-defined]
 
 _HEAPTYPE = 1 << 9
 _PURE: dict[type, bool] = {}
@@ -77,7 +80,7 @@ def _random_kind(obj: Any) -> str | None:
 _NAMESPACES = (types.SimpleNamespace,)  # only their attributes, though written in C
 
 
-def restorable(obj: Any, shape: tuple | None = None) -> bool:
+def restorable(obj: Any, shape: tuple[Any, Any] | None = None) -> bool:
     """Whether `restore` can give `obj` any later state of itself exactly. `shape` is
     (shape, dtype) of an array before the step: an array restores in place only into
     the same shape and dtype."""
@@ -102,7 +105,8 @@ def by_state(t: type) -> bool:
     given to the object itself. A class with its own `__reduce__` (a plotly figure,
     made again from its dict) builds a new object whose parts are all new: giving the
     old one their state would leave its holders with parts no longer its own."""
-    return t.__reduce__ is object.__reduce__ and t.__reduce_ex__ is object.__reduce_ex__
+    # (typeshed types a method got from a class and from object differently)
+    return t.__reduce__ is object.__reduce__ and t.__reduce_ex__ is object.__reduce_ex__  # type: ignore[comparison-overlap]
 
 
 def _array_type(t: type) -> bool:
@@ -132,7 +136,11 @@ def raw_state(t: type) -> bool:
     return hasattr(t, "__setstate__") or own is not getattr(object, "__getstate__", None)
 
 
-def raw_of(obj: Any) -> tuple[dict | None, dict]:
+# An instance dict (None: instances have none) and the set slots (`raw_of`).
+RawState: TypeAlias = tuple["dict[str, Any] | None", dict[str, Any]]
+
+
+def raw_of(obj: Any) -> RawState:
     """The instance dict and the set slots of `obj` (see `raw_state`)."""
     t = type(obj)
     attrs = object.__getattribute__(obj, "__dict__") if t.__dictoffset__ else None
@@ -145,7 +153,7 @@ def raw_of(obj: Any) -> tuple[dict | None, dict]:
     return attrs, slots
 
 
-def set_raw(obj: Any, state: tuple[dict | None, dict]) -> None:
+def set_raw(obj: Any, state: RawState) -> None:
     """Give `obj` the dict and slots of `raw_of` (a pickle state setter too)."""
     attrs, slots = state
     if attrs is not None:
@@ -199,7 +207,7 @@ def restore(target: Any, fresh: Any, raw: bool = False) -> None:
         _instance(target, fresh)
 
 
-def _seq(target, fresh) -> None:
+def _seq(target: Any, fresh: Any) -> None:
     if isinstance(target, deque):
         target.clear()
         target.extend(fresh)
@@ -207,7 +215,7 @@ def _seq(target, fresh) -> None:
         list.__setitem__(target, slice(None), list.__getitem__(fresh, slice(None)))
 
 
-def _map(target, fresh) -> None:
+def _map(target: Any, fresh: Any) -> None:
     if isinstance(target, OrderedDict):  # its order lives beside the dict: its own methods
         OrderedDict.clear(target)
         OrderedDict.update(target, dict.items(fresh))
@@ -218,19 +226,19 @@ def _map(target, fresh) -> None:
         target.default_factory = fresh.default_factory
 
 
-def _set(target, fresh) -> None:
+def _set(target: Any, fresh: Any) -> None:
     set.clear(target)
     set.update(target, fresh)
 
 
-def _bytes(target, fresh) -> None:
+def _bytes(target: Any, fresh: Any) -> None:
     bytearray.__setitem__(target, slice(None), fresh)
 
 
 _CONTAINERS = {objgraph.SEQ: _seq, objgraph.MAP: _map, objgraph.SET: _set, objgraph.BYTES: _bytes}
 
 
-def _array(target, fresh) -> None:
+def _array(target: Any, fresh: Any) -> None:
     np = sys.modules["numpy"]
     target.flags.writeable = True  # (`problem` checked it can be) as the live run wrote it
     np.copyto(target.view(np.ndarray), fresh.view(np.ndarray), casting="no")
@@ -240,7 +248,7 @@ def _array(target, fresh) -> None:
         _replace_dict(target, fresh)
 
 
-def _can_write(arr) -> bool:
+def _can_write(arr: Any) -> bool:
     """Whether a read-only array can be made writable (its memory is writable: a value
     restored read-only by a library's own pickling, where the live one was not)."""
     try:
@@ -251,7 +259,7 @@ def _can_write(arr) -> bool:
     return True
 
 
-def _cell(target, fresh) -> None:
+def _cell(target: Any, fresh: Any) -> None:
     try:
         target.cell_contents = fresh.cell_contents
     except ValueError:  # the cell was emptied (`del` of the closed-over name)
@@ -266,7 +274,7 @@ def _function(target: types.FunctionType, fresh: types.FunctionType) -> None:
     _replace_dict(target, fresh)
 
 
-def _generator(target, fresh) -> None:
+def _generator(target: Any, fresh: Any) -> None:
     kind = _random_kind(target)
     if kind == "random":
         target.setstate(fresh.getstate())
@@ -280,13 +288,13 @@ def _generator(target, fresh) -> None:
         target.state = fresh.state
 
 
-def _instance(target, fresh) -> None:
+def _instance(target: Any, fresh: Any) -> None:
     """As pickle builds an object: an empty instance, then its state, so that a class's
     `__setstate__` (pandas builds its flags there) runs on the object itself."""
     rv = fresh.__reduce_ex__(5)
     by_state = (
         isinstance(rv, tuple)
-        and rv[0] is copyreg.__newobj__
+        and rv[0] is _NEWOBJ
         and rv[1] == (type(target),)
         and len(rv) > 2
         and getattr(type(target), "__setstate__", None) is not None
@@ -306,7 +314,7 @@ def _instance(target, fresh) -> None:
             pass
 
 
-def _clear_instance(target) -> None:
+def _clear_instance(target: Any) -> None:
     if type(target).__dictoffset__:
         object.__getattribute__(target, "__dict__").clear()
     for name in objgraph.slot_names(type(target)):
@@ -316,7 +324,7 @@ def _clear_instance(target) -> None:
             pass
 
 
-def _replace_dict(target, fresh) -> None:
+def _replace_dict(target: Any, fresh: Any) -> None:
     attrs = object.__getattribute__(target, "__dict__")
     attrs.clear()
     attrs.update(object.__getattribute__(fresh, "__dict__"))

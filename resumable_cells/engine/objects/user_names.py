@@ -19,7 +19,7 @@ _IPYTHONS = re.compile(r"^(_+|_i+|_i?\d+|In|Out|exit|quit|get_ipython|_oh|_ih|_d
 _MISSING = object()
 
 
-def is_ipythons(name: str, value: Any = _MISSING, hidden: dict | None = None) -> bool:
+def is_ipythons(name: str, value: Any = _MISSING, hidden: dict[str, Any] | None = None) -> bool:
     """Whether `name` is IPython's own (or a dunder name): by its spelling, or because
     IPython put `value` there (`hidden` is the shell's `user_ns_hidden`)."""
     if name.startswith("__") or _IPYTHONS.match(name):
@@ -27,6 +27,6 @@ def is_ipythons(name: str, value: Any = _MISSING, hidden: dict | None = None) ->
     return hidden is not None and hidden.get(name, _MISSING) is value
 
 
-def is_users(name: str, value: Any = _MISSING, hidden: dict | None = None) -> bool:
+def is_users(name: str, value: Any = _MISSING, hidden: dict[str, Any] | None = None) -> bool:
     """Whether `name` (holding `value`) is one of the user's names."""
     return not is_ipythons(name, value, hidden)

@@ -21,7 +21,11 @@ from .load import Loaded
 
 
 def apply(
-    entry: Entry, loaded: Loaded, ns: dict, shell: Any, warn: Callable[[str], None] = print
+    entry: Entry,
+    loaded: Loaded,
+    ns: dict[str, Any],
+    shell: Any,
+    warn: Callable[[str], None] = print,
 ) -> tuple[Any, bool]:
     """Restore objects in place and bind the values, delete the names the run deleted,
     set the process state it changed (`warn` says what could not be), replay the
@@ -52,8 +56,8 @@ def apply(
 class Replayed:
     """The display of a result that could not be stored as a value."""
 
-    def __init__(self, bundle: dict):
+    def __init__(self, bundle: dict[str, Any]):
         self._bundle = bundle
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return self._bundle

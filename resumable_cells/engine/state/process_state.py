@@ -38,11 +38,14 @@ import logging
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import Unfaithful
 from ...storage import serialize
 from .parts import BUILTIN, State
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
 
 log = logging.getLogger(__name__)
 
@@ -84,32 +87,33 @@ class Watch:
     """What `changes` compares with: a snapshot before the step, and the configuring
     magics the step called, in order."""
 
-    def __init__(self, before: dict[str, Any]):
+    def __init__(self, before: dict[str, Any]) -> None:
         self.before = before
         self.magics: list[tuple[str, str]] = []
 
 
 @contextmanager
-def watching(shell) -> Iterator[Watch]:
+def watching(shell: InteractiveShell) -> Iterator[Watch]:
     """Snapshot the process state and record the configuring line magics the body calls
     (`%config X` runs as `get_ipython().run_line_magic("config", "X")`)."""
     watch = Watch(snapshot())
     run = shell.run_line_magic
     own = shell.__dict__.get("run_line_magic")
 
-    def recording(magic_name, line, _stack_depth=1):
+    def recording(magic_name: str, line: str, _stack_depth: int = 1) -> Any:
         if magic_name in CONFIGURING and not (magic_name.endswith("_ext") and _ours(line)):
             watch.magics.append((magic_name, line))
         return run(magic_name, line, _stack_depth + 1)  # the caller's frame, for $var
 
-    shell.run_line_magic = recording
+    # patched on this shell instance for the block (IPython's method, typed as such)
+    shell.run_line_magic = recording  # type: ignore[method-assign]
     try:
         yield watch
     finally:
         if own is None:
             del shell.run_line_magic
         else:
-            shell.run_line_magic = own
+            shell.run_line_magic = own  # type: ignore[method-assign]
 
 
 def _ours(line: str) -> bool:
@@ -144,7 +148,7 @@ def changes(watch: Watch | dict[str, Any]) -> list[tuple[str, Any]]:
     change that cannot be recorded."""
     before = watch.before if isinstance(watch, Watch) else watch
     magics = watch.magics if isinstance(watch, Watch) else []
-    out = [("ipython.magics", list(magics))] if magics else []
+    out: list[tuple[str, Any]] = [("ipython.magics", list(magics))] if magics else []
     for s in _watched():
         prior = before.get(s.name)
         try:
