@@ -29,7 +29,7 @@ class Memo:
         return self.base + len(self.seen)
 
     def find(self, oid: int) -> int | None:
-        memo = self
+        memo: Memo | None = self
         while memo is not None:
             hit = memo.seen.get(oid)
             if hit is not None:

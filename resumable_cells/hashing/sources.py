@@ -60,7 +60,7 @@ class Sources:
 # -- which files are local -----------------------------------------------------------------
 @lru_cache(maxsize=1)
 def _installed_roots() -> tuple[str, ...]:
-    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    roots: set[str | None] = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
     paths = sysconfig.get_paths()
     roots |= {paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
     roots |= set(getattr(site, "getsitepackages", list)())

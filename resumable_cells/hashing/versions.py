@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from functools import lru_cache
 from importlib import metadata
 
@@ -10,7 +11,7 @@ _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"__main__", "bui
 
 
 @lru_cache(maxsize=1)
-def _distributions() -> dict[str, list[str]]:
+def _distributions() -> Mapping[str, list[str]]:
     return metadata.packages_distributions()
 
 
@@ -38,9 +39,9 @@ def module_version(top: str) -> str | None:
             return dist.version
     except metadata.PackageNotFoundError:
         pass
-    for dist in _distributions().get(top, [top]):
+    for name in _distributions().get(top, [top]):
         try:
-            return metadata.version(dist)
+            return metadata.version(name)
         except metadata.PackageNotFoundError:
             continue
     return None

@@ -21,14 +21,16 @@ import collections
 import dataclasses
 import functools
 import types
+from collections.abc import Callable
 from typing import Any
 
 from ..hashing.code import LRU_WRAPPER
 
 __all__ = ["LRU_WRAPPER", "is_namedtuple", "is_sentinel_type", "namedtuple_reduce", "reduce"]
 
-_SENTINEL_TYPES = (dataclasses._MISSING_TYPE, dataclasses._FIELD_BASE,
-                   dataclasses._HAS_DEFAULT_FACTORY_CLASS, dataclasses._KW_ONLY_TYPE)  # fmt: skip
+# (private classes of dataclasses that typeshed does not list)
+_SENTINEL_TYPES = (dataclasses._MISSING_TYPE, dataclasses._FIELD_BASE,  # type: ignore[attr-defined]
+                   dataclasses._HAS_DEFAULT_FACTORY_CLASS, dataclasses._KW_ONLY_TYPE)  # type: ignore[attr-defined]  # fmt: skip
 _SENTINELS = {
     id(v): name for name, v in vars(dataclasses).items() if isinstance(v, _SENTINEL_TYPES)
 }
@@ -59,17 +61,21 @@ def reduce(obj: Any) -> Any:
 _LRU_OWN = frozenset({"__wrapped__", "cache_parameters"})  # lru_cache sets them again
 
 
-def _mapping_proxy(mapping: dict) -> types.MappingProxyType:
+def _mapping_proxy(mapping: dict[Any, Any]) -> types.MappingProxyType[Any, Any]:
     return types.MappingProxyType(mapping)
 
 
-def _rebuild_lru(fn, maxsize, typed, extra):
+def _rebuild_lru(
+    fn: Callable[..., Any], maxsize: int | None, typed: bool, extra: dict[str, Any]
+) -> Any:
     wrapper = functools.lru_cache(maxsize=maxsize, typed=typed)(fn)
     vars(wrapper).update(extra)
     return wrapper
 
 
-def _rebuild_cached_property(fn, attrname, doc):
+def _rebuild_cached_property(
+    fn: Callable[[Any], Any], attrname: str | None, doc: str | None
+) -> functools.cached_property[Any]:
     prop = functools.cached_property(fn)
     prop.attrname = attrname  # set by __set_name__ when its class is made
     prop.__doc__ = doc
@@ -83,10 +89,11 @@ def is_namedtuple(cls: type) -> bool:
     return issubclass(cls, tuple) and "_make" in own and "_fields" in own
 
 
-def namedtuple_reduce(cls: type) -> tuple:
+def namedtuple_reduce(cls: Any) -> tuple[Any, ...]:
     """The reduction of a namedtuple class: its fields and defaults, then the rest."""
     defaults = tuple(cls._field_defaults[f] for f in cls._fields if f in cls._field_defaults)
-    made = collections.namedtuple(cls.__name__, cls._fields, defaults=defaults or None)
+    # a class made at run time from another's fields: mypy checks only literal ones
+    made = collections.namedtuple(cls.__name__, cls._fields, defaults=defaults or None)  # type: ignore[misc]
     late = {
         k: v
         for k, v in cls.__dict__.items()
@@ -96,12 +103,15 @@ def namedtuple_reduce(cls: type) -> tuple:
     return _rebuild_namedtuple, args, late or None, None, None, _set_attrs
 
 
-def _rebuild_namedtuple(name, qualname, fields, defaults):
-    cls = collections.namedtuple(name, fields, defaults=defaults or None, module="__main__")
+def _rebuild_namedtuple(
+    name: str, qualname: str, fields: tuple[str, ...], defaults: tuple[Any, ...]
+) -> type:
+    # (as in namedtuple_reduce: the names and fields are data)
+    cls = collections.namedtuple(name, fields, defaults=defaults or None, module="__main__")  # type: ignore[misc]
     cls.__qualname__ = qualname
     return cls
 
 
-def _set_attrs(cls: type, late: dict | None) -> None:
+def _set_attrs(cls: type, late: dict[str, Any] | None) -> None:
     for k, v in (late or {}).items():
         setattr(cls, k, v)

@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 _MAIN_NS: dict[str, Any] = {}
 
 
-def set_main_namespace(ns: dict) -> None:
+def set_main_namespace(ns: dict[str, Any]) -> None:
     global _MAIN_NS
     _MAIN_NS = ns
 
@@ -51,7 +51,8 @@ def dumps(
     out = io.BytesIO()
     pickler = _Pickler(out, buffers.append, top=value)
     if persistent_id is not None:
-        pickler.persistent_id = persistent_id
+        # an instance may set its own (pickle's documented way); typeshed types a method
+        pickler.persistent_id = persistent_id  # type: ignore[method-assign]
     try:
         pickler.dump(value)
     except ResumableCellsError:
@@ -61,22 +62,28 @@ def dumps(
     return out.getvalue(), buffers
 
 
-def loads(main: bytes, buffers: list, persistent_load: Callable[[Any], Any] | None = None) -> Any:
+def loads(
+    main: bytes,
+    buffers: list[Any],  # PickleBuffers, or the bytes or views a store read back
+    persistent_load: Callable[[Any], Any] | None = None,
+) -> Any:
     """The value of a stream from `dumps`; `persistent_load(pid)` gives back the object
     of each persistent id."""
     if persistent_load is None:
         return pickle.loads(main, buffers=buffers)
     unpickler = pickle.Unpickler(io.BytesIO(main), buffers=buffers)
-    unpickler.persistent_load = persistent_load
+    unpickler.persistent_load = persistent_load  # type: ignore[method-assign]  # (as above)
     return unpickler.load()
 
 
 class _Pickler(pickle.Pickler):
-    def __init__(self, file, buffer_callback, top):
+    def __init__(
+        self, file: io.BytesIO, buffer_callback: Callable[[pickle.PickleBuffer], None], top: Any
+    ) -> None:
         super().__init__(file, protocol=5, buffer_callback=buffer_callback)
         self._top = top
 
-    def reducer_override(self, obj):
+    def reducer_override(self, obj: Any) -> Any:
         t = type(obj)
         if t in _PLAIN:  # a figure pickles tens of thousands of objects: decide once
             return NotImplemented
@@ -85,7 +92,7 @@ class _Pickler(pickle.Pickler):
             _PLAIN.add(t)
         return reduced
 
-    def _reduce(self, obj):
+    def _reduce(self, obj: Any) -> Any:
         np = sys.modules.get("numpy")
         if np is not None and type(obj) is np.ndarray and obj.dtype.kind == "O":
             if obj.size >= _STR_ARRAY_MIN:
@@ -110,13 +117,14 @@ class _Pickler(pickle.Pickler):
         if isinstance(obj, types.CellType):
             return _new_cell, (), _cell_value(obj), None, None, _set_cell
         if isinstance(obj, type) and obj.__module__ == "__main__":
-            if obj is self._top or _MAIN_NS.get(obj.__qualname__) is not obj:
+            qualname = obj.__qualname__
+            if obj is self._top or _MAIN_NS.get(qualname) is not obj:
                 # A class another one replaced (`class A` run twice) is stored by
                 # value: by name, its instances would come back as the new one's.
                 return _class_reduce(obj)
             # Anywhere else a class is stored by name: the entry that binds it is
             # restored first, and its instances then refer to that one class object.
-            return _main_attr, (obj.__qualname__,)
+            return _main_attr, (qualname,)
         special = decorated.reduce(obj)  # lru_cache, cached_property, dataclasses
         if special is not NotImplemented:
             return special
@@ -301,7 +309,8 @@ def _class_reduce(cls: type):
         return decorated.namedtuple_reduce(cls)
     if isinstance(cls, enum.EnumMeta):
         raise pickle.PicklingError(f"{cls.__name__} is an Enum defined in the notebook")
-    early, late = {}, {}
+    early: dict[str, Any] = {}
+    late: dict[str, Any] = {}
     for k, v in cls.__dict__.items():
         if k in _CLASS_SKIP or isinstance(v, _SLOT_DESCRIPTORS):
             continue

@@ -13,6 +13,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 from ..store import Store
 from .health import Health, describe_error
@@ -39,8 +40,9 @@ class PushQueue:
         self._busy: str | None = None
         self._worker: threading.Thread | None = None
         self.closed = False
-        self.stats = {"entries": 0, "blobs": 0, "bytes": 0, "errors": []}
-        self._reported = dict(self.stats, errors=0)  # what the last flush reported
+        # counts, and "errors": a list of messages (a count of them in `_reported`)
+        self.stats: dict[str, Any] = {"entries": 0, "blobs": 0, "bytes": 0, "errors": []}
+        self._reported: dict[str, Any] = dict(self.stats, errors=0)  # what the last flush reported
 
     def count(self, entries: int = 0, blobs: int = 0, nbytes: int = 0) -> None:
         """Add to what was pushed (any thread)."""
@@ -68,7 +70,7 @@ class PushQueue:
         with self._cv:
             return len(self._todo) + len(self._failed) + (self._busy is not None)
 
-    def flush(self, timeout: float = 600.0) -> dict:
+    def flush(self, timeout: float = 600.0) -> dict[str, Any]:
         """Retry failed pushes now and wait until none is queued or running. Returns what
         was pushed since the last flush: {"pushed": entries, "blobs", "bytes", "failed":
         entries left to push, "errors": [entries that cannot be pushed, and why]}."""

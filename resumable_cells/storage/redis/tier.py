@@ -13,6 +13,7 @@ import logging
 import sys
 import threading
 import time
+from typing import Any
 
 from ...errors import TamperedError, TeamCacheError
 from ..entries import Entry
@@ -51,6 +52,12 @@ class RedisTier(Tier):
             f"the team cache {self.url} is off: set RESUMABLE_CELLS_TEAM_KEY (or "
             "RESUMABLE_CELLS_TEAM_KEY_FILE) to the key your team shares"
         )
+
+    def _team_key(self) -> bytes:
+        """The team key, on the paths that reach the server: a lookup asks `usable()`
+        first and a push is queued only by `put`, both of which require one."""
+        assert self.key is not None, "the team cache has no key"
+        return self.key
 
     def usable(self) -> bool:
         return self.key is not None and not self.queue.closed and self.health.up_now()
@@ -94,14 +101,14 @@ class RedisTier(Tier):
         if raw is None:
             self.health.up()
             return None
-        entry = wire.verified_entry(raw, key, self.key)
+        entry = wire.verified_entry(raw, key, self._team_key())
         # Give up when copying would take longer than running the step did.
         budget = max(MIN_FETCH_S, 2 * entry.duration_s)
         deadline = time.monotonic() + budget
         try:
             for name in entry.blobs():
                 if not local.has_blob(name):
-                    transfer.pull_blob(self.fast, local, name, self.key, deadline)
+                    transfer.pull_blob(self.fast, local, name, self._team_key(), deadline)
         except transfer.TooSlow:
             raise transfer.TooSlow(
                 f"the team cache is too slow to beat running the step (over {budget:.1f} s)"
@@ -137,10 +144,11 @@ class RedisTier(Tier):
             self._known.add(key)
             return False
         for name in entry.blobs():
-            sent = transfer.push_blob(self.bulk, local, name, self.key)
+            sent = transfer.push_blob(self.bulk, local, name, self._team_key())
             if sent:
                 self.queue.count(blobs=1, nbytes=sent)
-        self.bulk.set(wire.entry_key(key), wire.signed_entry(entry, key, self.key), nx=True)
+        signed = wire.signed_entry(entry, key, self._team_key())
+        self.bulk.set(wire.entry_key(key), signed, nx=True)
         self._known.add(key)
         self.queue.count(entries=1)
         return True
@@ -148,7 +156,7 @@ class RedisTier(Tier):
     def pending(self) -> int:
         return self.queue.pending()
 
-    def flush(self, timeout: float = 600.0) -> dict:
+    def flush(self, timeout: float = 600.0) -> dict[str, Any]:
         """Retry failed pushes now and wait until none is queued or running (see
         `PushQueue.flush`)."""
         self.health.say_warning()
