@@ -44,7 +44,7 @@ def show_line(
     }
     metadata = {"resumable_cells": {"status": status, "step": name}}
     pub = getattr(get_ipython(), "display_pub", None)
-    if flush or not hasattr(pub, "_flush_streams"):
+    if flush or pub is None or not hasattr(pub, "_flush_streams"):
         publish_display_data(bundle, metadata=metadata)
         return
     pub._flush_streams = _nothing  # an instance attribute shadows the method for one call

@@ -39,6 +39,10 @@ class Freshness(Protocol):
         """Stale rows (step, cell id) -> why."""
         ...
 
+    def notify(self) -> None:
+        """Tell whoever shows staleness (the sidebar) that it may have changed."""
+        ...
+
 
 class Engine:
     def __init__(self, shell: InteractiveShell, store: Store | None = None) -> None:

@@ -77,7 +77,8 @@ def _status(engine: Engine, argv):
     rows = staleness.step_rows(execs, engine.staleness())
     if engine.freshness is not None:
         engine.freshness.notify()  # the sidebar shows what this table says
-    cache = {"store": glance.store_figures(engine.store), "team": teamcache.figures(engine.team)}
+    team = teamcache.figures(teamcache.team_of(engine))
+    cache = {"store": glance.store_figures(engine.store), "team": team}
     if not rows:
         print("\n".join([f"run {engine.run.id}: no steps yet", *views.cache_lines(cache)]))
         return None
@@ -198,7 +199,7 @@ def _config(engine: Engine, argv):
     used = engine.store.used_bytes()
     print(f"store {engine.store.dir}\n  size {sizes.format_size(used)} "
           f"of {sizes.format_size(engine.store.size_limit)}")  # fmt: skip
-    print(teamcache.describe(engine.team))
+    print(teamcache.describe(teamcache.team_of(engine)))
     return None
 
 
@@ -206,9 +207,10 @@ def _push(engine: Engine, argv):
     p = _parser("push", "Wait until new entries are on the team cache.")
     p.add_argument("--all", action="store_true", help="push every local entry it lacks")
     args = p.parse_args(argv)
-    if engine.team is None:
+    team = teamcache.team_of(engine)
+    if team is None:
         raise UsageError("%step push: no team cache; set one with `%step config --remote URL`.")
-    print(teamcache.push_report(engine.team, engine.store, everything=args.all))
+    print(teamcache.push_report(team, engine.store, everything=args.all))
     return None
 
 

@@ -41,6 +41,9 @@ class _Seen:
     anyway, so a deep look digests it)."""
 
     __slots__ = ("kind", "ref", "digest")
+    kind: str
+    ref: Any  # the atom, a weak reference, an id, or None
+    digest: str | None
 
     def __init__(self, obj: Any, digest: str | None):
         self.digest = digest

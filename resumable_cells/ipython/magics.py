@@ -72,7 +72,7 @@ class StepMagics(Magics):
             return _refusals_as_usage_errors(result)
         return result
 
-    @line_magic("step")
+    @line_magic("step")  # type: ignore[arg-type]  # IPython's decorator types reject a named magic
     def step_line(self, line: str):
         """%step SUBCOMMAND: status, why NAME, plan, timeline, clear NAME|--all,
         run [--new], budget [--steps N] [--tokens N] [--cost X], config, help."""

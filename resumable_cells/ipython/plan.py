@@ -98,6 +98,7 @@ def step_cells(cells: list[dict]) -> list[tuple[str, str, str | None]]:
 def show(engine, explicit: str | None) -> Plan:
     found = notebookfile.locate(engine.shell, explicit)
     cells = found.cells if found.path is None else notebookfile.code_cells(found.path)
+    assert cells is not None  # `locate` gives the cells whenever it gives no file
     rows = make(engine, step_cells(cells))
     stale = engine.staleness()
     for row in rows:
@@ -165,7 +166,8 @@ def _input_digests(engine, info, args, known) -> dict[str, str | None]:
     )
     if got.dynamic:
         raise step_key.dynamic_error(got.dynamic)
-    return got.digests
+    digests: dict[str, str | None] = dict(got.digests)  # (`known` ones may be None)
+    return digests
 
 
 class _Current:

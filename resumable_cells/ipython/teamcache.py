@@ -39,6 +39,14 @@ def configure(engine: Engine, setting: str) -> None:
     engine.set_team(tier)
 
 
+def team_of(engine: Engine) -> RedisTier | None:
+    """The engine's team cache as this layer made it: `attach` and `configure` only
+    ever set a RedisTier (the engine knows it as any Tier)."""
+    team = engine.team
+    assert team is None or isinstance(team, RedisTier), team
+    return team
+
+
 def describe(tier: RedisTier | None) -> str:
     if tier is None:
         return "team cache: none (set one with %step config --remote redis://HOST:PORT/DB)"

@@ -93,7 +93,7 @@ def executions(rows: list[dict], current_session: str | None = None) -> list[dic
 
 def _merge(by_id: dict[str, dict], row: dict) -> dict:
     eid = row.get("id")
-    merged = by_id.get(eid)
+    merged = by_id.get(eid) if eid else None  # (rows without an id are never kept)
     if merged is None:
         merged = {f: None for f in EXECUTION_FIELDS}
         merged.update(status="running", saved_s=0.0, inputs=[], outputs=[],

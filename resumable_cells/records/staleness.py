@@ -134,7 +134,7 @@ def _propagate(binders, by_name, last: dict[RowKey, int], stale: dict[RowKey, st
     changed = True
     while changed:  # a fixed point: a chain of n stale steps takes n passes at most
         changed = False
-        for key in sorted(last, key=last.get):
+        for key in sorted(last, key=lambda k: last[k]):
             if key in stale:
                 continue
             for name, source in producers.get(key, ()):

@@ -19,7 +19,9 @@ _COUNTED = {"hit": "served", "live": "ran", "effect": "effects", "error": "error
 def totals(execs: list[dict], session: str | None) -> dict[str, dict]:
     """Executions by outcome and the time saved, for `session` and for the whole run:
     {"session": {"served", "ran", "effects", "errors", "saved_s"}, "run": {...}}."""
-    out = {scope: dict.fromkeys(_COUNTED.values(), 0) for scope in ("session", "run")}
+    out: dict[str, dict[str, float]] = {
+        scope: dict.fromkeys(_COUNTED.values(), 0) for scope in ("session", "run")
+    }
     for scope in out:
         out[scope]["saved_s"] = 0.0
     for e in execs:

@@ -155,7 +155,9 @@ def _status(run: CellRun | None, step: Step) -> str:
 
 def _why_not(run: CellRun | None, status: str) -> str:
     if status == "error" and run is not None:
-        return f"raised {_error(run.outputs).split(':')[0]}"
+        error = _error(run.outputs)
+        assert error is not None  # `_status` says "error" only when the cell has one
+        return f"raised {error.split(':')[0]}"
     if status == "effect":
         return "an --effect step"
     return status

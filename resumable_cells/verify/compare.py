@@ -76,7 +76,8 @@ def _read_status(output: dict, meta: dict, step: Step) -> None:
 
 
 def _split_messages(text: str, own: set[str]) -> tuple[str, list[str]]:
-    keep, said = [], []
+    keep: list[str] = []
+    said: list[str] = []
     for line in text.splitlines(keepends=True):
         bare = line.rstrip("\n")
         (said if MESSAGE.match(bare) and bare not in own else keep).append(line)

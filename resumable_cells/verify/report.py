@@ -8,6 +8,8 @@ JSON: `{"version": 1, "ok", "timeout_s", "wall_s", "totals": {...}, "notebooks":
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..formatting import duration
 from .results import PASSES, NotebookResult
 
@@ -82,7 +84,7 @@ def to_json(results: list[NotebookResult], *, timeout: float, wall_s: float) -> 
     }
 
 
-def _table(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> list[str]:
+def _table(rows: Sequence[tuple[str, ...]], header: tuple[str, ...]) -> list[str]:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
     out = []
     for r in [header, *rows]:

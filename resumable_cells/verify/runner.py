@@ -14,8 +14,10 @@ from __future__ import annotations
 import logging
 import queue
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import nbformat
 
@@ -86,7 +88,7 @@ def run_once(
     label: str,
     kernels: Path,
     timeout: float,
-    extra_arguments: list[str] = (),
+    extra_arguments: Sequence[str] = (),
     after_restart: str = "",
     log_file: Path,
 ) -> PassRun:
@@ -142,7 +144,7 @@ class _Replies:
     (nbclient's stand-in reply, `TIMED_OUT`) can be told from the cell's own error."""
 
     def __init__(self) -> None:
-        self.last: dict | None = None
+        self.last: dict[str, Any] | None = None
 
     def __call__(self, cell, cell_index, execute_reply) -> None:
         self.last = execute_reply
@@ -160,7 +162,9 @@ def _run_cell(client, cell, index: int, after_restart: str) -> CellRun:
     except DeadKernelError:
         died = True
     seconds = time.perf_counter() - start
-    hung = ((replies.last or {}).get("content") or {}).get("ename") == TIMED_OUT["ename"]
+    last: dict[str, Any] = replies.last or {}
+    content: dict[str, Any] = last.get("content") or {}
+    hung = content.get("ename") == TIMED_OUT["ename"]
     run = CellRun(list(cell.get("outputs", [])), seconds, hung, died)
     if hung or died:
         # nbclient interrupted it; a kernel that does not then answer is restarted.
