@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo test test-py lint bench corpus clean libraries-table
+.PHONY: venv demo test test-py lint typecheck bench corpus clean libraries-table
 
 # Each build leaves install.json in resumable_cells/labextension/, and pyproject.toml
 # maps labextension/install.json to the same place in the wheel: a second install would
@@ -32,7 +32,11 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-test: lint redis-deps test-py test-ui
+# mypy's configuration is pyproject.toml's [tool.mypy]: strict on resumable_cells.engine.
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+test: lint typecheck redis-deps test-py test-ui
 
 # `resumable-cells verify` over tests/corpus (tests/test_corpus.py does the same in
 # `make test`); docs/verify.md's corpus figures come from bench/out/corpus.json.
