@@ -20,8 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import inprocess  # noqa: E402
 from common import Row, main, scratch_dir  # noqa: E402
 
-from resumable_cells.engine.keep import build
-from resumable_cells.engine.keep import loadback
+from resumable_cells.engine.keep import build, loadback
 
 STEPS = {
     "a line plot (fig, ax)": (

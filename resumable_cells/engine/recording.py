@@ -119,7 +119,7 @@ class Recording:
         self.wrote_streams = True
         logs.warn_step(self.name, message)
 
-    def survive(self, warning: str | None, fn: Callable[..., Any], *args, **kwargs) -> Any:
+    def best_effort(self, warning: str | None, fn: Callable[..., Any], *args, **kwargs) -> Any:
         """Call a store operation; a failure is logged, said (when `warning` is given)
         and gives None instead of failing the user's cell. Budget refusals pass."""
         try:

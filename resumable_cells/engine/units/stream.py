@@ -126,7 +126,7 @@ class Writer:
         self, plan: StoragePlan, graph: objgraph.Graph | None = None, fallbacks: int = FALLBACKS
     ):
         self.old = graph if graph is not None else plan.graph
-        self.budget = fallbacks
+        self.fallbacks = fallbacks  # objects that may carry a fallback
         self.post = plan.post
         self.replaced = plan.replaced
         self.paths: dict[int, tuple] = {}
@@ -147,7 +147,7 @@ class Writer:
         nodes, replaced, plain = self.old.nodes, self.replaced, self.plain
         ref, array = self._ref, self._array
         ndarray = self.np.ndarray if self.np is not None else _NoArray
-        atomic = objgraph.ATOMIC  # never a node of a graph (nor an array): no id() asked
+        atomic = objgraph.NO_IDENTITY  # never a node of a graph (nor an array): no id() asked
 
         def pid(obj: Any):
             if type(obj) in atomic:
@@ -170,7 +170,7 @@ class Writer:
         objects: a value a hit restored is then not laid out as the live one was); or
         () for frames, arrays and containers that are not small, objects met before
         and ones inside a fallback (their own references carry none)."""
-        if self.nested or oid in self.fallen or len(self.fallen) >= self.budget:
+        if self.nested or oid in self.fallen or len(self.fallen) >= self.fallbacks:
             return ()
         kind = objgraph.kind_of(type(obj))
         if kind == objgraph.ARRAY:
