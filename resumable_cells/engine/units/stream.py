@@ -111,11 +111,19 @@ FALLBACK_BYTES = 64 << 10  # bytes of an array whose reference carries a fallbac
 _SMALL_KINDS = frozenset({objgraph.SEQ, objgraph.MAP, objgraph.SET, objgraph.OBJ})
 
 
-def _size(obj: Any) -> int:
+def _size(obj: Any) -> int | None:
+    """How many items or attributes `obj` has, for the fallback's limit; None when its
+    class's own `__len__` fails (an unfitted scikit-learn ensemble's raises
+    AttributeError): that says nothing about pickling it, so no fallback, no refusal."""
+    if isinstance(obj, type):
+        return 0
     try:
-        return len(obj) if not isinstance(obj, type) else 0
+        return len(obj)
     except TypeError:
         return len(getattr(obj, "__dict__", ()))
+    except Exception:
+        log.debug("len() of a %s failed", type(obj).__name__, exc_info=True)
+        return None
 
 
 class Writer:
@@ -176,7 +184,7 @@ class Writer:
         if kind == objgraph.ARRAY:
             if obj.nbytes > FALLBACK_BYTES:
                 return ()
-        elif kind not in _SMALL_KINDS or _size(obj) > FALLBACK_ITEMS:
+        elif kind not in _SMALL_KINDS or (_size(obj) or FALLBACK_ITEMS + 1) > FALLBACK_ITEMS:
             return ()
         self.fallen.add(oid)
         self.nested = True

@@ -1,0 +1,24 @@
+"""Cells that can be served are served: cases from public notebooks that were refused
+although their values store and restore faithfully."""
+
+from __future__ import annotations
+
+
+def test_a_fitted_meta_estimator_over_an_unfitted_input_is_served(kernel):
+    # The unit refers to `rf` (an input); asking its size for a fallback called the
+    # forest's own __len__, which raises AttributeError until it is fitted: that was
+    # taken for a value that cannot be pickled.
+    kernel.ok(
+        "from sklearn.datasets import make_classification\n"
+        "from sklearn.feature_selection import SelectFromModel\n"
+        "from sklearn.ensemble import RandomForestClassifier\n"
+        "X, y = make_classification(n_samples=200, random_state=0)"
+    )
+    kernel.ok("%%step rf\nrf = RandomForestClassifier(n_estimators=5, random_state=0)")
+    cell = "%%step sel\nselect = SelectFromModel(rf)\nselect.fit(X, y)\nn = select.transform(X).shape[1]"
+    first = kernel.ok(cell)
+    assert "not cached" not in " ".join(first.status_lines()), first.status_lines()
+    live = kernel.value("(n, select.estimator is rf, hasattr(select, 'estimator_'))")
+    second = kernel.ok(cell)
+    assert "served from cache" in second.status_lines()[0], second.status_lines()
+    assert kernel.value("(n, select.estimator is rf, hasattr(select, 'estimator_'))") == live
