@@ -100,6 +100,9 @@ def run_steps(k: Kernel, meta: dict, want: str, plain_steps: list) -> None:
         assert_clean(cell, r)
         lines = statuses(r)
         assert [s for s, _ in lines] == [want], f"{cell!r}: {lines}"
+        if want == "live":  # the reason names the format, or knows no earlier entry
+            text = lines[0][1]
+            assert "format changed" in text or "new step" in text, text
         assert r.stdout == stdout, cell
         assert r.result() == result, cell
 

@@ -32,6 +32,9 @@ def nearest_entry(store: Store, step: str, exclude: str | None = None) -> Entry 
 def compare(old: dict, new: dict) -> list[tuple[str, str, str]]:
     """Component-by-component comparison of two preimages: (component, same|changed|added|removed, detail)."""
     rows: list[tuple[str, str, str]] = []
+    if old.get("format") != new.get("format"):
+        detail = f"{old.get('format')} -> {new.get('format')}"
+        rows.append(("store format", "changed", detail))
     rows.append(("code", "same" if old.get("code") == new.get("code") else "changed", ""))
     if old.get("version") != new.get("version"):
         rows.append(("--version", "changed", f"{old.get('version')} -> {new.get('version')}"))
@@ -71,6 +74,8 @@ def miss_reason_between(old: dict, new: dict) -> str | None:
             continue
         if component == "code":
             return "code changed"
+        if component == "store format":
+            return "the store's format changed (an entry of an earlier version)"
         if component.startswith("package "):
             name = component.split(" ", 1)[1]
             return f"{name} {detail}" if state == "changed" else f"{component} {state}"

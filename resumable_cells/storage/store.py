@@ -144,15 +144,21 @@ class Store:
     def entries(self) -> list[tuple[str, Entry]]:
         """Every readable entry, as (key, entry)."""
         out = []
-        for k in self.index.iterkeys():
-            if isinstance(k, str) and k.startswith("entry:"):
-                try:
-                    e = self.get_entry(k[6:])
-                except StoreError:
-                    continue
-                if e is not None:
-                    out.append((k[6:], e))
+        for key in self.entry_keys():
+            try:
+                e = self.get_entry(key)
+            except StoreError:
+                continue
+            if e is not None:
+                out.append((key, e))
         return out
+
+    def entry_keys(self) -> list[str]:
+        """The key of every entry row, readable or not (a row of an earlier format, or
+        one that fails authentication, can never be served)."""
+        return [
+            k[6:] for k in self.index.iterkeys() if isinstance(k, str) and k.startswith("entry:")
+        ]
 
     def delete_entry(self, key: str) -> None:
         """Forget the entry under `key` (its blobs stay: see `release`)."""
@@ -203,7 +209,7 @@ class Store:
 
     def clear(self) -> None:
         """Forget every entry and blob (runs and records stay)."""
-        for key, _ in self.entries():
+        for key in self.entry_keys():
             self.delete_entry(key)
         shutil.rmtree(self.blob_dir, ignore_errors=True)
         self.index.set("blobbytes", 0)
@@ -301,7 +307,10 @@ class Store:
     def evict(self, limit: int) -> int:
         """Drop least recently used entries, then their blobs no other entry uses,
         until the blobs take at most `limit` bytes. Returns the bytes freed."""
-        entries = sorted(self.entries(), key=lambda kv: self.index.get("used:" + kv[0], 0))
+        readable = self.entries()
+        for key in set(self.entry_keys()) - {k for k, _ in readable}:
+            self.delete_entry(key)  # never served: an earlier format, or tampered with
+        entries = sorted(readable, key=lambda kv: self.index.get("used:" + kv[0], 0))
         sizes = self.blob_sizes()
         refs: dict[str, int] = {}
         for _, e in entries:
