@@ -22,3 +22,16 @@ def test_a_fitted_meta_estimator_over_an_unfitted_input_is_served(kernel):
     second = kernel.ok(cell)
     assert "served from cache" in second.status_lines()[0], second.status_lines()
     assert kernel.value("(n, select.estimator is rf, hasattr(select, 'estimator_'))") == live
+
+
+def test_a_cell_sharing_a_default_name_with_a_cached_one_says_why_it_is_not_cached(
+    kernel, tmp_path
+):
+    cached = "%%step\nx = 1"
+    effect = f"%%step\nx = open({str(tmp_path / 'out.txt')!r}, 'w').write('a')"
+    kernel.ok(cached)
+    kernel.ok(effect)
+    kernel.ok(cached)
+    again = kernel.ok(effect).status_lines()[0]
+    assert "not cached: it wrote" in again and "last time" in again, again
+    assert "code changed" not in again

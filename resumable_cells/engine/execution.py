@@ -323,7 +323,8 @@ class Execution:
             del watched
         del inputs_before  # the inputs' objects, kept alive for the analysis
         if not effect:  # so the next miss can say why there was nothing to serve
-            rec.best_effort(None, why.remember_uncached, engine.store, self.name, note)
+            code = self.key.preimage.get("code") if self.key is not None else None
+            rec.best_effort(None, why.remember_uncached, engine.store, self.name, note, code)
         rec.finished("effect" if effect else "live", reason=reason, note=note)
         return result
 
