@@ -35,3 +35,31 @@ def test_a_cell_sharing_a_default_name_with_a_cached_one_says_why_it_is_not_cach
     again = kernel.ok(effect).status_lines()[0]
     assert "not cached: it wrote" in again and "last time" in again, again
     assert "code changed" not in again
+
+
+def _streams(reply) -> list[tuple[str, str]]:
+    return [(o["name"], o["text"]) for o in reply.user_outputs() if "name" in o]
+
+
+def test_stderr_written_before_stdout_replays_in_the_order_the_frontend_received(kernel):
+    body = "import sys\nsys.stderr.write('w\\n')\nprint('r')"
+    plain = _streams(kernel.ok(body))
+    live = kernel.ok(f"%%step order\n{body}")
+    served = kernel.ok(f"%%step order\n{body}")
+    assert "served from cache" in served.status_lines()[0]
+    assert _streams(live) == _streams(served) == plain == [("stdout", "r\n"), ("stderr", "w\n")]
+
+
+def test_streams_around_a_display_keep_their_places(kernel):
+    body = (
+        "import sys\nfrom IPython.display import display\n"
+        "print('a')\nsys.stderr.write('b\\n')\ndisplay('shown')\nsys.stderr.write('c\\n')\nprint('d')"
+    )
+    plain = kernel.ok(body).user_outputs()
+    live = kernel.ok(f"%%step around\n{body}").user_outputs()
+    served = kernel.ok(f"%%step around\n{body}").user_outputs()
+
+    def shape(outputs):
+        return [o.get("name") or o["output_type"] for o in outputs]
+
+    assert shape(live) == shape(served) == shape(plain), (shape(plain), shape(live))
