@@ -22,7 +22,7 @@ CHILD = """
 import copy, json, sys, timeit
 hook = sys.argv[1]
 if hook == "tripwire":
-    from resumable_cells.engine import tripwire
+    from resumable_cells.engine.live import tripwire
     tripwire.install()
 elif hook == "empty":
     sys.addaudithook(lambda event, args: None)

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import Row, main, scratch_dir  # noqa: E402
 
-from resumable_cells.engine.keep import roundtrip
+from resumable_cells.engine.keep import value_check
 from resumable_cells.hashing import Hasher  # noqa: E402
 from resumable_cells.storage import serialize  # noqa: E402
 from resumable_cells.storage.store import Store  # noqa: E402
@@ -104,7 +104,7 @@ STEPS = {
 def _keep(values: dict, store: Store, ns: dict) -> None:
     for name, value in values.items():
         d = Hasher(ns).value_digest(value, name)
-        store.put_value(d, value, name, roundtrip.checker(d, ns, name))
+        store.put_value(d, value, name, value_check.checker(d, ns, name))
 
 
 def run(args) -> list[Row]:

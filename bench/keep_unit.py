@@ -1,9 +1,9 @@
-"""What loading a unit back costs when it is written (`engine/keep/loadback.py`), for steps
+"""What loading a unit back costs when it is written (`engine/keep/unit_check.py`), for steps
 whose names share objects, next to writing the unit and to the step itself.
 
 Each step runs live (`--force`) through the engine on IPython's in-process shell; the
-unit's write (`loadback.put`: pickle, load back, check, store) and the check inside it
-(`loadback.check`: the load and the walk) are timed by wrapping them. The rule
+unit's write (`unit_check.put`: pickle, load back, check, store) and the check inside it
+(`unit_check.check`: the load and the walk) are timed by wrapping them. The rule
 docs/hashing.md states for keeping values applies to the whole write: at most a quarter of the
 step, or 50 ms when the step is shorter than 0.2 s.
 """
@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import inprocess  # noqa: E402
 from common import Row, main, scratch_dir  # noqa: E402
 
-from resumable_cells.engine.keep import build, loadback
+from resumable_cells.engine.keep import build, unit_check
 
 STEPS = {
     "a line plot (fig, ax)": (
@@ -63,8 +63,8 @@ class Timed:
 def run(args) -> list[Row]:
     sh = inprocess.shell()
     eng = inprocess.engine(scratch_dir("unit") / "store", sh)
-    put, check = Timed(loadback.put), Timed(loadback.check)
-    build.loadback.put, loadback.check = put, check  # (this process only)
+    put, check = Timed(unit_check.put), Timed(unit_check.check)
+    build.unit_check.put, unit_check.check = put, check  # (this process only)
     rows = []
     for label, (setup, body, n) in STEPS.items():
         size = max(n // 100, 10) if args.quick else n
@@ -83,7 +83,7 @@ def run(args) -> list[Row]:
         allowed = max(0.25 * step, 0.05 if step < 0.2 else 0.0)
         note = f"{100 * write / step:.0f}% of the step"
         rows += [
-            Row("write a unit", label, "loadback.put (pickle, load back, check, store)",
+            Row("write a unit", label, "unit_check.put (pickle, load back, check, store)",
                 list(put.times), ours=True, target="<= 25% of the step (50 ms under 0.2 s)",
                 met=write <= allowed, note=note),
             Row("write a unit", label, "of which the load back and check", list(check.times)),

@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             store.close()
     except CLIError as err:
-        print(f"resumable-cells: {err}", file=sys.stderr)
+        logs.warn(str(err))
         return EXIT_USAGE
     except BrokenPipeError:
         return 0

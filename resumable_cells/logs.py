@@ -3,7 +3,8 @@
 Failures the package deliberately survives (a record row that could not be written, a
 sidebar that went away, a team cache that is down, a store that failed after the step
 ran) are logged here at DEBUG with their traceback, so none is dropped without a trace;
-what the user must know is also said where it happens, as a one-line warning. Each
+what the user must know is also said, as a one-line warning on stderr, through `warn`
+(the package's own) or `warn_step` (about one step): one spelling, one place. Each
 module logs to its own child logger (`resumable_cells.engine.execution`, ...).
 
 `RESUMABLE_CELLS_DEBUG=1` in the environment of the kernel (or of the CLI or the
@@ -44,3 +45,17 @@ def configure() -> None:
     package starts: the extension's load, the CLI, the server extension)."""
     if debug_requested():
         enable_debug()
+
+
+PREFIX = "resumable-cells"
+
+
+def warn(message: str) -> None:
+    """Tell the user something the package survived or refused, on stderr:
+    `resumable-cells: MESSAGE`."""
+    print(f"{PREFIX}: {message}", file=sys.stderr)
+
+
+def warn_step(step: str, message: str) -> None:
+    """Tell the user something about one step, on stderr: `step NAME: MESSAGE`."""
+    print(f"step {step}: {message}", file=sys.stderr)

@@ -35,7 +35,7 @@ PROBE = """def _library_probe(name):
         d = f"unhashable: {e}"[:160]
     t = type(v)
     print(json.dumps([d, pickles, f"{t.__module__}.{t.__qualname__}"]))"""
-# The honest refusal: a value whose restored copy differs is not cached (roundtrip.py).
+# The honest refusal: a value whose restored copy differs is not cached (value_check.py).
 LOSSY = "does not survive pickling"
 # Not served after the restart yet, with the start of the reason (a miss that says why,
 # never a wrong value), explained in docs/libraries.md: none now.

@@ -1,7 +1,7 @@
 """Classes whose own pickling builds their parts anew (a `__setstate__` that copies,
 astropy's Table) and array subclasses with attributes, inside a unit: a hit restores
 them part by part, as the live run left them, and what a unit cannot keep one object
-is refused when it is written (`engine/keep/loadback.py`), never served as two."""
+is refused when it is written (`engine/keep/unit_check.py`), never served as two."""
 
 from __future__ import annotations
 

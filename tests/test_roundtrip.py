@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from resumable_cells.engine.keep import roundtrip
+from resumable_cells.engine.keep import value_check
 from resumable_cells.errors import Unstorable
 from resumable_cells.hashing import hex_digest
 from resumable_cells.storage.store import Store
@@ -37,13 +37,13 @@ def test_a_value_whose_copy_differs_is_refused_with_its_name(tmp_path):
     store = Store(tmp_path / "s")
     v = _lossy()
     with pytest.raises(Unstorable) as err:
-        store.put_value(hex_digest(v), v, "model", roundtrip.checker(hex_digest(v), {}, "model"))
+        store.put_value(hex_digest(v), v, "model", value_check.checker(hex_digest(v), {}, "model"))
     assert err.value.name == "model"
     assert "does not survive pickling" in err.value.why
     assert store.used_bytes() == 0  # nothing written
     faithful = Lossy([1, 2])
     d = hex_digest(faithful)
-    ref = store.put_value(d, faithful, "model", roundtrip.checker(d, {}, "model"))
+    ref = store.put_value(d, faithful, "model", value_check.checker(d, {}, "model"))
     assert hex_digest(store.get_value(ref)) == d
 
 
@@ -56,7 +56,7 @@ def test_exact_values_are_not_loaded_back():
     frame = pd.DataFrame({"a": np.arange(5.0), "b": np.arange(5)})
     records = [Plain(1, [2, "x"]), Plain(2, None)]
     for v in (1, "s", [1, 2.0, None], {"a": [1, 2]}, np.arange(10), frame, frame["a"], records):
-        assert roundtrip.exact(v), v
+        assert value_check.exact(v), v
     objects = pd.DataFrame({"s": ["x", "y"]})
     for v in (
         Lossy(1),
@@ -66,7 +66,7 @@ def test_exact_values_are_not_loaded_back():
         {(1, 2): 3},
         [Plain(Plain(1, 2), 3)],
     ):
-        assert not roundtrip.exact(v), v
+        assert not value_check.exact(v), v
 
 
 class Normalising:
@@ -84,7 +84,7 @@ def test_the_check_never_writes_into_the_live_value():
 
     main, buffers = serialize.dumps(v)
     with pytest.raises(Unstorable):
-        roundtrip.checker(hex_digest(v), {}, "v")(v, main, buffers)
+        value_check.checker(hex_digest(v), {}, "v")(v, main, buffers)
     assert v.arr[1] == 1.0
 
 
@@ -138,7 +138,7 @@ def test_builtin_iterators_are_the_items_they_have_left(tmp_path):
     next(halfway)
     for name, v in (("z", exhausted), ("it", halfway), ("r", iter(range(5)))):
         d = hex_digest(v)
-        store.put_value(d, v, name, roundtrip.checker(d, {}, name))
+        store.put_value(d, v, name, value_check.checker(d, {}, name))
     assert hex_digest(halfway) == hex_digest(iter([2, 3]))
     assert hex_digest(halfway) != hex_digest(iter([1, 2, 3]))
 
@@ -150,5 +150,5 @@ def test_deciding_whether_a_value_is_exact_does_not_change_it():
 
     part = functools.partial(max, 3)
     d = hex_digest(part)
-    assert not roundtrip.exact(part)
+    assert not value_check.exact(part)
     assert hex_digest(part) == d

@@ -148,7 +148,7 @@ def test_a_value_that_is_an_object_of_a_name_the_step_does_not_read_is_not_cache
 
 def test_an_input_too_large_to_follow_is_not_cached_when_the_step_shares_it(kernel):
     kernel.ok(
-        "import resumable_cells.engine.keep.sharing as sharing\nsharing.BUDGET = 50\n"
+        "import resumable_cells.engine.keep.sharing as sharing\nsharing.WALK_LIMIT = 50\n"
         "rows = [[i] for i in range(100)]"
     )
     r = kernel.ok("%%step last\nlast = rows[-1]")  # past what the walk followed

@@ -1,12 +1,18 @@
 """Record a step's outputs while they stream live, and replay them on a hit.
 
 Streams are teed (the user still sees output as it happens); display calls are recorded
-at the display publisher. Both land in one list, so replay keeps their order.
+at the display publisher. Both land in one list, in the order the frontend received
+them, which replay keeps. In a kernel, stdout and stderr are buffered apart and sent
+when the kernel flushes each (after a short interval, before a display, at the end of
+the cell), so `sys.stderr.write('w'); print('r')` reaches the frontend as `r`, then `w`:
+text written to such a stream is recorded when the kernel sends it, not when it is
+written. Elsewhere (a terminal), when it is written.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 from contextlib import contextmanager
 from typing import Any
 
@@ -16,19 +22,69 @@ from typing import Any
 Output = tuple
 
 
+def _add_stream(sink: list, name: str, text: str) -> None:
+    if sink and sink[-1][0] == "stream" and sink[-1][1] == name:
+        sink[-1] = ("stream", name, sink[-1][2] + text)
+    else:
+        sink.append(("stream", name, text))
+
+
+class _Sent:
+    """The text of one kernel stream, recorded when the kernel sends it: its `_flush`
+    (which the kernel's I/O thread calls) moves what was written since into the sink."""
+
+    def __init__(self, stream: Any, name: str, sink: list, lock: threading.Lock):
+        self.stream, self.name, self.sink, self.lock = stream, name, sink, lock
+        self.pending: list[str] = []
+        self.own = stream.__dict__.get("_flush")  # (set on the instance by someone else)
+        self.original = stream._flush
+        stream._flush = self._flush  # looked up on the instance each time it is scheduled
+
+    def written(self, text: str) -> None:
+        with self.lock:
+            self.pending.append(text)
+
+    def _flush(self) -> Any:
+        self.move()
+        return self.original()
+
+    def move(self) -> None:
+        with self.lock:
+            text, self.pending = "".join(self.pending), []
+            if text:
+                _add_stream(self.sink, self.name, text)
+
+    def close(self) -> None:
+        self.stream.flush()  # what is buffered goes now, in this order (stdout first)
+        self.move()
+        if self.stream.__dict__.get("_flush") == self._flush:
+            if self.own is not None:
+                self.stream._flush = self.own
+            else:
+                del self.stream._flush
+
+
+def _sent(stream: Any, name: str, sink: list, lock: threading.Lock) -> _Sent | None:
+    """A recorder of what a kernel stream sends (ipykernel's `OutStream`), or None for a
+    stream that writes through."""
+    if callable(getattr(stream, "_flush", None)) and hasattr(stream, "pub_thread"):
+        return _Sent(stream, name, sink, lock)
+    return None
+
+
 class _Tee:
-    def __init__(self, stream, name: str, sink: list):
+    def __init__(self, stream, name: str, sink: list, sent: _Sent | None = None):
         self._stream = stream
         self._name = name
         self._sink = sink
+        self._sent = sent
 
     def write(self, text):
         if isinstance(text, str) and text:
-            sink = self._sink
-            if sink and sink[-1][0] == "stream" and sink[-1][1] == self._name:
-                sink[-1] = ("stream", self._name, sink[-1][2] + text)
+            if self._sent is not None:
+                self._sent.written(text)
             else:
-                sink.append(("stream", self._name, text))
+                _add_stream(self._sink, self._name, text)
         return self._stream.write(text)
 
     def writelines(self, lines):
@@ -47,23 +103,37 @@ def capturing(shell):
     pub = shell.display_pub
     publish, clear_output = pub.publish, pub.clear_output
 
+    lock = threading.Lock()
+    sent = [_sent(out, "stdout", sink, lock), _sent(err, "stderr", sink, lock)]
+
     def recording_publish(data, metadata=None, *args, **kwargs):
         transient = kwargs.get("transient")
         update = kwargs.get("update", False)
+        for s in sent:  # a kernel flushes its streams before it sends a display
+            if s is not None:
+                s.stream.flush()
+                s.move()
         sink.append(("display", data, metadata or {}, transient, update))
         return publish(data, metadata, *args, **kwargs)
 
     def recording_clear(wait=False):
+        for s in sent:
+            if s is not None:
+                s.stream.flush()
+                s.move()
         sink.append(("clear", wait))
         return clear_output(wait)
 
-    sys.stdout, sys.stderr = _Tee(out, "stdout", sink), _Tee(err, "stderr", sink)
+    sys.stdout, sys.stderr = _Tee(out, "stdout", sink, sent[0]), _Tee(err, "stderr", sink, sent[1])
     pub.publish, pub.clear_output = recording_publish, recording_clear
     try:
         yield sink
     finally:
         sys.stdout, sys.stderr = out, err
         pub.publish, pub.clear_output = publish, clear_output
+        for s in sent:
+            if s is not None:
+                s.close()
 
 
 def replay(shell, outputs: list[Output]) -> None:

@@ -28,7 +28,7 @@ Rooms, each importing only the rooms listed before it:
                (`load`), put it all back (`apply`)
     keep/      after a live run: what it changed (`changes`), how its values share
                objects (`sharing`), storing them and loading them back (`build`,
-               `roundtrip`, `loadback`), whether it is cached at all (`admit`, with
+               `value_check`, `unit_check`), whether it is cached at all (`admit`, with
                `advice` for a value that cannot be stored)
 
 The entry itself (its typed records and the blobs it names) is `storage/entries.py`;

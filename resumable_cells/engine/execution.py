@@ -199,7 +199,8 @@ class Execution:
             return await self._run_live(reason, key_problem)
 
     def _stored_meanwhile(self) -> bool:
-        return bool(self.rec.survive(None, self.engine.store.has_entry, self.known_key.address))
+        has_entry = self.engine.store.has_entry
+        return bool(self.rec.best_effort(None, has_entry, self.known_key.address))
 
     def _compute_key(self) -> KeyComponentError | None:
         """Set the key (None when a component cannot be computed: returned, to say
@@ -242,7 +243,7 @@ class Execution:
         try:
             yield waited
         finally:
-            self.rec.survive(None, claim.__exit__, None, None, None)
+            self.rec.best_effort(None, claim.__exit__, None, None, None)
 
     def _told_to_wait(self, holder: dict[str, Any]) -> None:
         self.rec.warn(
@@ -264,8 +265,9 @@ class Execution:
             rec.warn(f"the store could not be read ({err}); running the step")
             return None, "store unreadable"
         if found is None:
-            preimage = self.known_key.preimage
-            reason = rec.survive(None, why.miss_reason, engine.store, self.name, preimage)
+            reason = rec.best_effort(
+                None, why.miss_reason, engine.store, self.name, self.known_key.preimage
+            )
             return None, reason or "new key"
         invalid = validity.invalid_reason(found, engine.run, self.args.ttl)
         if invalid:
@@ -281,12 +283,12 @@ class Execution:
             except Exception as err:  # a damaged or missing blob is a miss, never an error
                 log.debug("an entry of %s could not be restored", self.name, exc_info=True)
                 rec.warn(f"cached entry of {self.name} could not be restored ({err}); running it")
-                rec.survive(None, engine.store.discard_entry, k, found)
+                rec.best_effort(None, engine.store.discard_entry, k, found)
                 return None, "cached values unreadable"
             result, wrote = apply.apply(found, loaded, engine.ns, engine.shell, rec.warn)
         rec.wrote_streams = rec.wrote_streams or wrote
         rec.outputs = found.described()
-        rec.survive(None, engine.store.touch, k)
+        rec.best_effort(None, engine.store.touch, k)
         rec.finished("hit", saved=found.duration_s, source=source, computed=found.created)
         return (result,), None
 
@@ -295,12 +297,12 @@ class Execution:
         __tracebackhide__ = True  # noqa: F841
         engine, rec, effect = self.engine, self.rec, self.args.effect
         try:
-            rec.survive("the budget could not be read", engine.budget.check)
+            rec.best_effort("the budget could not be read", engine.budget.check)
         except BudgetExceeded as err:
             rec.started()
             rec.finished("refused", reason=str(err))
             raise StepRefused(f"step {self.name} refused: {err}") from None
-        rec.survive("the budget spend could not be saved", engine.budget.add, steps=1)
+        rec.best_effort("the budget spend could not be saved", engine.budget.add, steps=1)
         engine.start_step_spend()
         rec.ran = True
         if effect:
@@ -343,7 +345,8 @@ class Execution:
             del watched
         del inputs_before  # the inputs' objects, kept alive for the analysis
         if not effect:  # so the next miss can say why there was nothing to serve
-            rec.survive(None, why.remember_uncached, engine.store, self.name, note)
+            code = self.key.preimage.get("code") if self.key is not None else None
+            rec.best_effort(None, why.remember_uncached, engine.store, self.name, note, code)
         rec.finished("effect" if effect else "live", reason=reason, note=note)
         return result
 
@@ -398,4 +401,4 @@ class Execution:
     def _intent(self, state: str) -> None:
         engine = self.engine
         row = {"state": state, "session": engine.session, "time": time.time()}
-        self.rec.survive(None, engine.store.ledger.set_intent, engine.run.id, self.name, row)
+        self.rec.best_effort(None, engine.store.ledger.set_intent, engine.run.id, self.name, row)

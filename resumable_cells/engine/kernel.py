@@ -9,11 +9,11 @@ execution is `execution.run_step(engine, ...)`.
 from __future__ import annotations
 
 import logging
-import sys
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .. import logs
 from ..hashing import opaque
 from ..records import runs
 from ..records.journal import Journal
@@ -52,7 +52,7 @@ class Engine:
         serialize.set_main_namespace(self.ns)
         self.store = store or Store()
         if self.store.recovered:
-            print(f"resumable_cells: {self.store.recovered}", file=sys.stderr)
+            logs.warn(self.store.recovered)
         self.session = "k-" + uuid.uuid4().hex[:12]
         self.notebook = runs.notebook_id(self.ns)
         self.run = runs.current(self.store, self.notebook)

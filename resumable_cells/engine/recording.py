@@ -9,12 +9,12 @@ of it may fail the user's cell: what cannot be written is said and logged.
 from __future__ import annotations
 
 import logging
-import sys
 import time
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .. import logs
 from ..display import statusline
 from ..errors import BudgetExceeded
 
@@ -119,9 +119,9 @@ class Recording:
 
     def warn(self, message: str) -> None:
         self.wrote_streams = True
-        print(f"step {self.name}: {message}", file=sys.stderr)
+        logs.warn_step(self.name, message)
 
-    def survive(
+    def best_effort(
         self, warning: str | None, fn: Callable[..., Any], *args: Any, **kwargs: Any
     ) -> Any:
         """Call a store operation; a failure is logged, said (when `warning` is given)

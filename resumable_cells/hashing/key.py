@@ -176,3 +176,50 @@ def compute(
         "deps": files,
     }
     return Key(h.hexdigest(), preimage, digests, got.attributes), got.info
+
+
+def matches(
+    stored: dict,
+    code: str,
+    version: str | None,
+    digest_of: Callable[[str], str | None],
+    selected: Iterable[str],
+    deps: list[str],
+) -> bool:
+    """Whether the key whose preimage is `stored` is the key `compute` would give now:
+    the same code and `--version`, every input (those the key held, and `selected`,
+    those it would hold now) with the same digest (`digest_of(name)`, None when the
+    name is no input), the packages at the same versions, the local modules with the
+    same source, the `--deps` files with the same content. `%step plan` asks this of a
+    step it has not run, whose inputs earlier steps of the plan may leave."""
+    if stored.get("code") != code or stored.get("version") != version:
+        return False
+    held = stored.get("inputs", {})
+    if any(held.get(n) != digest_of(n) for n in set(held) | set(selected)):
+        return False
+    if not same_packages(stored.get("env", {})):
+        return False
+    if sources_now(stored) != stored.get("sources", {}):
+        return False
+    try:
+        return not deps or deps_digests(deps) == stored.get("deps")
+    except (OSError, KeyComponentError, MissingDeps):
+        return False
+
+
+def same_packages(env: dict) -> bool:
+    """Whether Python and the packages a key reached have its versions still."""
+    if env.get("python") != PYTHON:
+        return False
+    return all(versions.module_version(m) == v for m, v in env.items() if m != "python")
+
+
+def sources_now(preimage: dict) -> dict | None:
+    """The digests the local modules a key reached have now (None when one of them was
+    edited since its import)."""
+    labels = preimage.get("sources", {})
+    try:
+        found = sources.reached(sources.module_name(label) for label in labels).files
+    except KeyComponentError:
+        return None
+    return {label: found.get(label) for label in labels}

@@ -20,9 +20,9 @@ from IPython.core.error import UsageError
 
 from ..engine.code import inputs, step_code
 from ..engine.restore import validity
-from ..errors import KeyComponentError, MissingDeps, StoreError, Unhashable
+from ..errors import KeyComponentError, StoreError, Unhashable
 from ..hashing import key as step_key
-from ..hashing import reach, sources, versions
+from ..hashing import reach
 from ..hashing.values import Hasher
 from ..records import why
 from ..storage.entries import Entry
@@ -218,42 +218,16 @@ def _matching_entry(engine, name, info, args, current: _Current) -> tuple[Entry 
             continue
         if e is None:
             continue
-        pre = e.preimage
-        if pre.get("code") != code or pre.get("version") != args.version:
-            continue
-        stored = pre.get("inputs", {})
-        if any(stored.get(n) != current(n) for n in set(stored) | current.selected):
-            continue
-        if not _same_env(pre.get("env", {})) or _sources_now(pre) != pre.get("sources", {}):
-            continue
-        try:
-            if args.deps and step_key.deps_digests(args.deps) != pre.get("deps"):
-                continue
-        except (OSError, KeyComponentError, MissingDeps):
+        same = step_key.matches(
+            e.preimage, code, args.version, current, current.selected, list(args.deps)
+        )
+        if not same:
             continue
         reason = validity.invalid_reason(e, engine.run, args.ttl)
         if reason is None:
             return e, None
         invalid = invalid or reason
     return None, invalid
-
-
-def _same_env(env: dict) -> bool:
-    """Whether Python and the packages an entry's key reached have its versions still."""
-    if env.get("python") != step_key.PYTHON:
-        return False
-    return all(versions.module_version(m) == v for m, v in env.items() if m != "python")
-
-
-def _sources_now(pre: dict) -> dict | None:
-    """The digests the local modules an entry's key reached have now (None when one of
-    them was edited since its import)."""
-    labels = pre.get("sources", {})
-    try:
-        found = sources.reached(sources.module_name(label) for label in labels).files
-    except KeyComponentError:
-        return None
-    return {label: found.get(label) for label in labels}
 
 
 def _why_not(engine, name, info, args, current: _Current, producer: dict) -> str:
@@ -272,7 +246,7 @@ def _why_not(engine, name, info, args, current: _Current, producer: dict) -> str
             for n, d in current.digests.items()
             if d is not None and (n in current.selected or n in old_pre.get("inputs", {}))
         },
-        "sources": _sources_now(old_pre) or {},
+        "sources": step_key.sources_now(old_pre) or {},
     }
     old_pre = {k: old_pre.get(k) for k in ("code", "version", "inputs", "sources")}
     reason = why.miss_reason_between(old_pre, preimage)

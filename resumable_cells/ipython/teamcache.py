@@ -5,10 +5,10 @@ its figures for `%step status` and the sidebar."""
 from __future__ import annotations
 
 import logging
-import sys
 
 from IPython.core.error import UsageError
 
+from .. import logs
 from ..engine.kernel import Engine
 from ..errors import TeamCacheError
 from ..storage import sizes
@@ -26,7 +26,7 @@ def attach(engine: Engine, url: str) -> None:
     try:
         engine.set_team(from_setting(url))
     except TeamCacheError as err:
-        print(f"resumable-cells: no team cache: {err}", file=sys.stderr)
+        logs.warn(f"no team cache: {err}")
 
 
 def configure(engine: Engine, setting: str) -> None:

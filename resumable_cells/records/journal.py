@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 import threading
 from pathlib import Path
 
 import diskcache
 
+from .. import logs
 from ..storage.index import open_cache
 from ..storage.store import Store
 
@@ -67,7 +67,7 @@ class Journal:
             raws = list(self.deque)
         except Exception as err:  # a damaged journal must not take the kernel down
             log.debug("the record at %s could not be read", self.path, exc_info=True)
-            print(f"resumable_cells: the record could not be read ({err})", file=sys.stderr)
+            logs.warn(f"the record could not be read ({err})")
             return []
         for raw in raws:
             try:

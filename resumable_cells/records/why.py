@@ -32,6 +32,9 @@ def nearest_entry(store: Store, step: str, exclude: str | None = None) -> Entry 
 def compare(old: dict, new: dict) -> list[tuple[str, str, str]]:
     """Component-by-component comparison of two preimages: (component, same|changed|added|removed, detail)."""
     rows: list[tuple[str, str, str]] = []
+    if old.get("format") != new.get("format"):
+        detail = f"{old.get('format')} -> {new.get('format')}"
+        rows.append(("store format", "changed", detail))
     rows.append(("code", "same" if old.get("code") == new.get("code") else "changed", ""))
     if old.get("version") != new.get("version"):
         rows.append(("--version", "changed", f"{old.get('version')} -> {new.get('version')}"))
@@ -53,16 +56,21 @@ def compare(old: dict, new: dict) -> list[tuple[str, str, str]]:
 
 def miss_reason(store: Store, step: str, preimage: dict) -> str:
     """A few words on why this key has no entry: what differs from the nearest one."""
+    code = preimage.get("code")
+    note = store.uncached_note(step, code)
     old = nearest_entry(store, step)
+    if note is not None and (old is None or old.preimage.get("code") != code):
+        return note  # (the nearest entry is another cell's of the same name)
     if old is None:
-        return store.uncached_note(step) or "new step"
+        return "new step"
     return miss_reason_between(old.preimage, preimage) or "entry evicted"
 
 
-def remember_uncached(store: Store, step: str, note: str | None) -> None:
-    """Keep (or forget) why a step's last live run left no entry: a miss then says
-    `not cached: it wrote out.txt last time` rather than `new step`."""
-    store.note_uncached(step, note.split(". ")[0] + " last time" if note else None)
+def remember_uncached(store: Store, step: str, note: str | None, code: str | None) -> None:
+    """Keep (or forget) why a step's last live run with this code left no entry: a miss
+    then says `not cached: it wrote out.txt last time` rather than `new step`, or than
+    `code changed` when another cell of the same name was cached."""
+    store.note_uncached(step, note.split(". ")[0] + " last time" if note else None, code)
 
 
 def miss_reason_between(old: dict, new: dict) -> str | None:
@@ -71,6 +79,8 @@ def miss_reason_between(old: dict, new: dict) -> str | None:
             continue
         if component == "code":
             return "code changed"
+        if component == "store format":
+            return "the store's format changed (an entry of an earlier version)"
         if component.startswith("package "):
             name = component.split(" ", 1)[1]
             return f"{name} {detail}" if state == "changed" else f"{component} {state}"

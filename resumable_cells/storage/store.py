@@ -9,7 +9,7 @@ storage package:
     used:{key}        when the entry was last served (for least-recently-used eviction)
     hist:{step}       the keys of the step's latest entries, oldest first (for `why`)
     lock:{key}        a kernel's claim to compute the key (`claims.py`)
-    nocache:{step}    why the step's last live run left no entry
+    nocache:{step}    why the step's last live run left no entry, by code id ("*": any)
     blobbytes         the bytes the blob files take
     entrycount        how many entry rows there are (counted once when missing)
     cfg:size_limit    the size limit set with `%step config --size-limit`
@@ -46,6 +46,7 @@ FORMAT_VERSION = 7  # bump on any change to keys, entries or blob layout
 INLINE_MAX = 4096  # pickles up to this size live in the entry row, not in a blob file
 DEFAULT_SIZE_LIMIT = 10 << 30
 _HISTORY = 20
+ANY_CODE = "*"  # an uncached note that holds whatever the step's code
 log = logging.getLogger(__name__)
 
 __all__ = ["Store", "StoreError", "open_cache", "FORMAT_VERSION"]
@@ -144,15 +145,21 @@ class Store:
     def entries(self) -> list[tuple[str, Entry]]:
         """Every readable entry, as (key, entry)."""
         out = []
-        for k in self.index.iterkeys():
-            if isinstance(k, str) and k.startswith("entry:"):
-                try:
-                    e = self.get_entry(k[6:])
-                except StoreError:
-                    continue
-                if e is not None:
-                    out.append((k[6:], e))
+        for key in self.entry_keys():
+            try:
+                e = self.get_entry(key)
+            except StoreError:
+                continue
+            if e is not None:
+                out.append((key, e))
         return out
+
+    def entry_keys(self) -> list[str]:
+        """The key of every entry row, readable or not (a row of an earlier format, or
+        one that fails authentication, can never be served)."""
+        return [
+            k[6:] for k in self.index.iterkeys() if isinstance(k, str) and k.startswith("entry:")
+        ]
 
     def delete_entry(self, key: str) -> None:
         """Forget the entry under `key` (its blobs stay: see `release`)."""
@@ -203,21 +210,35 @@ class Store:
 
     def clear(self) -> None:
         """Forget every entry and blob (runs and records stay)."""
-        for key, _ in self.entries():
+        for key in self.entry_keys():
             self.delete_entry(key)
         shutil.rmtree(self.blob_dir, ignore_errors=True)
         self.index.set("blobbytes", 0)
 
-    def uncached_note(self, step: str) -> str | None:
-        """Why `step`'s last live run left no entry, when it did not."""
-        return get_json(self.index, "nocache:" + step)
+    def uncached_note(self, step: str, code: str | None = None) -> str | None:
+        """Why the last live run of `step` with `code` (any code, without one) left no
+        entry, when it did not."""
+        notes = self._uncached_notes(step)
+        return notes.get(code or ANY_CODE) or notes.get(ANY_CODE)
 
-    def note_uncached(self, step: str, note: str | None) -> None:
-        """Keep (or, with None, forget) why `step` has no entry."""
+    def note_uncached(self, step: str, note: str | None, code: str | None = None) -> None:
+        """Keep (or, with None, forget) why `step` with `code` has no entry: two cells
+        may share a step name, and one of them may be cached while the other is not."""
+        notes = self._uncached_notes(step)
         if note:
-            set_json(self.index, "nocache:" + step, note)
+            notes[code or ANY_CODE] = note
+        else:
+            notes.pop(code or ANY_CODE, None)
+        if notes:
+            set_json(self.index, "nocache:" + step, dict(list(notes.items())[-_HISTORY:]))
         elif self.index.get("nocache:" + step) is not None:
             self.index.delete("nocache:" + step)
+
+    def _uncached_notes(self, step: str) -> dict[str, str]:
+        row = get_json(self.index, "nocache:" + step)
+        if isinstance(row, str):  # a store from before notes were kept per code
+            return {ANY_CODE: row}
+        return dict(row) if isinstance(row, dict) else {}
 
     # -- blobs -------------------------------------------------------------------------
     def has_blob(self, name: str) -> bool:
@@ -301,7 +322,10 @@ class Store:
     def evict(self, limit: int) -> int:
         """Drop least recently used entries, then their blobs no other entry uses,
         until the blobs take at most `limit` bytes. Returns the bytes freed."""
-        entries = sorted(self.entries(), key=lambda kv: self.index.get("used:" + kv[0], 0))
+        readable = self.entries()
+        for key in set(self.entry_keys()) - {k for k, _ in readable}:
+            self.delete_entry(key)  # never served: an earlier format, or tampered with
+        entries = sorted(readable, key=lambda kv: self.index.get("used:" + kv[0], 0))
         sizes = self.blob_sizes()
         refs: dict[str, int] = {}
         for _, e in entries:

@@ -11,9 +11,9 @@ it puts a new entry into the local store and hands it to every tier.
 from __future__ import annotations
 
 import logging
-import sys
 from abc import ABC, abstractmethod
 
+from .. import logs
 from .entries import Entry
 from .store import Store
 
@@ -66,9 +66,7 @@ class TieredStore:
             self.local.put_entry(key, entry)
         except Exception as err:  # a full or locked local store: serve the hit anyway
             log.debug("a hit from a tier was not kept locally", exc_info=True)
-            print(
-                f"resumable-cells: the team cache hit was not kept locally ({err})", file=sys.stderr
-            )
+            logs.warn(f"the team cache hit was not kept locally ({err})")
 
     def put(self, key: str, entry: Entry) -> None:
         """Store `entry` locally (raises if that fails), then hand it to every tier

@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+from .. import logs
+
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 DEFAULT_TIMEOUT = 300.0
 
@@ -52,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         paths = notebooks(args.notebooks)
         _check_options(args, paths)
     except UsageProblem as err:
-        print(f"resumable-cells: {err}", file=sys.stderr)
+        logs.warn(str(err))
         return EXIT_USAGE
     from . import report
     from .workspace import Workspace

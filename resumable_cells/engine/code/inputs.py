@@ -2,7 +2,8 @@
 them, that resolve in the notebook's namespace, minus what `--ignore` leaves out, dunder
 names, IPython's own (`In`, `Out`, `exit`, ... when unchanged) and the extension's own
 objects (`step`). The same rule decides which globals of the notebook functions a step
-reaches are inputs (`acceptor`). Attribute chains the cell reads from a module
+reaches are inputs (`acceptor`). Unlike the names a step binds (`objects/user_names.py`),
+a read of IPython's history (`_`, `Out`) is an input: the step computes from it. Attribute chains the cell reads from a module
 (`settings.THRESHOLD`) are inputs too (`attribute_refs`; which of them, by value, is
 `hashing.reach`'s rule). The engine and `%step plan` select inputs with these."""
 
@@ -15,6 +16,7 @@ from typing import Any
 
 from ...hashing.code import is_own
 from ...hashing.reach import AttrRef
+from ..objects import user_names
 from .analysis import CellInfo
 
 
@@ -30,9 +32,7 @@ def is_input(name: str, ns: dict[str, Any], hidden: dict[str, Any]) -> bool:
     if name not in ns:
         return False
     value = ns[name]
-    if name in hidden and hidden[name] is value:
-        return False
-    return not is_own(value)
+    return not user_names.put_by_ipython(name, value, hidden) and not is_own(value)
 
 
 def select(

@@ -2,12 +2,12 @@
 
 Each value the step bound is stored by its digest (small ones inline), or, when values
 share objects, in the entry's unit (`sharing` plans which, `units/stream.py` writes it,
-`loadback` checks it); the unit's changed inputs are also kept whole when a library may
+`unit_check` checks it); the unit's changed inputs are also kept whole when a library may
 lay them out anew (`units/byvalue.py`). Then the names it deleted, the process state it
 changed, its captured outputs, its result (or the result's display when the value
 cannot be stored), the files it read with their digests, the run parameters it used,
 the key's preimage and the cell's source. Each value is loaded back before it is kept
-(`roundtrip`, `loadback`): what a hit would serve must be what the live run had.
+(`value_check`, `unit_check`): what a hit would serve must be what the live run had.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from ...storage.store import Store
 from ..state import module_attrs
 from ..units import byvalue
 from ..units.layout import StoragePlan
-from . import loadback, roundtrip
+from . import unit_check, value_check
 from .changes import Digests
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ def build(
     result = _result(run.result, store, ns, display)
     unit = None
     if plan.has_unit:
-        stream = loadback.put(plan, store)
+        stream = unit_check.put(plan, store)
         names = byvalue.needed(plan, stream)
         unit = Unit(stream, byvalue.put(plan, store, names) if names else None)
     stored_state = None
@@ -134,7 +134,7 @@ def _binding(name: str, plan: StoragePlan, store: Store, digests: Digests) -> Bi
 def _stored(name: str, digests: Digests, store: Store, **flags: Unpack[_Flags]) -> Binding:
     row = _described(name, digests, **flags)
     digest = digests.of(name)
-    check = roundtrip.checker(digest, digests.ns, name)
+    check = value_check.checker(digest, digests.ns, name)
     stored: Value = store.put_value(digest, digests.ns[name], name, check)
     return Binding(row.name, row.digest, row.type, row.size, value=stored, **flags)
 
@@ -146,7 +146,7 @@ def _result(
         return None
     try:
         d = Hasher(ns).value_digest(result, "result")
-        check = roundtrip.checker(d, ns, "the cell's result")
+        check = value_check.checker(d, ns, "the cell's result")
         return Result(store.put_value(d, result, "the cell's result", check))
     except (Unstorable, Unhashable):
         bundle = display(result)

@@ -82,7 +82,7 @@ def of_run(
     changed = {}
     for name, old in key_digests.items():
         obj = inputs_before.get(name, ns.get(name, _MISSING))
-        if obj is _MISSING or type(obj) in objgraph.ATOMIC:
+        if obj is _MISSING or type(obj) in objgraph.NO_IDENTITY:
             continue
         try:
             if ns.get(name, _MISSING) is obj:

@@ -34,7 +34,7 @@ What it cannot make faithful it refuses (`Unfaithful`: the step runs and is not 
 and the message names the value and the way out): a value sharing an object with a name
 the step does not read (the engine cannot know that name's value when serving), an
 object it cannot restore in place that something else also holds, an input holding
-more objects than the walk's budget when the step changed it or bound something inside
+more objects than the walk's limit when the step changed it or bound something inside
 it.
 
 Cost: only the step's inputs (before) and what it bound or changed (after) are walked;
@@ -59,7 +59,7 @@ from ..state import module_attrs
 from ..units.layout import StoragePlan
 
 log = logging.getLogger(__name__)
-BUDGET = 2_000_000  # objects walked per step, before and after (about a second)
+WALK_LIMIT = 2_000_000  # objects walked per step, before and after (about a second)
 
 
 @dataclass
@@ -76,12 +76,12 @@ def before(
     ns: dict[str, Any],
     inputs: Iterable[str],
     imports: Iterable[str] = (),
-    budget: int | None = None,
+    limit: int | None = None,
 ) -> InputSnapshot:
     """Walk the inputs of a step that is about to run live: names of the namespace, or
     attribute chains from one (`settings.THRESHOLD`); `imports` are the modules the
     step imports."""
-    graph = objgraph.Graph(ns, budget or BUDGET)
+    graph = objgraph.Graph(ns, limit or WALK_LIMIT)
     values = {}
     for name in inputs:
         try:
@@ -106,7 +106,7 @@ def analyse(
     `changed` (`changes.of_run`). Raises Unfaithful."""
     old = pre.graph
     kept = [n for n in bound if not _changed_itself(n, ns, pre, changed)]
-    post = objgraph.Graph(ns, old.budget)
+    post = objgraph.Graph(ns, old.limit)
     post.old = old.nodes
     post.open = {oid for oid, root in old.root.items() if root in changed}
     for name in kept:
@@ -119,7 +119,7 @@ def analyse(
     if not post.nodes:  # only atomic values bound, nothing changed: the usual step
         plan.alone = list(bound)
         return plan
-    _check_budget(old, post, changed)
+    _check_walk_limit(old, post, changed)
     region = {oid for oid in post.open if old.is_node(oid)}
     movable = {oid for oid in region if inplace.restorable(old.nodes[oid][0], old.shape.get(oid))}
     plan.replaced = {oid for oid in region - movable if not _pinned(old, oid, changed)}
@@ -148,7 +148,7 @@ _PYTHON_KINDS = frozenset(
 )
 
 
-def _check_budget(old: objgraph.Graph, post: objgraph.Graph, changed: dict[str, Any]) -> None:
+def _check_walk_limit(old: objgraph.Graph, post: objgraph.Graph, changed: dict[str, Any]) -> None:
     """Refuse when an input was too large to walk and the step could have taken an
     object from the part not walked: it changed that input, or it bound Python
     containers or objects, or views of arrays (a new frame or array of its own is fine)."""
@@ -156,14 +156,14 @@ def _check_budget(old: objgraph.Graph, post: objgraph.Graph, changed: dict[str, 
         name = sorted(old.truncated)[0]
         raise Unfaithful(
             name,
-            f"it holds more than {old.budget:,} objects, too many to follow what the step "
+            f"it holds more than {old.limit:,} objects, too many to follow what the step "
             "shares with it or changes in it",
             "split it into smaller values, or mark the step `--effect`",
         )
     if post.truncated:
         name = objgraph.root_name(sorted(post.truncated)[0])
         raise Unfaithful(
-            name, f"it holds more than {post.budget:,} objects", "mark the step `--effect`"
+            name, f"it holds more than {post.limit:,} objects", "mark the step `--effect`"
         )
 
 

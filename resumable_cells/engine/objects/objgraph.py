@@ -19,7 +19,7 @@ an attribute in the instance dict, `("s", name)` a slot, `("c", n)` a closure ce
 reference's referent, `("e", n)` an element of an object array. `resolve` follows one
 in another kernel, where the key guarantees that the same names hold equal values.
 
-The walk is iterative, visits each object once, and stops after `budget` nodes (the
+The walk is iterative, visits each object once, and stops after `limit` nodes (the
 graph then says which names it did not finish).
 """
 
@@ -47,10 +47,10 @@ Node: TypeAlias = tuple[Any, "int | None", Step]
 
 # Values whose identity no mutation can show: never nodes. A set, not a frozenset: the
 # immutable values of libraries (numpy scalars, dates, decimals) join it when first met,
-# so that the checks of whole containers at C speed (`set(map(type, x)) <= ATOMIC`) pass
+# so that the checks of whole containers at C speed (`set(map(type, x)) <= NO_IDENTITY`) pass
 # over them.
-ATOMIC = {str, bytes, int, float, complex, bool, type(None), range, slice, type(Ellipsis)}
-ATOMIC |= {type(NotImplemented), types.CodeType}
+NO_IDENTITY = {str, bytes, int, float, complex, bool, type(None), range, slice, type(Ellipsis)}
+NO_IDENTITY |= {type(NotImplemented), types.CodeType}
 _IMMUTABLE_MODULES = frozenset({"datetime", "decimal", "fractions", "uuid", "ipaddress", "re"})
 _KEYS = frozenset({str, bytes, int, bool, type(None)})
 
@@ -72,10 +72,10 @@ def kind_of(t: type) -> int:
 
 
 def _classify(t: type) -> int:
-    if t in ATOMIC or issubclass(t, _GLOBAL_TYPES):
+    if t in NO_IDENTITY or issubclass(t, _GLOBAL_TYPES):
         return SKIP
     if _immutable(t):
-        ATOMIC.add(t)
+        NO_IDENTITY.add(t)
         return SKIP
     for base, kind in ((tuple, TUPLE), (list, SEQ), (dict, MAP), (set, SET), (frozenset, SKIP)):
         if issubclass(t, base):
@@ -142,9 +142,9 @@ class Graph:
     for arrays their owners (`owners[id(owner)] = [array ids]`). Objects are kept alive,
     so that an id seen later denotes the same object."""
 
-    def __init__(self, main_ns: dict[str, Any] | None, budget: int = 1_000_000) -> None:
+    def __init__(self, main_ns: dict[str, Any] | None, limit: int = 1_000_000) -> None:
         self.main_ns = main_ns
-        self.budget = budget
+        self.limit = limit  # objects walked at most
         self.nodes: dict[int, Node] = {}
         self.root: dict[int, str] = {}
         # more holders of a node: (their id, None for a root, step)
@@ -165,7 +165,7 @@ class Graph:
 
     def add(self, name: str, value: Any) -> None:
         """Walk `value`, the value of root `name`."""
-        if type(value) in ATOMIC:
+        if type(value) in NO_IDENTITY:
             return
         enabled = gc.isenabled()
         gc.disable()  # the walk makes a tuple per node and no garbage: collecting halves it
@@ -187,7 +187,7 @@ class Graph:
             kind = kind_of(type(obj))
             if kind == SKIP or (kind == FUNC and obj.__globals__ is not self.main_ns):
                 continue
-            if len(nodes) >= self.budget:
+            if len(nodes) >= self.limit:
                 self.truncated.add(name)
                 return
             nodes[oid] = (obj, parent, step)
@@ -214,10 +214,10 @@ class Graph:
     def _children(self, obj: Any, oid: int, kind: int, stack: list[Node], name: str) -> None:
         if kind == SEQ or kind == TUPLE:
             items = enumerate(obj)
-            if not set(map(type, obj)) <= ATOMIC:
+            if not set(map(type, obj)) <= NO_IDENTITY:
                 self._items(((x, ("i", i)) for i, x in items), oid, stack, name)
         elif kind == MAP:
-            if not set(map(type, dict.values(obj))) <= ATOMIC:
+            if not set(map(type, dict.values(obj))) <= NO_IDENTITY:
                 pairs = enumerate(dict.items(obj))
                 steps = ((v, ("k", k) if type(k) in _KEYS else ("p", i)) for i, (k, v) in pairs)
                 self._items(steps, oid, stack, name)
@@ -251,16 +251,16 @@ class Graph:
         nodes, root = self.nodes, self.root
         for x, step in items:
             t = type(x)
-            if t in ATOMIC:
+            if t in NO_IDENTITY:
                 continue
-            leaf = (t is dict and set(map(type, dict.values(x))) <= ATOMIC) or (
-                (t is list or t is tuple) and set(map(type, x)) <= ATOMIC
+            leaf = (t is dict and set(map(type, dict.values(x))) <= NO_IDENTITY) or (
+                (t is list or t is tuple) and set(map(type, x)) <= NO_IDENTITY
             )
             if not leaf:
                 stack.append((x, oid, step))
             elif id(x) in nodes:
                 self._again(id(x), oid, step, name)
-            elif len(nodes) < self.budget:
+            elif len(nodes) < self.limit:
                 nodes[id(x)] = (x, oid, step)
                 root[id(x)] = name
             else:
@@ -274,7 +274,7 @@ class Graph:
         self.shape[oid] = (arr.shape, arr.dtype)
         if arr.dtype.hasobject and arr.size <= _OBJECT_ARRAY_MAX:
             stack.extend(
-                (x, oid, ("e", i)) for i, x in enumerate(arr.flat) if type(x) not in ATOMIC
+                (x, oid, ("e", i)) for i, x in enumerate(arr.flat) if type(x) not in NO_IDENTITY
             )
 
     def path(self, oid: int) -> Path:
@@ -302,13 +302,13 @@ def _attributes(obj: Any, oid: int, stack: list[Node]) -> None:
     if t.__dictoffset__:
         attrs = object.__getattribute__(obj, "__dict__")
         if type(attrs) is dict:
-            stack.extend((v, oid, ("a", k)) for k, v in attrs.items() if type(v) not in ATOMIC)
+            stack.extend((v, oid, ("a", k)) for k, v in attrs.items() if type(v) not in NO_IDENTITY)
     for name in slot_names(t):
         try:
             v = object.__getattribute__(obj, name)
         except AttributeError:  # an unset slot
             continue
-        if type(v) not in ATOMIC:
+        if type(v) not in NO_IDENTITY:
             stack.append((v, oid, ("s", name)))
 
 

@@ -19,12 +19,18 @@ _IPYTHONS = re.compile(r"^(_+|_i+|_i?\d+|In|Out|exit|quit|get_ipython|_oh|_ih|_d
 _MISSING = object()
 
 
+def put_by_ipython(name: str, value: Any, hidden: dict[str, Any] | None) -> bool:
+    """Whether `value` is what IPython put under `name` and still holds there (`hidden`
+    is the shell's `user_ns_hidden`): IPython's, whatever its spelling."""
+    return hidden is not None and hidden.get(name, _MISSING) is value
+
+
 def is_ipythons(name: str, value: Any = _MISSING, hidden: dict[str, Any] | None = None) -> bool:
     """Whether `name` is IPython's own (or a dunder name): by its spelling, or because
-    IPython put `value` there (`hidden` is the shell's `user_ns_hidden`)."""
+    IPython put `value` there."""
     if name.startswith("__") or _IPYTHONS.match(name):
         return True
-    return hidden is not None and hidden.get(name, _MISSING) is value
+    return put_by_ipython(name, value, hidden)
 
 
 def is_users(name: str, value: Any = _MISSING, hidden: dict[str, Any] | None = None) -> bool:

@@ -105,7 +105,7 @@ def load(
 def _without(graph: objgraph.Graph, names: set[str]) -> objgraph.Graph:
     """`graph` without the objects first reached from `names`: the stream holds them by
     value, not by reference."""
-    out = objgraph.Graph(graph.main_ns, graph.budget)
+    out = objgraph.Graph(graph.main_ns, graph.limit)
     out.nodes = {o: v for o, v in graph.nodes.items() if graph.root[o] not in names}
     out.root = {o: graph.root[o] for o in out.nodes}
     for owner, arrays in graph.owners.items():

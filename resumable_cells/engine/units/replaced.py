@@ -30,7 +30,7 @@ from ..objects import objgraph, user_names
 from ..objects.objgraph import RootKind
 from .layout import Payload
 
-BUDGET = 2_000_000  # objects walked per replaced object
+WALK_LIMIT = 2_000_000  # objects walked per replaced object
 _OWN = 2  # `sys.getrefcount`'s argument and the loop's variable
 
 
@@ -58,7 +58,7 @@ def _kept(payload: Payload, ns: dict[str, Any]) -> set[int]:
     """The objects the kernel's names hold after the hit: the new values, the names'
     objects restored in place, and what their new states hold, in turn."""
     fresh = {id(t): state for t, state in payload["inplace"]}
-    graph = objgraph.Graph(ns, BUDGET)
+    graph = objgraph.Graph(ns, WALK_LIMIT)
     graph.weak = False
     graph.add(objgraph.root(RootKind.HELD, "bind"), list(payload["bind"].values()))
     graph.add(
@@ -83,11 +83,11 @@ def _check_one(
     known: tuple[list[Any], list[dict[str, Any]], Payload],
 ) -> None:
     targets, places, payload = known
-    graph = objgraph.Graph(ns, BUDGET)
+    graph = objgraph.Graph(ns, WALK_LIMIT)
     graph.weak = False  # a weak reference does not hold its referent
     graph.add(label, old_objects[label])  # (not a variable here: one more reference)
     if graph.truncated:
-        raise Unfaithful(label, f"it holds more than {BUDGET:,} objects to check")
+        raise Unfaithful(label, f"it holds more than {WALK_LIMIT:,} objects to check")
     parts = [o for o, entry in graph.nodes.items() if o not in kept and _counted(entry[0])]
     _check_names(label, set(parts), ns, hidden, payload["bind"])
     # `targets` twice: the list, and the payload's (target, state) pairs

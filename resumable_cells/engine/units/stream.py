@@ -117,11 +117,19 @@ FALLBACK_BYTES = 64 << 10  # bytes of an array whose reference carries a fallbac
 _SMALL_KINDS = frozenset({objgraph.SEQ, objgraph.MAP, objgraph.SET, objgraph.OBJ})
 
 
-def _size(obj: Any) -> int:
+def _size(obj: Any) -> int | None:
+    """How many items or attributes `obj` has, for the fallback's limit; None when its
+    class's own `__len__` fails (an unfitted scikit-learn ensemble's raises
+    AttributeError): that says nothing about pickling it, so no fallback, no refusal."""
+    if isinstance(obj, type):
+        return 0
     try:
-        return len(obj) if not isinstance(obj, type) else 0
+        return len(obj)
     except TypeError:
         return len(getattr(obj, "__dict__", ()))
+    except Exception:
+        log.debug("len() of a %s failed", type(obj).__name__, exc_info=True)
+        return None
 
 
 class Writer:
@@ -133,7 +141,7 @@ class Writer:
     ) -> None:
         old, post = plan.graphs()  # a unit's plan: made by the sharing analysis
         self.old = graph if graph is not None else old
-        self.budget = fallbacks
+        self.fallbacks = fallbacks  # objects that may carry a fallback
         self.post = post
         self.replaced = plan.replaced
         self.paths: dict[int, objgraph.Path] = {}
@@ -154,7 +162,7 @@ class Writer:
         nodes, replaced, plain = self.old.nodes, self.replaced, self.plain
         ref, array = self._ref, self._array
         ndarray = self.np.ndarray if self.np is not None else _NoArray
-        atomic = objgraph.ATOMIC  # never a node of a graph (nor an array): no id() asked
+        atomic = objgraph.NO_IDENTITY  # never a node of a graph (nor an array): no id() asked
 
         def pid(obj: Any) -> PersistentId | None:
             if type(obj) in atomic:
@@ -177,13 +185,13 @@ class Writer:
         objects: a value a hit restored is then not laid out as the live one was); or
         () for frames, arrays and containers that are not small, objects met before
         and ones inside a fallback (their own references carry none)."""
-        if self.nested or oid in self.fallen or len(self.fallen) >= self.budget:
+        if self.nested or oid in self.fallen or len(self.fallen) >= self.fallbacks:
             return ()
         kind = objgraph.kind_of(type(obj))
         if kind == objgraph.ARRAY:
             if obj.nbytes > FALLBACK_BYTES:
                 return ()
-        elif kind not in _SMALL_KINDS or _size(obj) > FALLBACK_ITEMS:
+        elif kind not in _SMALL_KINDS or (_size(obj) or FALLBACK_ITEMS + 1) > FALLBACK_ITEMS:
             return ()
         self.fallen.add(oid)
         self.nested = True

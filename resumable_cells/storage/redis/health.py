@@ -9,9 +9,10 @@ what is wrong, printed from the user's thread.
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
+
+from ... import logs
 
 BACKOFF_MIN, BACKOFF_MAX = 1.0, 30.0
 _warned = False  # one warning per kernel, whichever team cache it is about
@@ -65,4 +66,4 @@ class Health:
         global _warned
         if self.warning and not _warned:
             _warned = True
-            print(f"resumable-cells: {self.warning}", file=sys.stderr)
+            logs.warn(self.warning)

@@ -10,11 +10,11 @@ records never leave the machine: only entries and the blobs they name, laid out 
 from __future__ import annotations
 
 import logging
-import sys
 import threading
 import time
 from typing import Any
 
+from ... import logs
 from ...errors import TamperedError, TeamCacheError
 from ..entries import Entry
 from ..store import Store
@@ -75,11 +75,11 @@ class RedisTier(Tier):
         except TamperedError:
             raise
         except transfer.Incomplete as err:
-            print(f"resumable-cells: {err}; running the step", file=sys.stderr)
+            logs.warn(f"{err}; running the step")
             self._forget(key, err.blob)
             return None
         except transfer.TooSlow as err:
-            print(f"resumable-cells: {err}; running it", file=sys.stderr)
+            logs.warn(f"{err}; running it")
             return None
         except connect.server_errors() as err:
             log.debug("the team cache failed a lookup", exc_info=True)
@@ -87,10 +87,7 @@ class RedisTier(Tier):
             self.health.say_warning()
             return None
         except OSError as err:  # the local disk, not the server
-            print(
-                f"resumable-cells: a team cache hit could not be copied here ({err})",
-                file=sys.stderr,
-            )
+            logs.warn(f"a team cache hit could not be copied here ({err})")
             return None
         if entry is not None:
             self._known.add(key)
