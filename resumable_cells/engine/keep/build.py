@@ -45,6 +45,7 @@ class LiveRun:
     reads: set[str]  # files read
     duration: float
     inline_backend: bool = False  # matplotlib's inline backend was loaded after the run
+    shown: tuple[dict, dict] | None = None  # the result's MIME bundle as the run showed it
 
 
 def build(
@@ -74,7 +75,7 @@ def build(
     outputs = store.put_value(
         Hasher(ns).value_digest(repr(out_list), "outputs"), out_list, "outputs"
     )
-    result = _result(run.result, store, ns, display)
+    result = _result(run.result, run.shown, store, ns, display)
     unit = None
     if plan.has_unit:
         stream = unit_check.put(plan, store)
@@ -127,13 +128,24 @@ def _stored(name: str, digests: Digests, store: Store, **flags: bool) -> Binding
     return Binding(row.name, row.digest, row.type, row.size, value=stored, **flags)
 
 
-def _result(result: Any, store: Store, ns: dict, display: Callable[[Any], dict]) -> Result | None:
+def _result(
+    result: Any,
+    shown: tuple[dict, dict] | None,
+    store: Store,
+    ns: dict,
+    display: Callable[[Any], dict],
+) -> Result | None:
     if result is None:
         return None
     try:
         d = Hasher(ns).value_digest(result, "result")
         check = value_check.checker(d, ns, "the cell's result")
-        return Result(store.put_value(d, result, "the cell's result", check))
+        value = store.put_value(d, result, "the cell's result", check)
+        if shown is None:
+            return Result(value)
+        bundle = [shown[0], shown[1]]
+        shown_at = store.put_value(Hasher(ns).value_digest(repr(bundle), "shown"), bundle)
+        return Result(value, shown=shown_at)
     except (Unstorable, Unhashable):
         bundle = display(result)
         d = Hasher(ns).value_digest(repr(bundle), "result")

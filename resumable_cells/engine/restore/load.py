@@ -32,6 +32,7 @@ class Loaded:
     state: list = field(default_factory=list)  # the process state to set again
     outputs: list = field(default_factory=list)
     result: Any = None
+    shown: tuple[dict, dict] | None = None  # the result's MIME bundle as the run showed it
 
 
 def load(entry: Entry, store: Store, ns: dict, hidden: dict | None = None) -> Loaded:
@@ -56,6 +57,9 @@ def load(entry: Entry, store: Store, ns: dict, hidden: dict | None = None) -> Lo
     loaded.outputs = store.get_value(entry.outputs)
     if entry.result is not None:
         loaded.result = store.get_value(entry.result.value)
+        if entry.result.shown is not None:
+            data, metadata = store.get_value(entry.result.shown)
+            loaded.shown = (data, metadata)
     return loaded
 
 
