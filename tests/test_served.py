@@ -63,3 +63,39 @@ def test_streams_around_a_display_keep_their_places(kernel):
         return [o.get("name") or o["output_type"] for o in outputs]
 
     assert shape(live) == shape(served) == shape(plain), (shape(plain), shape(live))
+
+
+def test_a_result_is_formatted_before_the_figure_is_drawn_as_in_a_plain_cell(kernel):
+    kernel.ok("%matplotlib inline\nimport matplotlib.pyplot as plt")
+    body = "plt.plot([1, 2, 3])\nplt.xlabel('Input feature')"
+    plain = kernel.ok(body).result()
+    live = kernel.ok(f"%%step label\n{body}").result()
+    served = kernel.ok(f"%%step label\n{body}")
+    assert "served from cache" in served.status_lines()[0]
+    assert plain == live == served.result() == "Text(0.5, 0, 'Input feature')"
+
+
+def _kinds(reply) -> list[list[str]]:
+    return [sorted(o.get("data", {})) for o in reply.user_outputs()]
+
+
+def test_sympy_printing_set_by_a_step_is_set_again_and_results_show_as_they_did(kernel):
+    cells = [
+        "%%step imports\nfrom sympy import symbols, pi, init_printing\nx = symbols('x')",
+        "%%step printing\ninit_printing()",
+        "%%step expr\n(pi + x)**2",
+    ]
+    live = [kernel.ok(c) for c in cells]
+    probe = "(pi + x)**3"
+    probe_live = kernel.ok(probe)
+    kernel.restart()
+    kernel.ok("%load_ext resumable_cells")
+    served = [kernel.ok(c) for c in cells]
+    assert all("served from cache" in r.status_lines()[0] for r in served), [
+        r.status_lines() for r in served
+    ]
+    assert [_kinds(r) for r in served] == [_kinds(r) for r in live]
+    assert "image/png" in _kinds(live[2])[0]
+    assert served[2].user_outputs()[0]["data"] == live[2].user_outputs()[0]["data"]
+    assert kernel.value("type(_).__name__") == "Pow"  # `_` holds the value, not its display
+    assert _kinds(kernel.ok(probe)) == _kinds(probe_live)  # a later plain cell, too

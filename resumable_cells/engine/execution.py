@@ -28,6 +28,7 @@ import xxhash
 from IPython.core.error import UsageError
 
 from ..display import capture, figures
+from ..display import result as shown_result
 from ..errors import (
     BudgetExceeded,
     KeyComponentError,
@@ -316,7 +317,7 @@ class Execution:
             sharing.before(engine.ns, self.known_key.digests, imports) if watch else None
         )
         with process_state.watching(engine.shell) if watch else nullcontext() as state:
-            result, outputs, findings = await self._run_body(ctx, reason)
+            result, outputs, findings, shown = await self._run_body(ctx, reason)
         opaque.advance(self.key.address if self.key is not None and not effect else None)
         digests = changes.Digests(engine.ns)
         key_digests = self.key.digests if self.key is not None else {}
@@ -334,7 +335,7 @@ class Execution:
             live = LiveRun(
                 self.name, self.cell, self.known_key, changed.bound, changed.deleted, outputs, result,
                 ctx.params, findings.reads, time.perf_counter() - rec.t0,
-                inline_backend=figures.in_use(engine.shell),
+                inline_backend=figures.in_use(engine.shell), shown=shown,
             )  # fmt: skip
             effects = findings.effects + admit.attributes_changed(
                 engine.ns, self.known_key, inputs_before
@@ -352,8 +353,9 @@ class Execution:
 
     async def _run_body(
         self, ctx: step_object.StepContext, reason: str | None
-    ) -> tuple[Any, list[Any], tripwire.Findings | None]:
-        """(result, outputs, tripwire findings) of the body, run under the step's
+    ) -> tuple[Any, list[Any], tripwire.Findings | None, shown_result.Bundle | None]:
+        """(result, outputs, tripwire findings, the result's MIME bundle) of the body,
+        run under the step's
         context, output capture and (for a pure step) the tripwire."""
         __tracebackhide__ = True  # noqa: F841
         engine, rec, effect = self.engine, self.rec, self.args.effect
@@ -373,6 +375,10 @@ class Execution:
                     result = body.run(*args)
             if self.code.quiet:  # evaluated, as IPython does, but neither shown nor kept
                 result = None
+            # Formatted before the figures are drawn, as a plain cell's result is.
+            shown = shown_result.bundle_of(engine.shell, result) if result is not None else None
+            if shown is not None:
+                shown_result.show_as(engine.shell, result, shown)
             outputs += figures.flush(engine.shell)  # what the inline backend would show
         except (KeyboardInterrupt, CancelledError):
             raise  # the execution records it (`go`)
@@ -385,7 +391,7 @@ class Execution:
         if found is not None:  # script magics start theirs where the tripwire cannot see
             found.effects += [f"started a subprocess ({s})" for s in self.code.scripts]
         figures.show_after_cell(engine.shell, outputs)
-        return result, outputs, found
+        return result, outputs, found, shown
 
     # -- effects --------------------------------------------------------------------------
     def _intent_check(self) -> None:

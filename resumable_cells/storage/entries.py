@@ -16,7 +16,9 @@ The JSON row (`entry:{key}`, authenticated with the per-user key; see `store.py`
         + seen: true                        not bound; its object changed with the step
     deleted: [name]                         names the step deleted
     outputs: {blob[, inline]}               the captured outputs, in order
-    result: {blob[, inline][, bundle]}      the cell's result (or its display), or null
+    result: {blob[, inline][, bundle][, shown: {blob[, inline]}]}
+                                            the cell's result (or its display), and the
+                                            MIME bundle the live run showed, or null
     files: [{path, digest}]                 files the step read
     params: {epoch?, seed?}                 run parameters it used
     inline_backend: bool                    matplotlib's inline backend was in use
@@ -158,20 +160,31 @@ class Unit:
 @dataclass(frozen=True)
 class Result:
     """The cell's result: the value, or (`bundle`) its display when the value could not
-    be stored."""
+    be stored; `shown`, the MIME bundle the live run showed for it."""
 
     value: Value
     bundle: bool = False
+    shown: Value | None = None
+
+    def files(self) -> list[str]:
+        return self.value.files() + (self.shown.files() if self.shown is not None else [])
 
     def to_json(self) -> dict[str, Any]:
         out = self.value.to_json()
         if self.bundle:
             out["bundle"] = True
+        if self.shown is not None:
+            out["shown"] = self.shown.to_json()
         return out
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> Result:
-        return cls(Value.from_json(raw), bool(raw.get("bundle", False)))
+        shown = raw.get("shown")
+        return cls(
+            Value.from_json(raw),
+            bool(raw.get("bundle", False)),
+            Value.from_json(shown) if shown else None,
+        )
 
 
 @dataclass(frozen=True)
@@ -210,7 +223,7 @@ class Entry:
                 names += b.value.files()
         names += self.outputs.files()
         if self.result is not None:
-            names += self.result.value.files()
+            names += self.result.files()
         if self.unit is not None:
             names += self.unit.files()
         if self.state is not None:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from ...display.result import Bundle
 from ...errors import Unhashable, Unstorable
 from ...hashing import key as step_key
 from ...hashing.values import Hasher
@@ -48,6 +49,7 @@ class LiveRun:
     reads: set[str]  # files read
     duration: float
     inline_backend: bool = False  # matplotlib's inline backend was loaded after the run
+    shown: Bundle | None = None  # the result's MIME bundle as the run showed it
 
 
 def build(
@@ -77,7 +79,7 @@ def build(
     outputs = store.put_value(
         Hasher(ns).value_digest(repr(out_list), "outputs"), out_list, "outputs"
     )
-    result = _result(run.result, store, ns, display)
+    result = _result(run.result, run.shown, store, ns, display)
     unit = None
     if plan.has_unit:
         stream = unit_check.put(plan, store)
@@ -140,14 +142,23 @@ def _stored(name: str, digests: Digests, store: Store, **flags: Unpack[_Flags]) 
 
 
 def _result(
-    result: Any, store: Store, ns: dict[str, Any], display: Callable[[Any], dict[str, Any]]
+    result: Any,
+    shown: Bundle | None,
+    store: Store,
+    ns: dict[str, Any],
+    display: Callable[[Any], dict[str, Any]],
 ) -> Result | None:
     if result is None:
         return None
     try:
         d = Hasher(ns).value_digest(result, "result")
         check = value_check.checker(d, ns, "the cell's result")
-        return Result(store.put_value(d, result, "the cell's result", check))
+        value = store.put_value(d, result, "the cell's result", check)
+        if shown is None:
+            return Result(value)
+        pair = [shown[0], shown[1]]
+        shown_at = store.put_value(Hasher(ns).value_digest(repr(pair), "shown"), pair)
+        return Result(value, shown=shown_at)
     except (Unstorable, Unhashable):
         bundle = display(result)
         d = Hasher(ns).value_digest(repr(bundle), "result")

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...display import capture, figures
+from ...display import result as shown_result
 from ...storage.entries import Entry
 from ..objects import inplace
 from ..state import process_state
@@ -29,7 +30,8 @@ def apply(
 ) -> tuple[Any, bool]:
     """Restore objects in place and bind the values, delete the names the run deleted,
     set the process state it changed (`warn` says what could not be), replay the
-    outputs. Returns (the result to display, whether a stream was written)."""
+    outputs. Returns (the result to display, whether a stream was written); the
+    displayhook shows the result as the live run showed it."""
     if loaded.unit is not None:
         stream.apply(loaded.unit, ns)
     if entry.inline_backend:  # restored figures show as images, as they did
@@ -50,7 +52,11 @@ def apply(
     if entry.result is None:
         return None, wrote
     value = loaded.result
-    return (Replayed(value) if entry.result.bundle else value), wrote
+    if entry.result.bundle:
+        return Replayed(value), wrote
+    if loaded.shown is not None and value is not None:
+        shown_result.show_as(shell, value, loaded.shown)
+    return value, wrote
 
 
 class Replayed:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...display.result import Bundle
 from ...errors import Unfaithful
 from ...storage.entries import Entry, Unit
 from ...storage.store import Store
@@ -33,6 +34,7 @@ class Loaded:
     state: list[Any] = field(default_factory=list)  # the process state to set again
     outputs: list[Any] = field(default_factory=list)
     result: Any = None
+    shown: Bundle | None = None  # the result's MIME bundle as the run showed it
 
 
 def load(
@@ -60,6 +62,9 @@ def load(
     loaded.outputs = store.get_value(entry.outputs)
     if entry.result is not None:
         loaded.result = store.get_value(entry.result.value)
+        if entry.result.shown is not None:
+            data, metadata = store.get_value(entry.result.shown)
+            loaded.shown = (data, metadata)
     return loaded
 
 

@@ -171,6 +171,89 @@ def _set_interactivity(value: str | None) -> None:
         shell.ast_node_interactivity = value
 
 
+# -- IPython's display formatters --------------------------------------------------------------
+# What a step registers with IPython's display formatters (sympy's `init_printing()`,
+# `get_ipython().display_formatter.formatters['text/html'].for_type(...)`), and whether
+# each formatter is on, is how later results are drawn: part of the step's result.
+def _formatters() -> dict[str, Any]:
+    shell = get_ipython()
+    return {} if shell is None else shell.display_formatter.formatters
+
+
+def _fmt_take() -> dict[str, Any]:
+    return {
+        mime: (dict(f.type_printers), dict(f.deferred_printers), bool(f.enabled))
+        for mime, f in _formatters().items()
+    }
+
+
+def _fmt_change(before: dict[str, Any] | None, after: dict[str, Any]) -> dict[str, Any]:
+    before = before or {}
+    change: dict[str, Any] = {}
+    for mime, (types, deferred, enabled) in after.items():
+        old_types, old_deferred, old_enabled = before.get(mime, ({}, {}, enabled))
+        one = {
+            "types": {t: f for t, f in types.items() if old_types.get(t) is not f},
+            "deferred": {k: f for k, f in deferred.items() if old_deferred.get(k) is not f},
+            "untyped": [t for t in old_types if t not in types],
+            "undeferred": [k for k in old_deferred if k not in deferred],
+        }
+        one = {k: v for k, v in one.items() if v}
+        if enabled != old_enabled:
+            one["enabled"] = enabled
+        if one:
+            change[mime] = one
+    return change
+
+
+def _fmt_put(change: dict[str, Any]) -> None:
+    formatters = _formatters()
+    for mime, one in change.items():
+        f = formatters.get(mime)
+        if f is None:
+            raise LookupError(f"IPython has no {mime} formatter here")
+        for t, printer in one.get("types", {}).items():
+            f.for_type(t, printer)
+        for (module, name), printer in one.get("deferred", {}).items():
+            f.for_type_by_name(module, name, printer)
+        for t in one.get("untyped", []):
+            f.type_printers.pop(t, None)
+        for k in one.get("undeferred", []):
+            f.deferred_printers.pop(k, None)
+        if "enabled" in one:
+            f.enabled = one["enabled"]
+
+
+# sympy's `init_printing()` also sets how its objects draw themselves (the `_repr_*_`
+# methods of its `Printable` class) and its printers' global settings.
+_SYMPY_REPRS = ("_repr_png_", "_repr_svg_", "_repr_latex_")
+
+
+def _sympy_take() -> dict[str, Any]:
+    from sympy.printing.defaults import Printable
+    from sympy.printing.printer import Printer
+
+    reprs = {a: Printable.__dict__.get(a) for a in _SYMPY_REPRS}
+    return {"reprs": reprs, "settings": dict(Printer._global_settings)}
+
+
+def _sympy_differs(snap: dict[str, Any]) -> bool:
+    now = _sympy_take()
+    same = all(now["reprs"][a] is snap["reprs"][a] for a in _SYMPY_REPRS)
+    return not same or now["settings"] != snap["settings"]
+
+
+def _sympy_put(change: dict[str, Any]) -> None:
+    from sympy.printing.defaults import Printable
+    from sympy.printing.printer import Printer
+
+    for a, f in change["reprs"].items():
+        if f is not None:
+            setattr(Printable, a, f)
+    Printer._global_settings.clear()
+    Printer._global_settings.update(change["settings"])
+
+
 # -- matplotlib and pandas -------------------------------------------------------------------
 def _rc() -> Any:
     return sys.modules["matplotlib"].rcParams
@@ -241,10 +324,12 @@ BUILTIN: list[State] = [
     State("warnings", lambda: list(warnings.filters), _warnings_put, change=seq_change),
     State("recursionlimit", sys.getrecursionlimit, sys.setrecursionlimit),
     State("ipython.interactivity", _interactivity, _set_interactivity),
+    State("ipython.formatters", _fmt_take, _fmt_put, change=_fmt_change),
     State("random", random.getstate, random.setstate),
     State("numpy.random", _np_rng_take, _np_rng_put, change=_np_rng_change, module="numpy.random"),
     State("numpy.print", _np_print_take, _np_print_put, change=_mapping_change, module="numpy"),
     State("numpy.errors", _np_err_take, _np_err_put, change=_mapping_change, module="numpy"),
     State("matplotlib.rc", _rc_take, _rc_put, _rc_differs, _rc_change, module="matplotlib"),
     State("pandas.options", _pd_take, _pd_put, _pd_differs, _pd_change, module="pandas"),
+    State("sympy.printing", _sympy_take, _sympy_put, _sympy_differs, module="sympy.printing"),
 ]

@@ -11,12 +11,17 @@ What is watched, in the order a hit sets it again:
     warnings         the warning filters (`warnings.simplefilter`, `filterwarnings`)
     recursionlimit   `sys.setrecursionlimit`
     ipython.interactivity   what IPython displays of a cell (`ast_node_interactivity`)
+    ipython.formatters      printers registered with IPython's display formatters
+                     (sympy's `init_printing()`, `formatter.for_type(...)`), and which
+                     formatters are on
     random           the state of the `random` module's generator
     numpy.random     the state of numpy's global generator (`np.random.seed`, draws)
     numpy.print      numpy's print options (`np.set_printoptions`)
     numpy.errors     numpy's floating-point error handling (`np.seterr`)
     matplotlib.rc    matplotlib's rcParams, and so styles (`plt.style.use`), but the backend
     pandas.options   pandas' options (`pd.set_option`)
+    sympy.printing   how sympy's objects draw themselves and its printers' settings
+                     (`init_printing()`, with `ipython.formatters`)
 
 then what `register_state(name, get, set)` added. A library's state is watched only once
 the library is imported; one imported by the step itself has its whole state recorded.
