@@ -3,6 +3,9 @@ although their values store and restore faithfully."""
 
 from __future__ import annotations
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 
 def test_a_fitted_meta_estimator_over_an_unfitted_input_is_served(kernel):
     # The unit refers to `rf` (an input); asking its size for a fallback called the
@@ -99,3 +102,40 @@ def test_sympy_printing_set_by_a_step_is_set_again_and_results_show_as_they_did(
     assert served[2].user_outputs()[0]["data"] == live[2].user_outputs()[0]["data"]
     assert kernel.value("type(_).__name__") == "Pow"  # `_` holds the value, not its display
     assert _kinds(kernel.ok(probe)) == _kinds(probe_live)  # a later plain cell, too
+
+
+# -- keys that do not depend on the step's own outputs -------------------------------------
+# Statements a cell may hold; each needs the names of the ones before it in its group.
+IMPORTS = [
+    ("import numpy as np", "a = np.pi * 2"),
+    ("from numpy import pi, e", "b = pi + e"),
+    ("import math", "c = math.tau"),
+    ("import os.path", "d = os.path.sep"),
+    ("import statistics as st", "f = st.mean([1, 2, 4])"),
+    ("from collections import OrderedDict as OD", "g = OD(k=1)"),
+    ("import fractions", "h = fractions.Fraction(1, 3)"),
+]
+
+
+def _key_of(kernel, step: str) -> str:
+    return kernel.value(
+        f"[r['key'] for r in __import__('resumable_cells').record() if r['step'] == {step!r}][-1]"
+    )
+
+
+@given(st.lists(st.sampled_from(IMPORTS), min_size=1, max_size=4, unique=True))
+@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+def test_a_step_run_twice_is_served_with_the_key_a_fresh_kernel_computes(kernel, pairs):
+    kernel.restart()  # each example starts in a fresh kernel, as after a restart
+    kernel.ok("%load_ext resumable_cells")
+    body = "\n".join(line for pair in pairs for line in pair)
+    cell = f"%%step imports_{abs(hash(body)) % 10**8}\n{body}"
+    first = kernel.ok(cell)
+    key = _key_of(kernel, cell.split()[1])
+    second = kernel.ok(cell)
+    assert "served from cache" in second.status_lines()[0], (body, second.status_lines())
+    kernel.restart()
+    kernel.ok("%load_ext resumable_cells")
+    third = kernel.ok(cell)
+    assert "served from cache" in third.status_lines()[0], (body, third.status_lines())
+    assert _key_of(kernel, cell.split()[1]) == key, first.status_lines()

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from types import ModuleType
 from typing import Any
 
+from ...hashing import sources
 from ...hashing.code import is_own
 from ...hashing.reach import AttrRef
 from ..objects import user_names
@@ -62,21 +63,33 @@ def acceptor(
 def attribute_refs(info: CellInfo, names: Iterable[str], ns: dict[str, Any]) -> list[AttrRef]:
     """The attribute chains the cell reads (or assigns) from a module: rooted at one of
     its inputs `names` bound to a module, or at a module the cell imports that is loaded
-    already (it may carry attributes set at run time)."""
+    already and is the notebook's own (it may carry attributes set at run time).
+
+    An installed module the cell imports is not a root of what it reads: the name is
+    bound by the step before it is read, the module's version is in the key, and in a
+    fresh kernel the module is not loaded yet, so reading its attributes would make
+    the key of a step run twice in one kernel differ from a fresh kernel's (`import
+    numpy as np; x = np.pi`). What it assigns there is watched all the same."""
     roots: dict[str, ModuleType] = {}
     for name in names:
         if isinstance(ns.get(name), ModuleType):
             roots[name] = ns[name]
+    written = dict(roots)
     for alias, module in info.imports.items():
         loaded = sys.modules.get(module)
         if alias not in roots and isinstance(loaded, ModuleType):
-            roots[alias] = loaded
+            written[alias] = loaded
+            if sources.is_local_module(module):
+                roots[alias] = loaded
     refs = [AttrRef(c[0], roots[c[0]], c[1:]) for c in info.chains if c[0] in roots]
-    refs += [AttrRef(c[0], roots[c[0]], c[1:], True) for c in info.attr_writes if c[0] in roots]
+    refs += [
+        AttrRef(c[0], written[c[0]], c[1:], True) for c in info.attr_writes if c[0] in written
+    ]
     for module in info.imports.values():  # `from helpers import f`: helpers.f, if loaded
         parent, _, attr = module.rpartition(".")
         loaded = sys.modules.get(parent) if parent else None
-        if isinstance(loaded, ModuleType) and module not in sys.modules:
+        own = sources.is_local_module(parent)
+        if isinstance(loaded, ModuleType) and module not in sys.modules and own:
             refs.append(AttrRef(parent, loaded, (attr,)))
     return refs
 
