@@ -139,3 +139,48 @@ def test_a_step_run_twice_is_served_with_the_key_a_fresh_kernel_computes(kernel,
     third = kernel.ok(cell)
     assert "served from cache" in third.status_lines()[0], (body, third.status_lines())
     assert _key_of(kernel, cell.split()[1]) == key, first.status_lines()
+
+
+GAUSSIAN = """%%step features
+class GaussianFeatures(BaseEstimator, TransformerMixin):
+    def __init__(self, N, width_factor=2.0):
+        self.N = N
+        self.width_factor = width_factor
+
+    @staticmethod
+    def _gauss_basis(x, y, width, axis=None):
+        arg = (x - y) / width
+        return np.exp(-0.5 * np.sum(arg ** 2, axis))
+
+    def fit(self, X, y=None):
+        self.centers_ = np.linspace(X.min(), X.max(), self.N)
+        self.width_ = self.width_factor * (self.centers_[1] - self.centers_[0])
+        return self
+
+    def transform(self, X):
+        return self._gauss_basis(X[:, :, np.newaxis], self.centers_, self.width_, axis=1)"""
+
+
+def test_a_notebook_subclass_of_a_library_class_is_served_by_value(kernel):
+    # TransformerMixin's __init_subclass__ wraps `transform` when the class is made: it
+    # is stored as written, and wrapped again (once) when it is rebuilt.
+    setup = "import numpy as np\nfrom sklearn.base import BaseEstimator, TransformerMixin"
+    use = (
+        "%%step use\nmodel = GaussianFeatures(5).fit(np.arange(10.0)[:, None])\n"
+        "out = model.transform(np.arange(3.0)[:, None]).round(3).tolist()"
+    )
+    probe = "(out, GaussianFeatures.transform.__wrapped__.__name__, model.get_params())"
+    kernel.ok(setup)
+    first = kernel.ok(GAUSSIAN)
+    assert "not cached" not in " ".join(first.status_lines()), first.status_lines()
+    kernel.ok(use)
+    live = kernel.value(probe)
+    kernel.restart()
+    kernel.ok(f"%load_ext resumable_cells\n{setup}")
+    for cell in (GAUSSIAN, use):
+        r = kernel.ok(cell)
+        assert "served from cache" in r.status_lines()[0], r.status_lines()
+    assert kernel.value(probe) == live
+    assert kernel.value("hasattr(GaussianFeatures.transform.__wrapped__, '__wrapped__')") is False
+    fresh = "GaussianFeatures(3).fit(np.arange(4.0)[:, None]).transform(np.ones((1, 1))).shape"
+    assert kernel.value(fresh) == (1, 3)

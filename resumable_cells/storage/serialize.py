@@ -311,12 +311,34 @@ def _class_reduce(cls: type):
         raise pickle.PicklingError(f"{cls.__name__} is an Enum defined in the notebook")
     early: dict[str, Any] = {}
     late: dict[str, Any] = {}
+    rewraps = _rewrapping(cls)
     for k, v in cls.__dict__.items():
         if k in _CLASS_SKIP or isinstance(v, _SLOT_DESCRIPTORS):
             continue
+        v = _as_written(v) if rewraps else v
         (late if _refers_to(v, cls) else early)[k] = v
     args = (type(cls), cls.__name__, cls.__qualname__, cls.__bases__, early)
     return _rebuild_class, args, late or None, None, None, _set_class_attrs
+
+
+def _rewrapping(cls: type) -> bool:
+    """Whether a base class's `__init_subclass__` may change the class's attributes as
+    it is made (scikit-learn's `TransformerMixin` wraps `transform`): it runs again
+    when the class is rebuilt, so the class is stored as it was written."""
+    return any("__init_subclass__" in vars(b) for b in cls.__mro__[1:] if b is not object)
+
+
+def _as_written(attr: Any) -> Any:
+    """A notebook function a library wrapped (`functools.wraps` keeps it as
+    `__wrapped__`), as it was written; anything else as it is."""
+    if not isinstance(attr, types.FunctionType) or attr.__globals__ is _MAIN_NS:
+        return attr
+    inner: Any = getattr(attr, "__wrapped__", None)
+    while isinstance(inner, types.FunctionType):
+        if inner.__globals__ is _MAIN_NS:
+            return inner
+        inner = getattr(inner, "__wrapped__", None)
+    return attr
 
 
 def _refers_to(attr: Any, cls: type) -> bool:
