@@ -184,3 +184,17 @@ def test_a_notebook_subclass_of_a_library_class_is_served_by_value(kernel):
     assert kernel.value("hasattr(GaussianFeatures.transform.__wrapped__, '__wrapped__')") is False
     fresh = "GaussianFeatures(3).fit(np.arange(4.0)[:, None]).transform(np.ones((1, 1))).shape"
     assert kernel.value(fresh) == (1, 3)
+
+
+def test_names_a_star_import_binds_are_served_as_the_modules_attributes(kernel):
+    # `from sympy import *` binds `test`, an object of a class made inside a function,
+    # which pickle cannot find by name: it is stored as the attribute `sympy.test`.
+    cell = "%%step star\nfrom sympy import *\nx = symbols('x')"
+    first = kernel.ok(cell)
+    assert "not cached" not in " ".join(first.status_lines()), first.status_lines()
+    kernel.restart()
+    kernel.ok("%load_ext resumable_cells")
+    again = kernel.ok(cell)
+    assert "served from cache" in again.status_lines()[0], again.status_lines()
+    probe = "import sympy\nprint(test is sympy.test, pi is sympy.pi, str(x + pi))"
+    assert kernel.ok(probe).stdout == "True True x + pi\n"

@@ -336,6 +336,7 @@ class Execution:
                 self.name, self.cell, self.known_key, changed.bound, changed.deleted, outputs, result,
                 ctx.params, findings.reads, time.perf_counter() - rec.t0,
                 inline_backend=figures.in_use(engine.shell), shown=shown,
+                imports=self.info.imports, star_imports=self.info.star_imports,
             )  # fmt: skip
             effects = findings.effects + admit.attributes_changed(
                 engine.ns, self.known_key, inputs_before

@@ -25,7 +25,8 @@ import pickle
 import sys
 import types
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from ..errors import ResumableCellsError, Unstorable
@@ -35,11 +36,31 @@ from . import decorated
 log = logging.getLogger(__name__)
 
 _MAIN_NS: dict[str, Any] = {}
+# Objects pickled as the attribute of an installed module they are (id -> (the object,
+# module, attribute)), while `importing` is in force.
+_IMPORTED: dict[int, tuple[Any, str, str]] = {}
 
 
 def set_main_namespace(ns: dict[str, Any]) -> None:
     global _MAIN_NS
     _MAIN_NS = ns
+
+
+@contextmanager
+def importing(refs: dict[int, tuple[Any, str, str]]) -> Iterator[None]:
+    """Within the block, the objects of `refs` pickle as the module attributes they are
+    (`from sympy import *` binds `test`, an object of a class of its own that pickle
+    cannot find by name): loading one imports the module and reads the attribute."""
+    _IMPORTED.update(refs)
+    try:
+        yield
+    finally:
+        for k in refs:
+            _IMPORTED.pop(k, None)
+
+
+def _import_attribute(module: str, attr: str) -> Any:
+    return getattr(importlib.import_module(module), attr)
 
 
 def dumps(
@@ -84,6 +105,10 @@ class _Pickler(pickle.Pickler):
         self._top = top
 
     def reducer_override(self, obj: Any) -> Any:
+        if _IMPORTED:
+            ref = _IMPORTED.get(id(obj))
+            if ref is not None and ref[0] is obj:
+                return _import_attribute, ref[1:]
         t = type(obj)
         if t in _PLAIN:  # a figure pickles tens of thousands of objects: decide once
             return NotImplemented

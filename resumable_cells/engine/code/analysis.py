@@ -34,6 +34,7 @@ class CellInfo:
     deletes: tuple[str, ...]
     calls: tuple[tuple[str, ...], ...]  # dotted call targets, e.g. ("time", "time")
     imports: dict[str, str] = field(default_factory=dict)  # alias -> module path
+    star_imports: tuple[str, ...] = ()  # modules imported with `from module import *`
     code_hash: str = ""
     chains: tuple[tuple[str, ...], ...] = ()  # attribute chains read: ("settings", "X")
     attr_writes: tuple[tuple[str, ...], ...] = ()  # attribute chains assigned or deleted
@@ -59,6 +60,7 @@ def analyse(transformed_source: str) -> CellInfo:
         deletes=tuple(dict.fromkeys(walker.deletes)),
         calls=tuple(walker.calls),
         imports=walker.imports,
+        star_imports=tuple(dict.fromkeys(walker.star_imports)),
         code_hash=xxhash.xxh3_128_hexdigest(normalised.encode()),
         chains=tuple(dict.fromkeys(walker.chains)),
         attr_writes=tuple(dict.fromkeys(walker.attr_writes)),
@@ -77,6 +79,7 @@ class _Walker:
         self.deletes: list[str] = []
         self.calls: list[tuple[str, ...]] = []
         self.imports: dict[str, str] = {}
+        self.star_imports: list[str] = []
         self.chains: list[tuple[str, ...]] = []
         self.attr_writes: list[tuple[str, ...]] = []
         self.dynamic: list[str] = []
@@ -187,6 +190,7 @@ class _Walker:
     def _ImportFrom(self, node: ast.ImportFrom) -> None:
         for alias in node.names:
             if alias.name == "*":
+                self.star_imports.append(node.module or "")
                 continue
             name = alias.asname or alias.name
             self.imports[name] = f"{node.module}.{alias.name}"

@@ -82,9 +82,7 @@ def attribute_refs(info: CellInfo, names: Iterable[str], ns: dict[str, Any]) -> 
             if sources.is_local_module(module):
                 roots[alias] = loaded
     refs = [AttrRef(c[0], roots[c[0]], c[1:]) for c in info.chains if c[0] in roots]
-    refs += [
-        AttrRef(c[0], written[c[0]], c[1:], True) for c in info.attr_writes if c[0] in written
-    ]
+    refs += [AttrRef(c[0], written[c[0]], c[1:], True) for c in info.attr_writes if c[0] in written]
     for module in info.imports.values():  # `from helpers import f`: helpers.f, if loaded
         parent, _, attr = module.rpartition(".")
         loaded = sys.modules.get(parent) if parent else None
@@ -105,5 +103,5 @@ def of_cell(
         "attributes": [r for r in attribute_refs(info, names, ns) if r.root not in ignored],
         "accept": acceptor(ignore, ns, hidden),
         "dynamic": info.dynamic,
-        "cell_modules": list(info.imports.values()),
+        "cell_modules": list(info.imports.values()) + [m for m in info.star_imports if m],
     }

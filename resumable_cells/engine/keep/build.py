@@ -12,16 +12,19 @@ the key's preimage and the cell's source. Each value is loaded back before it is
 
 from __future__ import annotations
 
+import sys
 import time
 import types
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from ...display.result import Bundle
 from ...errors import Unhashable, Unstorable
 from ...hashing import key as step_key
+from ...hashing import sources
 from ...hashing.values import Hasher
+from ...storage import serialize
 from ...storage.entries import Binding, Entry, FileRead, Result, Unit, Value
 from ...storage.store import Store
 from ..state import module_attrs
@@ -50,6 +53,8 @@ class LiveRun:
     duration: float
     inline_backend: bool = False  # matplotlib's inline backend was loaded after the run
     shown: Bundle | None = None  # the result's MIME bundle as the run showed it
+    imports: dict[str, str] = field(default_factory=dict)  # alias -> `module.attribute`
+    star_imports: tuple[str, ...] = ()  # modules imported with `from module import *`
 
 
 def build(
@@ -64,7 +69,45 @@ def build(
     Unstorable, Unhashable, KeyComponentError, Unfaithful, or the store's errors.
     `display(result)` gives the mime bundle of a result that cannot be stored as a
     value; `plan` says how names are stored (all alone without one); `state` is the
-    process state the step changed (`process_state.changes`)."""
+    process state the step changed (`process_state.changes`). A value the step imported
+    from an installed module is stored as that module's attribute."""
+    with serialize.importing(imported(run, digests.ns)):
+        return _build(run, store, digests, display, plan, state)
+
+
+def imported(run: LiveRun, ns: dict[str, Any]) -> dict[int, tuple[Any, str, str]]:
+    """The bound values that are attributes of installed modules the step imported
+    from (id -> (value, module, attribute)): `from sympy import pi` or `*`."""
+    found: dict[str, tuple[str, str]] = {}
+    for alias, dotted in run.imports.items():
+        module, _, attr = dotted.rpartition(".")
+        if module:
+            found[alias] = (module, attr)
+    for module in run.star_imports:
+        for name in run.bound:
+            found.setdefault(name, (module, name))
+    out = {}
+    for name, (module, attr) in found.items():
+        loaded = sys.modules.get(module)
+        value = ns.get(name, _MISSING)
+        if loaded is None or sources.is_local_module(module):
+            continue
+        if value is not _MISSING and getattr(loaded, attr, _MISSING) is value:
+            out[id(value)] = (value, module, attr)
+    return out
+
+
+_MISSING = object()
+
+
+def _build(
+    run: LiveRun,
+    store: Store,
+    digests: Digests,
+    display: Callable[[Any], dict[str, Any]],
+    plan: StoragePlan | None,
+    state: list[Any] | None,
+) -> Entry:
     ns = digests.ns
     plan = plan or StoragePlan(alone=list(run.bound))
     bindings = [_binding(name, plan, store, digests) for name in run.bound]
