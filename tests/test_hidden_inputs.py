@@ -208,7 +208,6 @@ def test_globals_with_a_literal_name_reads_that_name(kernel):
     [
         "name = 'cfg'\nv = globals()[name]",
         "v = vars().get(key)",
-        "src = 'cfg'\nv = eval(src)",
         "def pick(n):\n    return globals()[n]\nv = pick(key)",
     ],
 )
@@ -219,6 +218,19 @@ def test_a_dynamic_read_runs_uncached_and_says_so(kernel, body):
     assert "--effect" in r.stderr
     assert kernel.value("v") == {"a": 1}
     assert "ran" in status(kernel.ok("%%step dyn\n" + body))
+
+
+def test_a_read_through_eval_of_a_string_built_at_run_time_is_traced(kernel):
+    # Not knowable before it runs, but seen while it runs: the entry keeps what it read.
+    body = "src = key\nv = eval(src)"
+    kernel.ok("cfg = {'a': 1}\nkey = 'cfg'")
+    r = kernel.ok("%%step dyn\n" + body)
+    assert "not cached" not in r.stderr and kernel.value("v") == {"a": 1}
+    assert served(kernel.ok("%%step dyn\n" + body))
+    kernel.ok("cfg = {'a': 2}")
+    line = status(kernel.ok("%%step dyn\n" + body))
+    assert "ran" in line and "input cfg (read through eval or exec) changed" in line
+    assert kernel.value("v") == {"a": 2}
 
 
 def test_a_helper_that_reads_the_namespace_dynamically_is_named(kernel):

@@ -198,3 +198,53 @@ def test_names_a_star_import_binds_are_served_as_the_modules_attributes(kernel):
     assert "served from cache" in again.status_lines()[0], again.status_lines()
     probe = "import sympy\nprint(test is sympy.test, pi is sympy.pi, str(x + pi))"
     assert kernel.ok(probe).stdout == "True True x + pi\n"
+
+
+# -- keys that verify what a step read dynamically ------------------------------------------
+# The helper of the pandas chapters of a public handbook: shows frames side by side,
+# evaluating each name it is given in `_repr_html_`.
+SIDE_BY_SIDE = '''class display(object):
+    """Display HTML representation of multiple objects"""
+    template = """<div style="float: left; padding: 10px;">
+    <p style='font-family:"Courier New", Courier, monospace'>{0}</p>{1}
+    </div>"""
+    def __init__(self, *args):
+        self.args = args
+
+    def _repr_html_(self):
+        return '\\n'.join(self.template.format(a, eval(a)._repr_html_())
+                         for a in self.args)
+
+    def __repr__(self):
+        return '\\n\\n'.join(a + '\\n' + repr(eval(a))
+                           for a in self.args)'''
+MAKE = (
+    "%%step make\ndf1 = pd.DataFrame({'a': [1, 2]})\ndf2 = pd.DataFrame({'b': [3, 4]})\n"
+    "display('df1', 'df2')"
+)
+JOIN = "%%step join\ndf3 = pd.concat([df2, df2], axis=1)\ndisplay('df1', 'df3')"
+
+
+def _shown(reply) -> list[dict]:
+    return [o.get("data") or o.get("text") for o in reply.user_outputs()]
+
+
+def test_cells_that_read_frames_through_eval_are_served_while_the_frames_are_unchanged(kernel):
+    kernel.ok("import pandas as pd")
+    kernel.ok(SIDE_BY_SIDE)
+    live = [kernel.ok(MAKE), kernel.ok(JOIN)]
+    for r in live:
+        assert "not cached" not in " ".join(r.status_lines()), r.status_lines()
+    kernel.restart()
+    kernel.ok("%load_ext resumable_cells\nimport pandas as pd")
+    kernel.ok(SIDE_BY_SIDE)
+    served = [kernel.ok(MAKE), kernel.ok(JOIN)]
+    for a, b in zip(live, served):
+        assert "served from cache" in b.status_lines()[0], b.status_lines()
+        assert _shown(a) == _shown(b)
+    # df1 is read by `join` through eval only: changing it must not serve `join`.
+    kernel.ok("df1 = pd.DataFrame({'a': [9, 9]})")
+    again = kernel.ok(JOIN)
+    assert "ran in" in again.status_lines()[0], again.status_lines()
+    assert "input df1 (read through eval or exec) changed" in again.status_lines()[0]
+    assert "9" in again.user_outputs()[0]["data"]["text/html"]

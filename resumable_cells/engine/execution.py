@@ -36,9 +36,11 @@ from ..errors import (
     StepRefused,
     StoreError,
     Unfaithful,
+    Unhashable,
 )
 from ..hashing import key as step_key
 from ..hashing import opaque
+from ..hashing.values import Hasher
 from ..records import why
 from ..storage.store import FORMAT_VERSION
 from .code import inputs, nondeterminism, step_code
@@ -46,6 +48,7 @@ from .keep import admit, changes, sharing
 from .keep.build import LiveRun
 from .kernel import Engine
 from .live import body, step_object, tripwire
+from .live import trace as live_trace
 from .recording import Recording
 from .restore import apply, load, validity
 from .state import process_state
@@ -270,7 +273,7 @@ class Execution:
                 None, why.miss_reason, engine.store, self.name, self.known_key.preimage
             )
             return None, reason or "new key"
-        invalid = validity.invalid_reason(found, engine.run, self.args.ttl)
+        invalid = validity.invalid_reason(found, engine.run, self.args.ttl, self._digest_now)
         if invalid:
             return None, invalid
         opaque.advance(k)  # as the live run did, before the values it left are bound
@@ -292,6 +295,16 @@ class Execution:
         rec.best_effort(None, engine.store.touch, k)
         rec.finished("hit", saved=found.duration_s, source=source, computed=found.created)
         return (result,), None
+
+    def _digest_now(self, name: str) -> str | None:
+        """The digest `name` has in the namespace now (None: gone, or not hashable)."""
+        ns = self.engine.ns
+        if name not in ns:
+            return None
+        try:
+            return Hasher(ns).value_digest(ns[name], name)
+        except Unhashable:
+            return None
 
     # -- live -----------------------------------------------------------------------------
     async def _run_live(self, reason: str | None, key_problem: KeyComponentError | None) -> Any:
@@ -316,10 +329,16 @@ class Execution:
         inputs_before = (
             sharing.before(engine.ns, self.known_key.digests, imports) if watch else None
         )
+        traced = watch and bool(self.known_key.traced)
+        trace = live_trace.Trace(engine.ns, ids_before) if traced else None
         with process_state.watching(engine.shell) if watch else nullcontext() as state:
-            result, outputs, findings, shown = await self._run_body(ctx, reason)
+            result, outputs, findings, shown = await self._run_body(ctx, reason, trace)
         opaque.advance(self.key.address if self.key is not None and not effect else None)
         digests = changes.Digests(engine.ns)
+        if trace is not None:
+            trace.finish(digests.of)
+            if inputs_before is not None and trace.incomplete is None:
+                sharing.add_inputs(inputs_before, engine.ns, trace.reads)
         key_digests = self.key.digests if self.key is not None else {}
         objects = inputs_before.values if inputs_before is not None else {}
         changed = changes.of_run(
@@ -330,6 +349,9 @@ class Execution:
             note = f"not cached: {key_problem}. {key_problem.ways_out or WAYS_OUT}"
         elif effect:
             rec.outputs = digests.describe(changed.bound)
+        elif trace is not None and trace.incomplete is not None:
+            rec.outputs = digests.describe(changed.bound)
+            note = f"not cached: {trace.incomplete}. {WAYS_OUT}"
         else:
             assert findings is not None  # a pure step ran under the tripwire
             live = LiveRun(
@@ -337,6 +359,7 @@ class Execution:
                 ctx.params, findings.reads, time.perf_counter() - rec.t0,
                 inline_backend=figures.in_use(engine.shell), shown=shown,
                 imports=self.info.imports, star_imports=self.info.star_imports,
+                trace=dict(trace.reads) if trace is not None else {},
             )  # fmt: skip
             effects = findings.effects + admit.attributes_changed(
                 engine.ns, self.known_key, inputs_before
@@ -353,31 +376,30 @@ class Execution:
         return result
 
     async def _run_body(
-        self, ctx: step_object.StepContext, reason: str | None
+        self, ctx: step_object.StepContext, reason: str | None, trace: live_trace.Trace | None
     ) -> tuple[Any, list[Any], tripwire.Findings | None, shown_result.Bundle | None]:
         """(result, outputs, tripwire findings, the result's MIME bundle) of the body,
-        run under the step's
-        context, output capture and (for a pure step) the tripwire."""
+        run under the step's context, output capture and (for a pure step) the tripwire,
+        which tells `trace` what strings it compiles as code. The result's display is
+        watched too: a `_repr_html_` may read the namespace through `eval`."""
         __tracebackhide__ = True  # noqa: F841
         engine, rec, effect = self.engine, self.rec, self.args.effect
         network = self.args.ttl is not None  # it reads a live source, fresh for its TTL
-        watch = nullcontext(None) if effect else tripwire.watching(engine.store.dir, network)
+        told = trace.compiled if trace is not None else None
+        watch = nullcontext(None) if effect else tripwire.watching(engine.store.dir, network, told)
         rec.wrote_streams = True  # live code may write anywhere: always flush after
         try:
-            with (
-                step_object.running(ctx),
-                capture.capturing(engine.shell) as outputs,
-                watch as found,
-            ):
-                args = (engine.shell, engine.ns, self.line, self.cell, self.transformed)
-                if self.code.awaits:
-                    result = await body.run_awaiting(*args)
-                else:
-                    result = body.run(*args)
-            if self.code.quiet:  # evaluated, as IPython does, but neither shown nor kept
-                result = None
-            # Formatted before the figures are drawn, as a plain cell's result is.
-            shown = shown_result.bundle_of(engine.shell, result) if result is not None else None
+            with watch as found:
+                with step_object.running(ctx), capture.capturing(engine.shell) as outputs:
+                    args = (engine.shell, engine.ns, self.line, self.cell, self.transformed)
+                    if self.code.awaits:
+                        result = await body.run_awaiting(*args)
+                    else:
+                        result = body.run(*args)
+                if self.code.quiet:  # evaluated, as IPython does, but neither shown nor kept
+                    result = None
+                # Formatted before the figures are drawn, as a plain cell's result is.
+                shown = shown_result.bundle_of(engine.shell, result) if result is not None else None
             if shown is not None:
                 shown_result.show_as(engine.shell, result, shown)
             outputs += figures.flush(engine.shell)  # what the inline backend would show

@@ -40,6 +40,7 @@ class Key:
     preimage: dict
     digests: dict[str, str] = field(default_factory=dict)  # input name -> digest
     attributes: dict[str, AttrRef] = field(default_factory=dict)  # module attribute inputs
+    traced: tuple[str, ...] = ()  # reads through eval/exec of strings: the run traces them
 
 
 def describe(value: Any) -> tuple[str, int]:
@@ -66,9 +67,16 @@ def describe(value: Any) -> tuple[str, int]:
 
 
 DYNAMIC_WAY_OUT = (
-    "Read the names directly (`cfg`, or `globals()['cfg']` with a literal name), "
-    "or mark the step `--effect` to run it every time"
+    "Read the names directly (`cfg`, or `globals()['cfg']` with a literal name, or "
+    "through `eval`/`exec` of a string, whose reads are traced), or mark the step "
+    "`--effect` to run it every time"
 )
+
+
+def traceable(read: str) -> bool:
+    """Whether a dynamic read, as shown (`` `eval(expr)` ``, `` `exec()` in f ``), is
+    code made from a string, whose reads a run can trace (`engine/live/trace.py`)."""
+    return read.strip("`").startswith(("eval(", "exec("))
 
 
 def dynamic_error(reads: list[str]) -> KeyComponentError:
@@ -136,11 +144,13 @@ def compute(
     `attributes` are what the cell reads; `accept(name)` says whether a name the
     functions it reaches read is an input too. Raises KeyComponentError (an input that
     cannot be hashed, a dynamic read, a local module edited since its import)."""
-    if dynamic := [f"`{d}`" for d in dynamic]:
-        raise dynamic_error(dynamic)
+    reads = [f"`{d}`" for d in dynamic]
+    if untraceable := [r for r in reads if not traceable(r)]:
+        raise dynamic_error(untraceable)
     got = reach.collect(ns, inputs, attributes, accept, describe)
-    if got.dynamic:
-        raise dynamic_error(got.dynamic)
+    if untraceable := [r for r in got.dynamic if not traceable(r)]:
+        raise dynamic_error(untraceable)
+    traced = sorted(set(reads) | set(got.dynamic))
     digests = got.digests
     reached = sorted(got.modules) + list(cell_modules)
     found = sources.reached(reached) if reached else sources.Sources()
@@ -161,6 +171,7 @@ def compute(
         *(f"env:{m}={v}" for m, v in sorted(env.items())),
         *(f"source:{p}={d}" for p, d in sorted(found.files.items())),
         *(f"deps:{p}={d}" for p, d in sorted(files.items())),
+        *(f"traced:{r}" for r in traced),
     ):
         b = part.encode("utf-8", "surrogatepass")
         h.update(len(b).to_bytes(8, "little"))
@@ -175,7 +186,10 @@ def compute(
         "sources": found.files,
         "deps": files,
     }
-    return Key(h.hexdigest(), preimage, digests, got.attributes), got.info
+    if traced:
+        preimage["traced"] = traced
+    key = Key(h.hexdigest(), preimage, digests, got.attributes, tuple(traced))
+    return key, got.info
 
 
 def matches(

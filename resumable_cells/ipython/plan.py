@@ -153,8 +153,9 @@ def _plan_step(engine, name, args, info, known, producer):
 def _input_digests(engine, info, args, known) -> dict[str, str | None]:
     """The digests of the inputs the engine would select, names bound by earlier steps
     of the plan taking the digests those steps leave. Raises KeyComponentError."""
-    if info.dynamic:
-        raise step_key.dynamic_error([f"`{d}`" for d in info.dynamic])
+    untraceable = [f"`{d}`" for d in info.dynamic if not step_key.traceable(f"`{d}`")]
+    if untraceable:
+        raise step_key.dynamic_error(untraceable)
     ns = engine.ns
     sel = inputs.of_cell(info, args.ignore, ns, engine.hidden)
     names = sel["inputs"] + [
@@ -164,8 +165,8 @@ def _input_digests(engine, info, args, known) -> dict[str, str | None]:
     got = reach.collect(
         ns, names, sel["attributes"], lambda n: n in known or accept(n), step_key.describe, known
     )
-    if got.dynamic:
-        raise step_key.dynamic_error(got.dynamic)
+    if untraceable := [r for r in got.dynamic if not step_key.traceable(r)]:
+        raise step_key.dynamic_error(untraceable)
     digests: dict[str, str | None] = dict(got.digests)  # (`known` ones may be None)
     return digests
 
@@ -223,7 +224,7 @@ def _matching_entry(engine, name, info, args, current: _Current) -> tuple[Entry 
         )
         if not same:
             continue
-        reason = validity.invalid_reason(e, engine.run, args.ttl)
+        reason = validity.invalid_reason(e, engine.run, args.ttl, current)
         if reason is None:
             return e, None
         invalid = invalid or reason

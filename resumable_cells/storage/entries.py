@@ -26,6 +26,8 @@ The JSON row (`entry:{key}`, authenticated with the per-user key; see `store.py`
     shared: {blob[, inline], roots, inner[, whole: {blob[, inline], roots, names}]}
                                             the unit, and its changed inputs stored whole
     state: {blob[, inline]}                 the process state it changed
+    trace: {name: digest}                   names it read through eval/exec of strings,
+                                            with their digests then (verified on lookup)
     key                                     the key it is stored under
 
 A reference with `inline` holds the pickle itself (base64): it names no file.
@@ -213,6 +215,7 @@ class Entry:
     source: str
     unit: Unit | None = None
     state: Value | None = None
+    trace: dict[str, str] = field(default_factory=dict)  # read through eval: name -> digest
     key: str | None = None
 
     def blobs(self) -> list[str]:
@@ -257,6 +260,8 @@ class Entry:
             out["shared"] = self.unit.to_json()
         if self.state is not None:
             out["state"] = self.state.to_json()
+        if self.trace:
+            out["trace"] = dict(self.trace)
         if self.key is not None:
             out["key"] = self.key
         return out
@@ -282,6 +287,7 @@ class Entry:
                 source=raw.get("source", ""),
                 unit=Unit.from_json(shared) if shared else None,
                 state=Value.from_json(state) if state else None,
+                trace={str(k): str(v) for k, v in raw.get("trace", {}).items()},
                 key=raw.get("key"),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as err:

@@ -55,6 +55,7 @@ class LiveRun:
     shown: Bundle | None = None  # the result's MIME bundle as the run showed it
     imports: dict[str, str] = field(default_factory=dict)  # alias -> `module.attribute`
     star_imports: tuple[str, ...] = ()  # modules imported with `from module import *`
+    trace: dict[str, str] = field(default_factory=dict)  # read through eval: name -> digest
 
 
 def build(
@@ -147,6 +148,7 @@ def _build(
         source=run.cell,
         unit=unit,
         state=stored_state,
+        trace=dict(run.trace),
     )
 
 

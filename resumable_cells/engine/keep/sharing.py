@@ -95,6 +95,15 @@ def before(
 _MISSING = object()
 
 
+def add_inputs(snapshot: InputSnapshot, ns: dict[str, Any], names: Iterable[str]) -> None:
+    """Inputs found while the step ran (names it read through `eval`, unchanged by it:
+    `live/trace.py`), walked now as if before: the same objects in the same state."""
+    for name in names:
+        if name in ns and name not in snapshot.values:
+            snapshot.values[name] = ns[name]
+            snapshot.graph.add(name, ns[name])
+
+
 def analyse(
     pre: InputSnapshot,
     ns: dict[str, Any],

@@ -14,7 +14,9 @@ through its connection, or a file by code the hook does not see). The store, the
 installation, the package itself, system folders and per-user caches and config are
 ignored. One hook for the process, active only for the thread running the step.
 
-The same hook tells `hashing.sources` when a module's code is executed (an import or a
+While a step whose key has reads through `eval`/`exec` runs, the hook also tells its
+trace (`trace.py`) each string compiled as code. The same hook tells `hashing.sources`
+when a module's code is executed (an import or a
 reload), so that a module file edited after its import is told apart from the code the
 kernel runs. It is installed when the engine starts (`install`).
 """
@@ -25,7 +27,7 @@ import os
 import stat
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +44,7 @@ class Findings:
     reads: set[str] = field(default_factory=set)
     created: dict[str, bool] = field(default_factory=dict)  # path -> is a folder
     read_as: dict[str, tuple[int, int]] = field(default_factory=dict)  # path -> (size, mtime)
+    on_compile: Callable[[Any], None] | None = None  # told of each string compiled as code
 
     def read(self, path: str, st: os.stat_result) -> None:
         self.reads.add(path)
@@ -118,11 +121,14 @@ def install() -> None:
 
 
 @contextmanager
-def watching(store_dir: Path, network: bool = False) -> Iterator[Findings]:
+def watching(
+    store_dir: Path, network: bool = False, on_compile: Callable[[Any], None] | None = None
+) -> Iterator[Findings]:
     """Yields the Findings of the block it guards (only the current thread is watched).
-    `network`: connections are allowed (reads of a live source), not effects."""
+    `network`: connections are allowed (reads of a live source), not effects.
+    `on_compile(source)` is told of each string compiled as code (`eval`, `exec`)."""
     install()
-    findings = Findings()
+    findings = Findings(on_compile=on_compile)
     _state.active = (findings, _ignored_roots(store_dir), network)
     try:
         yield findings
@@ -160,6 +166,10 @@ def _hook(event: str, args: Args) -> None:
         _on_connect(active, args)
     elif event == "sqlite3.connect":
         _on_database(active, args)
+    elif event == "compile":
+        told = active[0].on_compile
+        if told is not None and len(args) > 1 and args[1] == "<string>":
+            told(args[0])
 
 
 def _on_open(active: Active, args: Args) -> None:

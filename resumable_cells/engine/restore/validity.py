@@ -1,13 +1,16 @@
 """Whether an entry may be served in this run: the one check a hit and `%step plan`
 both ask (`invalid_reason`).
 
-Valid while it is younger than the step's `--ttl`, the files it read are unchanged and
-the run's epoch and seed are the ones it used (`step.now()`, `step.rng()`).
+Valid while it is younger than the step's `--ttl`, the files it read are unchanged, the
+run's epoch and seed are the ones it used (`step.now()`, `step.rng()`) and every name it
+read through `eval`/`exec` of a string has the digest it had (its trace:
+`engine/live/trace.py`).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from ... import formatting
 from ...hashing import key as step_key
@@ -15,10 +18,16 @@ from ...records.runs import Run
 from ...storage.entries import Entry
 
 
-def invalid_reason(entry: Entry, run: Run, ttl: float | None = None) -> str | None:
+def invalid_reason(
+    entry: Entry,
+    run: Run,
+    ttl: float | None = None,
+    digest_of: Callable[[str], str | None] | None = None,
+) -> str | None:
     """Why `entry` cannot be served in `run` (older than the step's `--ttl` in seconds,
-    a file it read changed or is gone, the run's epoch or seed it used changed), or
-    None when it can."""
+    a file it read changed or is gone, the run's epoch or seed it used changed, a name
+    it read through eval or exec has another digest now: `digest_of(name)`, None when
+    the name is gone), or None when it can."""
     if ttl is not None:
         age = time.time() - entry.created
         if age > ttl:
@@ -34,4 +43,10 @@ def invalid_reason(entry: Entry, run: Run, ttl: float | None = None) -> str | No
         return "run epoch changed"
     if "seed" in params and params["seed"] != run.seed:
         return "run seed changed"
+    if entry.trace and digest_of is not None:
+        for name, digest in entry.trace.items():
+            now = digest_of(name)
+            if now != digest:
+                how = "is gone" if now is None else "changed"
+                return f"input {name} (read through eval or exec) {how}"
     return None

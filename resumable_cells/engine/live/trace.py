@@ -1,0 +1,87 @@
+"""What a running step reads of the namespace through code made from strings: the
+trace its entry keeps and a lookup verifies.
+
+A step whose code (or a notebook function it reaches) calls `eval` or `exec` on a
+string it builds at run time has inputs the static analysis cannot name: a helper
+class that shows frames side by side evaluates `eval('df1')` in its `_repr_html_`.
+While such a step runs, every string compiled as code (`eval`, `exec`, `compile`: the
+interpreter's `compile` audit event, seen by the tripwire's hook) is analysed, and each
+name it reads that the namespace holds is recorded with the digest its value has at
+that moment. A name the step bound before the read is its own output, not an input.
+The entry keeps the trace; a later lookup serves the entry only while every traced name
+still has its digest (verifying traces, as build systems with dynamic dependencies do).
+A traced value that cannot be digested leaves the trace incomplete: the step is not
+cached, and says so.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from ...errors import Unhashable
+from ...hashing.values import Hasher
+from ..code import analysis
+
+log = logging.getLogger(__name__)
+_MISSING = object()
+
+
+class Trace:
+    """The namespace's names read through compiled strings, while one step runs."""
+
+    def __init__(self, ns: dict[str, Any], ids_before: dict[str, int]):
+        self.ns = ns
+        self.ids_before = ids_before
+        self.reads: dict[str, str] = {}  # name -> digest of its value when first read
+        self.objects: dict[str, Any] = {}  # name -> the object it held then
+        self.incomplete: str | None = None  # why the trace cannot be trusted
+        self._busy = False  # (digesting may compile strings too)
+
+    def compiled(self, source: Any) -> None:
+        """A string was compiled as code while the step ran: note what it reads."""
+        if self._busy or self.incomplete is not None:
+            return
+        if isinstance(source, bytes):
+            source = source.decode("utf-8", "replace")
+        if not isinstance(source, str):
+            return  # an AST or a code object: compiled from code the analysis saw
+        self._busy = True
+        try:
+            self._note(source)
+        finally:
+            self._busy = False
+
+    def _note(self, source: str) -> None:
+        try:
+            reads = analysis.analyse(source).reads
+        except (SyntaxError, ValueError):
+            return  # it fails where it is evaluated, in the step
+        for name in reads:
+            value = self.ns.get(name, _MISSING)
+            if name in self.reads or value is _MISSING:
+                continue
+            if self.ids_before.get(name) != id(value):
+                continue  # bound by the step before this read: its own, not an input
+            try:
+                self.reads[name] = Hasher(self.ns).value_digest(value, name)
+                self.objects[name] = value
+            except Unhashable as err:
+                self.incomplete = f"{name}, read through eval or exec, cannot be hashed ({err})"
+                return
+
+    def finish(self, digest_of: Callable[[str], str]) -> None:
+        """After the step: a traced name it rebound or changed after reading it leaves
+        the trace incomplete (what it read is no longer anywhere to compare with)."""
+        for name, digest in self.reads.items():
+            if self.incomplete is not None:
+                return
+            try:
+                same = self.ns.get(name, _MISSING) is self.objects[name]
+                same = same and digest_of(name) == digest
+            except Unhashable:
+                same = False
+            if not same:
+                self.incomplete = f"{name} was read through eval or exec, then changed by it"
+        self.objects.clear()  # (the objects stay alive no longer than the step)
