@@ -1,0 +1,94 @@
+"""What a live run changed (`engine/keep/changes.py`): the names it bound and deleted,
+the inputs whose objects it changed (by their digests against the key's), each value
+digested once (`Digests`)."""
+
+from __future__ import annotations
+
+import io
+import threading
+
+from resumable_cells.engine.keep import changes
+from resumable_cells.hashing.values import Hasher
+
+
+def digest(ns: dict, name: str) -> str:
+    return Hasher(ns).value_digest(ns[name], name)
+
+
+def of_run(ns: dict, inputs: list[str], cell: str, assigned: tuple = ()) -> changes.Changes:
+    key = {n: digest(ns, n) for n in inputs}
+    objects = {n: ns[n] for n in inputs}
+    ids = {k: id(v) for k, v in ns.items()}
+    exec(cell, ns)
+    return changes.of_run(ns, ids, assigned, objects, key, changes.Digests(ns))
+
+
+def test_names_rebound_or_new_are_bound_names_deleted_are_deleted():
+    ns = {"a": [1], "b": 2, "gone": 3, "same": [4]}
+    got = of_run(ns, ["a"], "b = 5\nc = a\ndel gone\nsame = same", assigned=("b", "c", "same"))
+    assert got.bound == ["b", "same", "c"]
+    assert got.deleted == ["gone"]
+    assert got.inputs == {}
+
+
+def test_a_name_assigned_its_own_object_again_is_bound_only_when_the_cell_assigns_it():
+    ns = {"same": [4]}
+    assert of_run(ns, [], "same = same").bound == []
+    assert of_run(ns, [], "same = same", assigned=("same",)).bound == ["same"]
+
+
+def test_ipython_names_and_closed_files_are_not_bound(tmp_path):
+    path = tmp_path / "f.txt"
+    path.write_text("x")
+    ns = {"path": path}
+    got = of_run(
+        ns, [], "_ = 1\n_5 = 2\nOut = {}\n__x = 3\nwith open(path) as f:\n    t = f.read()"
+    )
+    assert got.bound == ["t"]
+
+
+def test_an_input_changed_in_place_is_changed_and_bound():
+    ns = {"a": [1], "b": [2]}
+    a = ns["a"]
+    got = of_run(ns, ["a", "b"], "a.append(2)")
+    assert got.inputs == {"a": a} and got.inputs["a"] is a
+    assert got.bound == ["a"]
+
+
+def test_an_input_changed_then_rebound_is_changed_as_the_object_it_was():
+    ns = {"a": [1]}
+    a = ns["a"]
+    got = of_run(ns, ["a"], "a.append(1)\na = a + [2]")
+    assert got.inputs["a"] is a and a == [1, 1]
+    assert got.bound == ["a"] and ns["a"] == [1, 1, 2]
+
+
+def test_an_input_rebound_but_not_changed_is_not_changed():
+    ns = {"a": [1]}
+    got = of_run(ns, ["a"], "a = [9]")
+    assert got.inputs == {} and got.bound == ["a"]
+
+
+def test_an_atomic_input_is_never_changed_a_deleted_one_when_its_object_changed():
+    ns = {"n": 1, "d": [1], "e": [2]}
+    e = ns["e"]
+    got = of_run(ns, ["n", "d", "e"], "n = 2\ndel d\ne.append(3)\ndel e")
+    assert got.inputs == {"e": e} and got.inputs["e"] is e
+    assert got.bound == ["n"] and got.deleted == ["d", "e"]
+
+
+def test_each_value_is_digested_once():
+    ns = {"a": [1]}
+    digests = changes.Digests(ns)
+    first = digests.of("a")
+    ns["a"].append(2)
+    assert digests.of("a") == first  # the first digest, not a second one
+    assert changes.Digests(ns).of("a") != first
+
+
+def test_the_record_of_names_says_none_for_a_value_that_cannot_be_digested():
+    ns = {"lock": threading.Lock(), "buf": io.StringIO("x"), "n": 3}
+    rows = changes.Digests(ns).describe(["lock", "n"])
+    assert rows[0]["name"] == "lock" and rows[0]["digest"] is None
+    assert rows[1]["name"] == "n" and rows[1]["type"] == "int"
+    assert rows[1]["digest"] == digest(ns, "n")

@@ -1,0 +1,92 @@
+"""The round-trip check of a value stored alone (`engine/keep/value_check.py`): its copy
+must digest as the live value did, or the step is not cached; values exact by
+construction are not loaded back."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from resumable_cells.engine.keep import value_check
+from resumable_cells.errors import Unstorable
+from resumable_cells.hashing.values import Hasher
+
+LOSSY = """class Lossy:
+    def __init__(self, data, cache=None):
+        self.data, self.cache = data, {}
+    def __reduce__(self):
+        return Lossy, (self.data, self.cache)"""
+
+
+def _put(store, ns: dict, name: str):
+    d = Hasher(ns).value_digest(ns[name], name)
+    return store.put_value(d, ns[name], name, value_check.checker(d, ns, name))
+
+
+def test_a_value_whose_class_drops_state_when_pickled_is_refused_and_nothing_written(notebook):
+    notebook.run(LOSSY + "\nv = Lossy([1, 2])\nv.cache['fit'] = 3\nok = Lossy([1, 2])")
+    ns, store = notebook.ns, notebook.store
+    with pytest.raises(Unstorable) as err:
+        _put(store, ns, "v")
+    assert err.value.name == "v"
+    assert "Lossy does not survive pickling: its restored copy differs" in err.value.why
+    assert store.used_bytes() == 0
+    assert store.get_value(_put(store, ns, "ok")).data == [1, 2]  # its copy is the same
+
+
+def test_a_step_binding_a_lossy_value_is_not_cached(notebook):
+    notebook.run(LOSSY)
+    cell = "%%step make\nv = Lossy([1, 2])\nv.cache['fit'] = 3"
+    assert notebook.run(cell) == "ran"
+    assert "does not survive pickling" in notebook.notes["make"]
+    assert notebook.run(cell) == "ran"
+
+
+def test_a_recursive_function_is_checked_against_its_own_copy(notebook):
+    cells = ["%%step define\ndef fact(n):\n    return 1 if n < 2 else n * fact(n - 1)"]
+    live, again = notebook.replay(cells, "fact(5)")
+    assert live == again == "120"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        3,
+        "s",
+        [1, "a", None],
+        (1.5, b"x"),
+        {"a": 1, "b": [1, 2]},
+        np.arange(3),
+        pd.DataFrame({"a": [1, 2], "b": [0.5, 1.5]}),
+        pd.Series([1.0, 2.0]),
+    ],
+    ids=lambda v: type(v).__name__,
+)
+def test_values_exact_by_construction_are_not_loaded_back(value):
+    assert value_check.exact(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        np.array([object()], dtype=object),
+        {(1, 2): 3},
+        pd.DataFrame({"a": ["x", None]}, dtype=object),
+        [np.arange(2)],
+    ],
+    ids=["object-array", "tuple-keys", "object-frame", "list-of-arrays"],
+)
+def test_other_values_are_loaded_back(value):
+    assert not value_check.exact(value)
+
+
+def test_an_exact_value_is_not_loaded_back_at_all(store, monkeypatch):
+    from resumable_cells.storage import serialize
+
+    def never(*args, **kwargs):
+        raise AssertionError("loaded back")
+
+    monkeypatch.setattr(serialize, "load_back", never)
+    ns = {"x": np.arange(5)}
+    assert store.get_value(_put(store, ns, "x")).tolist() == [0, 1, 2, 3, 4]
