@@ -301,12 +301,6 @@ def test_a_path_that_leads_nowhere_raises_one_of_the_path_errors(path):
         objgraph.resolve(path, ns)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: `objgraph.step` reads a key with `dict.__getitem__`, which calls a "
-    "dict subclass's `__missing__`: a defaultdict gains the key and the path leads to "
-    "a new object instead of nowhere",
-)
 def test_a_path_through_a_defaultdict_without_the_key_leads_nowhere_and_adds_nothing():
     ns = {"d": defaultdict(list)}
     with pytest.raises(KeyError):

@@ -78,12 +78,6 @@ def test_a_large_container_carries_no_fallback(store):
         stream.load(ref, store, stream.roots_of(ref, {"d": {}}))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: a path through a defaultdict without the key calls its `__missing__` "
-    "(objgraph.step): the reference resolves to a new empty list, which the hit binds, "
-    "and the serving kernel's defaultdict gains the key",
-)
 def test_a_reference_through_a_defaultdict_without_the_key_uses_its_fallback(store):
     live = defaultdict(list, k=[1, 2])
     ref, _ = written(store, {"dd": live}, ["dd"], "lst = dd['k']")

@@ -358,7 +358,11 @@ def step(obj: Any, s: Step) -> Any:
     if op == "i":
         return obj[s[1]]
     if op == "k":
-        return dict.__getitem__(obj, s[1])  # never a defaultdict's __missing__
+        # dict.__getitem__ still calls a subclass's __missing__ (a defaultdict would add
+        # the key to the user's object): a key that is not there is not there
+        if not dict.__contains__(obj, s[1]):
+            raise KeyError(s[1])
+        return dict.__getitem__(obj, s[1])
     if op == "p":
         return next(itertools.islice(dict.values(obj), s[1], None))
     if op == "a":
