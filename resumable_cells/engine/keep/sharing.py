@@ -236,8 +236,11 @@ def _place_changed(
     for oid, root in post.root.items():
         if oid in old.nodes:
             under_root[root] = under_root.get(root, 0) + 1
+    # In the walk's order, not a set's: which references carry fallbacks, and the
+    # stream's bytes, must not change from one run to the next.
+    order = {oid: i for i, oid in enumerate(old.nodes)} if changed or plan.replaced else {}
     for name, obj in changed.items():
-        own = [oid for oid in region if old.root[oid] == name]
+        own = sorted((oid for oid in region if old.root[oid] == name), key=order.__getitem__)
         root = objgraph.root(RootKind.CHANGED, name)
         if (
             own == [id(obj)]
@@ -251,7 +254,7 @@ def _place_changed(
             continue
         plan.changed_roots[name] = obj
         plan.unit_inplace.extend(old.nodes[oid][0] for oid in own if oid in movable)
-    for oid in plan.replaced:
+    for oid in sorted(plan.replaced, key=lambda o: order.get(o, -1)):
         _replace(plan, ns, changed, oid)
 
 
