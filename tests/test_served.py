@@ -248,3 +248,37 @@ def test_cells_that_read_frames_through_eval_are_served_while_the_frames_are_unc
     assert "ran in" in again.status_lines()[0], again.status_lines()
     assert "input df1 (read through eval or exec) changed" in again.status_lines()[0]
     assert "9" in again.user_outputs()[0]["data"]["text/html"]
+
+
+# -- no silent wrong value ---------------------------------------------------------------------
+FITS = """from astropy.io import fits
+import numpy as np
+h = fits.PrimaryHDU(np.zeros((10, 10)))
+cards = dict(CTYPE1='RA---TAN-SIP', CTYPE2='DEC--TAN-SIP', CRPIX1=5.0, CRPIX2=5.0, CRVAL1=1.0,
+             CRVAL2=2.0, CD1_1=-0.001, CD1_2=1e-4, CD2_1=1e-4, CD2_2=0.001, A_ORDER=2,
+             B_ORDER=2, A_0_2=1e-5, B_2_0=2e-5)
+for name, value in cards.items():
+    h.header[name] = value
+h.writeto('img.fits', overwrite=True)"""
+
+
+def test_a_wcs_read_from_a_fits_header_and_changed_is_never_served_otherwise(kernel):
+    # The reading step holds an open file (not cached); the changing step's WCS would come
+    # back from its pickle with PC and CDELT for its CD matrix: another value.
+    cells = [
+        "%%step read\nfrom astropy.wcs import WCS\nhdul = fits.open('img.fits')\n"
+        "w = WCS(hdul[0].header)",
+        "%%step change\nw.wcs.crval = [10, 20]",
+    ]
+    probe = "(Hasher(globals()).value_digest(w, 'w'), bool(w.wcs.has_cd()))"
+    hasher = "from resumable_cells.hashing.values import Hasher"
+    kernel.ok(FITS)
+    for c in cells:
+        kernel.ok(c)
+    kernel.ok(hasher)
+    live = kernel.value(probe)
+    kernel.restart()
+    kernel.ok(f"%load_ext resumable_cells\nfrom astropy.io import fits\n{hasher}")
+    for c in cells:
+        kernel.ok(c)
+    assert kernel.value(probe) == live

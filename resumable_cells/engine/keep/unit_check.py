@@ -20,7 +20,8 @@ import pickle
 from collections.abc import Sequence
 from typing import Any
 
-from ...errors import Unfaithful
+from ...errors import Unfaithful, Unhashable, Unstorable
+from ...hashing.values import Hasher
 from ...storage import serialize
 from ...storage.entries import Stream
 from ...storage.store import Store
@@ -29,6 +30,7 @@ from ..objects.objgraph import RootKind
 from ..state import module_attrs
 from ..units import stream
 from ..units.layout import Payload, StoragePlan
+from . import value_check
 
 log = logging.getLogger(__name__)
 _NOWHERE = object()
@@ -64,6 +66,8 @@ def check(
     the hit keeps (restored in place, or referred to) is not itself at its place in
     the copy (a `__setstate__` that copies: the holder would get a copy of it)."""
     copy = _load(writer, main, buffers)
+    if not copy.get("raw", False):
+        _states_digest_as_live(plan, copy)
     roots = _roots(plan, copy)
     fresh = {id(target): state for target, state in copy["inplace"]}
     found = _kept(plan, roots, fresh)
@@ -76,6 +80,33 @@ def check(
         seen = [(p, f) for p, f in seen if f is not _NOWHERE]
         if len({id(f) for _, f in seen}) > 1:
             _refuse(post.nodes[oid][0], seen)
+
+
+def _states_digest_as_live(plan: StoragePlan, copy: Payload) -> None:
+    """Raise Unstorable when a value the unit binds, or an object it gives its new state
+    in place, would not be what the live run left: loaded back, it must digest as the
+    live one does (an astropy `WCS` with a CD matrix comes back with PC and CDELT:
+    equal in use, another value). Exact kinds (arrays, frames) are not read."""
+    old = plan.graphs()[0]
+    ns = old.main_ns or {}
+    pairs = [(plan.unit_bind[n], v, n) for n, v in copy["bind"].items() if n in plan.unit_bind]
+    for target, state in copy["inplace"]:
+        path = objgraph.describe(old.path(id(target))) if id(target) in old.nodes else None
+        pairs.append((target, state, path or type(target).__name__))
+    for target, state, name in pairs:
+        if value_check.exact(target):
+            continue
+        try:
+            live = Hasher(ns).value_digest(target, name)
+            again = Hasher(ns).value_digest(state, name)
+        except Unhashable:
+            continue  # the key already says what it cannot hash
+        if live != again:
+            raise Unstorable(
+                name,
+                f"{type(target).__name__} does not survive pickling: its restored copy "
+                "differs from the live value, so a hit would hand the next step another value",
+            )
 
 
 def _kept(plan: StoragePlan, roots: dict[str, Any], fresh: dict[int, Any]) -> dict[int, Any]:
