@@ -282,3 +282,15 @@ def test_a_wcs_read_from_a_fits_header_and_changed_is_never_served_otherwise(ker
     for c in cells:
         kernel.ok(c)
     assert kernel.value(probe) == live
+
+
+def test_a_submodule_imported_under_a_name_is_served_after_a_restart(kernel):
+    # `import a.b as c` binds a module the step imports: by its name, never as the
+    # attribute `b` of `a` (which a fresh kernel has only once `a.b` is imported).
+    cell = "%%step sub\nimport xml.dom.minidom as md\ndoc = md.parseString('<a/>').documentElement.tagName"
+    kernel.ok(cell)
+    kernel.restart()
+    kernel.ok("%load_ext resumable_cells")
+    r = kernel.ok(cell)
+    assert "served from cache" in r.status_lines()[0], (r.status_lines(), r.stderr)
+    assert kernel.value("(doc, md.__name__)") == ("a", "xml.dom.minidom")

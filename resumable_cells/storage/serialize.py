@@ -60,7 +60,11 @@ def importing(refs: dict[int, tuple[Any, str, str]]) -> Iterator[None]:
 
 
 def _import_attribute(module: str, attr: str) -> Any:
-    return getattr(importlib.import_module(module), attr)
+    loaded = importlib.import_module(module)
+    try:
+        return getattr(loaded, attr)
+    except AttributeError:  # a submodule not imported yet
+        return importlib.import_module(f"{module}.{attr}")
 
 
 def dumps(

@@ -17,6 +17,7 @@ import time
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from ...display.result import Bundle
@@ -91,8 +92,8 @@ def imported(run: LiveRun, ns: dict[str, Any]) -> dict[int, tuple[Any, str, str]
     for name, (module, attr) in found.items():
         loaded = sys.modules.get(module)
         value = ns.get(name, _MISSING)
-        if loaded is None or sources.is_local_module(module):
-            continue
+        if loaded is None or sources.is_local_module(module) or isinstance(value, ModuleType):
+            continue  # (a module pickles by its name: `import matplotlib.pyplot as plt`)
         if value is not _MISSING and getattr(loaded, attr, _MISSING) is value:
             out[id(value)] = (value, module, attr)
     return out

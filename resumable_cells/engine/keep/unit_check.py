@@ -67,7 +67,7 @@ def check(
     the copy (a `__setstate__` that copies: the holder would get a copy of it)."""
     copy = _load(writer, main, buffers)
     if not copy.get("raw", False):
-        _states_digest_as_live(plan, copy)
+        _bound_digest_as_live(plan, copy)
     roots = _roots(plan, copy)
     fresh = {id(target): state for target, state in copy["inplace"]}
     found = _kept(plan, roots, fresh)
@@ -82,17 +82,16 @@ def check(
             _refuse(post.nodes[oid][0], seen)
 
 
-def _states_digest_as_live(plan: StoragePlan, copy: Payload) -> None:
-    """Raise Unstorable when a value the unit binds, or an object it gives its new state
-    in place, would not be what the live run left: loaded back, it must digest as the
-    live one does (an astropy `WCS` with a CD matrix comes back with PC and CDELT:
-    equal in use, another value). Exact kinds (arrays, frames) are not read."""
+def _bound_digest_as_live(plan: StoragePlan, copy: Payload) -> None:
+    """Raise Unstorable when a value the unit binds (a changed input it replaces by a new
+    object, a value sharing parts with others) would not be what the live run left:
+    loaded back, it must digest as the live one does (an astropy `WCS` with a CD matrix
+    comes back with PC and CDELT: equal in use, another value). Exact kinds (arrays,
+    frames) are not read. (An object given its state in place is not compared: its state
+    refers to the live objects, itself included, that the hit changes too.)"""
     old = plan.graphs()[0]
     ns = old.main_ns or {}
     pairs = [(plan.unit_bind[n], v, n) for n, v in copy["bind"].items() if n in plan.unit_bind]
-    for target, state in copy["inplace"]:
-        path = objgraph.describe(old.path(id(target))) if id(target) in old.nodes else None
-        pairs.append((target, state, path or type(target).__name__))
     for target, state, name in pairs:
         if value_check.exact(target):
             continue

@@ -191,8 +191,12 @@ class Writer:
         if kind == objgraph.ARRAY:
             if obj.nbytes > FALLBACK_BYTES:
                 return ()
-        elif kind not in _SMALL_KINDS or (_size(obj) or FALLBACK_ITEMS + 1) > FALLBACK_ITEMS:
+        elif kind not in _SMALL_KINDS:
             return ()
+        else:
+            size = _size(obj)
+            if size is None or size > FALLBACK_ITEMS:  # (an empty one has size 0)
+                return ()
         self.fallen.add(oid)
         self.nested = True
         try:
