@@ -42,7 +42,8 @@ test: lint typecheck redis-deps test-py test-ui
 # `make test`); docs/verify.md's corpus figures come from bench/out/corpus.json.
 corpus: $(STAMP)
 	mkdir -p bench/out
-	$(PY) -m resumable_cells verify tests/corpus/whirlwind tests/corpus/pdsh-ch4 \
+	$(PY) -m resumable_cells verify tests/corpus/whirlwind tests/corpus/pdsh-ch3 \
+		tests/corpus/pdsh-ch4 tests/corpus/pdsh-ch5 \
 		--jobs 2 --timeout 30 --json bench/out/corpus.json
 
 bench: $(STAMP)

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 CORPUS = Path(__file__).parent / "corpus"
-FOLDERS = ("whirlwind", "pdsh-ch4")
+FOLDERS = ("whirlwind", "pdsh-ch3", "pdsh-ch4", "pdsh-ch5")
 TIMEOUT_S = 30  # per cell: the corpus's slowest plain cell takes about 2 s
 
 # Why a step may honestly go unserved on the second run: it binds a value that pickle
@@ -65,12 +65,15 @@ def test_the_corpus_is_there_with_its_licences_and_data():
     assert (CORPUS / "whirlwind" / "LICENSE").is_file()
     assert (CORPUS / "pdsh-ch4" / "LICENSE-CODE").is_file()
     assert (CORPUS / "pdsh-ch4" / "data" / "births.csv").stat().st_size > 100_000
-    assert len(list(CORPUS.glob("*/*.ipynb"))) == 24
+    assert (CORPUS / "pdsh-ch3" / "LICENSE-CODE").is_file()
+    assert (CORPUS / "pdsh-ch5" / "LICENSE-CODE").is_file()
+    assert (CORPUS / "pdsh-ch3" / "data" / "state-population.csv").stat().st_size > 50_000
+    assert len(list(CORPUS.glob("*/*.ipynb"))) == 26
 
 
 def test_every_notebook_was_verified(corpus_run):
     done, report = corpus_run
-    assert report["totals"]["notebooks"] == 24
+    assert report["totals"]["notebooks"] == 26
     assert not [(nb["notebook"], nb["problems"]) for nb in report["notebooks"] if nb["problems"]]
     assert report["totals"]["cells"] > 400
 
