@@ -256,3 +256,20 @@ def test_the_cell_file_in_a_warning_is_normalised():
     stepped = normalise([stream("stderr", warn.format(4802, 12))])
     assert difference(plain, stepped) is None
     assert plain[0]["text"].startswith("<cell>: FutureWarning: old")
+
+
+@pytest.mark.parametrize(
+    "line, reason",
+    [
+        ("step v: ran in 0.01 s (new step)", "new step"),
+        ("step v: ran in 133 ms (input s1 changed)", "input s1 changed"),
+        (
+            "step v: ran in 2 min 3 s (expired (computed 3 h ago, ttl 60 min))",
+            "expired (computed 3 h ago, ttl 60 min)",
+        ),
+    ],
+)
+def test_the_reason_a_step_ran_is_read_whatever_its_duration(line, reason):
+    status = {**STATUS, "data": {"text/plain": line}}
+    _, step = user_outputs([status])
+    assert step.reason == reason

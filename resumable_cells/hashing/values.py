@@ -174,6 +174,9 @@ class Hasher:
             # never reaches the digest.
             self._compound(v, t, path)
             return
+        if _is_value_type(t) and id(v) not in self.shared.visiting:
+            self._value_object(v, t, path)
+            return
         memo = self.memo
         first = memo.seen.get(id(v))
         first = first[0] if first is not None else memo.find(id(v)) if memo.parent else None
@@ -183,6 +186,24 @@ class Hasher:
             return
         memo.seen[id(v)] = (memo.count(), v)
         self._compound(v, t, path)
+
+    def _value_object(self, v: Any, t: type, path: str) -> None:
+        """An object compared and hashed by value (sympy's expressions, dates, decimals):
+        whether two equal parts are one object or two is no part of the value, so its
+        encoding is its own digest, computed once per object in a memo of its own,
+        whoever holds it and wherever (sympy's cache hands out the same `x` to some
+        expressions and an equal one to others, and a pickle round trip changes which)."""
+        cached = self.shared.values.get(id(v))
+        if cached is None:
+            sub = Hasher(_shared=self.shared, _memo=Memo())
+            self.shared.visiting[id(v)] = b""  # (a value object that holds itself: by memo)
+            try:
+                sub._compound(v, t, path)
+            finally:
+                del self.shared.visiting[id(v)]
+            cached = self.shared.values[id(v)] = (sub.digest(), v)
+        self._h.update(b"=")
+        self._h.update(cached[0])
 
     def _compound(self, v: Any, t: type, path: str) -> None:
         if t is list or t is tuple:
@@ -305,6 +326,27 @@ class Hasher:
         if id(obj) not in self.shared.visiting:  # not a reference back into a recursion
             self.shared.callables[id(obj)] = (d, obj)
         return d
+
+
+_VALUE_TYPES: dict[type, bool] = {}
+_NOT_VALUES = frozenset({list, dict, set, bytearray, types.FunctionType, types.MethodType, type})
+
+
+def _is_value_type(t: type) -> bool:
+    """Whether `t`'s objects compare and hash by value (their class defines both `__eq__`
+    and `__hash__`): immutable values, whose identity a mutation cannot show."""
+    known = _VALUE_TYPES.get(t)
+    if known is None:
+        eq, hashed = getattr(t, "__eq__", None), getattr(t, "__hash__", None)
+        known = (
+            t not in _NOT_VALUES
+            and not issubclass(t, (type, types.ModuleType))
+            and hashed is not None
+            and hashed is not object.__hash__
+            and eq is not object.__eq__
+        )
+        _VALUE_TYPES[t] = known
+    return known
 
 
 def _named_builtin(v: Any, t: type) -> bool:

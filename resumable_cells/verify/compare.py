@@ -27,7 +27,7 @@ ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,}\b")
 # pid and its line counts the `%%step` line verify adds.
 CELL_FILE = re.compile(r"(?:[^\s'\"()]*/)?(?:ipykernel_\d+/)?-?\d{6,}\.py(?::\d+|, line \d+)?")
 MESSAGE = re.compile(r"^step \S+: ")
-STATUS_REASON = re.compile(r": ran in [0-9.]+ s \((.*)\)$", re.S)
+STATUS_REASON = re.compile(r": ran in [^(]+? \((.*)\)$", re.S)  # any duration: 133 ms, 1.20 s, 2 min
 
 
 @dataclass
