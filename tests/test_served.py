@@ -294,3 +294,20 @@ def test_a_submodule_imported_under_a_name_is_served_after_a_restart(kernel):
     r = kernel.ok(cell)
     assert "served from cache" in r.status_lines()[0], (r.status_lines(), r.stderr)
     assert kernel.value("(doc, md.__name__)") == ("a", "xml.dom.minidom")
+
+
+def test_a_function_with_a_namespace_of_its_own_is_stored_by_code(kernel):
+    # sympy's lambdify execs the code it writes in a dict it builds: no module's, not the
+    # notebook's. The function is stored by code, with the names it reads from that dict.
+    cell = (
+        "%%step lam\nfrom sympy import Symbol, pi, lambdify\nx = Symbol('x')\n"
+        "f = lambdify([x], (x + pi)**2, 'numpy')"
+    )
+    first = kernel.ok(cell)
+    assert "not cached" not in " ".join(first.status_lines()), first.status_lines()
+    live = kernel.value("round(float(f(1.0)), 9)")
+    kernel.restart()
+    kernel.ok("%load_ext resumable_cells")
+    again = kernel.ok(cell)
+    assert "served from cache" in again.status_lines()[0], again.status_lines()
+    assert kernel.value("round(float(f(1.0)), 9)") == live

@@ -16,6 +16,7 @@ entry refers to rather than stores (`engine/units/stream.py`).
 
 from __future__ import annotations
 
+import builtins
 import enum
 import importlib
 import io
@@ -211,10 +212,33 @@ def _by_code(fn: types.FunctionType) -> bool:
     `functools.wraps` (dataclasses' `__repr__` wrapper)."""
     if fn.__globals__ is _MAIN_NS:
         return True
+    if _private_globals(fn):
+        return True
     home = fn.__globals__.get("__name__")
     if fn.__module__ != "__main__" and "<locals>" not in fn.__qualname__:
         return False
     return home == "__main__" or home in sys.modules
+
+
+def _private_globals(fn: types.FunctionType) -> bool:
+    """Whether `fn` runs against a namespace of its own, no module's and not the
+    notebook's (sympy's `lambdify` execs the code it writes in a dict it builds)."""
+    home = fn.__globals__.get("__name__")
+    module = sys.modules.get(home) if isinstance(home, str) else None
+    return (
+        fn.__globals__ is not _MAIN_NS
+        and home != "__main__"
+        and (module is None or vars(module) is not fn.__globals__)
+    )
+
+
+def _names_used(code: types.CodeType) -> set[str]:
+    """The global names a code object (and the code it nests) may read."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names_used(const)
+    return names
 
 
 def function_reduce(fn: types.FunctionType) -> tuple:
@@ -228,6 +252,9 @@ def function_reduce(fn: types.FunctionType) -> tuple:
     home = fn.__globals__.get("__name__")
     if fn.__globals__ is _MAIN_NS or home == "__main__":
         return _rebuild_function, args
+    if _private_globals(fn):  # the names its code reads from that namespace, by value
+        used = {n: fn.__globals__[n] for n in _names_used(fn.__code__) if n in fn.__globals__}
+        return _rebuild_function, (*args, None, used)
     return _rebuild_function, (*args, home)  # run against its own module's globals
 
 
@@ -308,9 +335,12 @@ def _set_cell(cell, value) -> None:
         cell.cell_contents = value
 
 
-def _rebuild_function(code_bytes, name, closure, state, module=None):
+def _rebuild_function(code_bytes, name, closure, state, module=None, own_globals=None):
     code = marshal.loads(code_bytes)
-    home = _MAIN_NS if module is None else importlib.import_module(module).__dict__
+    if own_globals is not None:
+        home = {"__builtins__": builtins, **own_globals}
+    else:
+        home = _MAIN_NS if module is None else importlib.import_module(module).__dict__
     fn = types.FunctionType(code, home, name, None, closure)
     defaults, kwdefaults, fdict, qualname = state[:4]
     fn.__defaults__ = defaults
