@@ -43,7 +43,7 @@ test: lint typecheck redis-deps test-py test-ui
 corpus: $(STAMP)
 	mkdir -p bench/out
 	$(PY) -m resumable_cells verify tests/corpus/whirlwind tests/corpus/pdsh-ch3 \
-		tests/corpus/pdsh-ch4 tests/corpus/pdsh-ch5 \
+		tests/corpus/pdsh-ch4 tests/corpus/pdsh-ch5 tests/corpus/johansson-lectures \
 		--jobs 2 --timeout 30 --json bench/out/corpus.json
 
 bench: $(STAMP)
