@@ -41,7 +41,7 @@ class Memo:
 class Shared:
     """What every state of one digest shares."""
 
-    __slots__ = ("main_ns", "modules", "meter", "callables", "visiting", "reach", "values")
+    __slots__ = ("main_ns", "modules", "meter", "callables", "visiting", "reach", "inline")
 
     def __init__(self, main_ns: dict | None):
         self.main_ns = main_ns
@@ -53,6 +53,4 @@ class Shared:
         self.callables: dict[int, tuple[bytes, Any]] = {}
         self.visiting: dict[int, bytes] = {}
         self.reach: Any = None  # what reached functions read (`reach.Reached`), if asked
-        # Digests of objects hashed by value (`values.Hasher._value_object`), each once;
-        # the object is kept so that its id stays its own.
-        self.values: dict[int, tuple[bytes, Any]] = {}
+        self.inline: set[int] = set()  # objects compared by value being written out

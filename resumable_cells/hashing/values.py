@@ -6,7 +6,9 @@ through memoryviews, never copied whole.
 
 Bounded: one digest walks each object once. The memo maps every object already hashed
 to the order of its first visit, and a second visit (a shared member, a cycle) writes a
-reference to that order instead of the object again; the memo keeps the objects alive,
+reference to that order instead of the object again (but for values that cannot be
+changed, tuples and objects whose class compares and hashes by value, which are written
+out wherever they occur: whether two equal ones are one object is no part of a value); the memo keeps the objects alive,
 so an id is never reused while the digest runs. A budget of time and bytes (`budget`)
 makes a value past it unhashable instead of hanging. Objects that are not data (figures
 and artists) have a handler of their own (`opaque`) and are never walked.
@@ -169,13 +171,20 @@ class Hasher:
             return
         self.shared.meter.tick(path)
         if t is tuple or t is frozenset:
-            # Values, never in a cycle of their own: not remembered, so that whether
-            # two equal ones are one object (a constant, a cached empty one) or two
-            # never reaches the digest.
+            # Values, never in a cycle of their own (a cycle runs through a mutable part,
+            # which is remembered): not remembered, so that whether two equal ones are
+            # one object (a constant, a cached empty one) or two never reaches the digest.
             self._compound(v, t, path)
             return
-        if _is_value_type(t) and id(v) not in self.shared.visiting:
-            self._value_object(v, t, path)
+        if _is_value_type(t) and id(v) not in self.shared.inline:
+            # Likewise objects compared by value (sympy's cached `x`, dates, units), which
+            # a pickle round trip may share otherwise; one reached from itself (through
+            # its own state) is a cycle, remembered as any object.
+            self.shared.inline.add(id(v))
+            try:
+                self._compound(v, t, path)
+            finally:
+                self.shared.inline.discard(id(v))
             return
         memo = self.memo
         first = memo.seen.get(id(v))
@@ -186,24 +195,6 @@ class Hasher:
             return
         memo.seen[id(v)] = (memo.count(), v)
         self._compound(v, t, path)
-
-    def _value_object(self, v: Any, t: type, path: str) -> None:
-        """An object compared and hashed by value (sympy's expressions, dates, decimals):
-        whether two equal parts are one object or two is no part of the value, so its
-        encoding is its own digest, computed once per object in a memo of its own,
-        whoever holds it and wherever (sympy's cache hands out the same `x` to some
-        expressions and an equal one to others, and a pickle round trip changes which)."""
-        cached = self.shared.values.get(id(v))
-        if cached is None:
-            sub = Hasher(_shared=self.shared, _memo=Memo())
-            self.shared.visiting[id(v)] = b""  # (a value object that holds itself: by memo)
-            try:
-                sub._compound(v, t, path)
-            finally:
-                del self.shared.visiting[id(v)]
-            cached = self.shared.values[id(v)] = (sub.digest(), v)
-        self._h.update(b"=")
-        self._h.update(cached[0])
 
     def _compound(self, v: Any, t: type, path: str) -> None:
         if t is list or t is tuple:

@@ -93,6 +93,16 @@ class Store:
         raw = self.index.get("entry:" + key)
         if raw is None:
             return None
+        return self._entry_of(raw, key)
+
+    def _readable(self, raw: str) -> Entry | None:
+        """The entry of a row, or None when it cannot be trusted (it is replaced)."""
+        try:
+            return self._entry_of(raw, "being replaced")
+        except (StoreError, ValueError):
+            return None
+
+    def _entry_of(self, raw: str, key: str) -> Entry:
         row = json.loads(raw)
         mac = row.pop("mac", "")
         if not auth.verify(auth.canonical(row), mac):
@@ -109,17 +119,15 @@ class Store:
         entry.key = key
         row = entry.to_json()
         row["mac"] = auth.sign(auth.canonical(row))
-        try:
-            old = self.get_entry(key)
-        except StoreError:
-            old = None
         with self.index.transact():
-            if "entry:" + key not in self.index:  # a replaced entry is not another one
+            replaced = self.index.get("entry:" + key)  # (one read, as the count needs)
+            if replaced is None:  # a replaced entry is not another one
                 self.index.incr("entrycount")
             self.index.set("entry:" + key, json.dumps(row, sort_keys=True))
             self.index.set("used:" + key, time.time())
             hist = [k for k in self.history(entry.step) if k != key]
             set_json(self.index, "hist:" + entry.step, (hist + [key])[-_HISTORY:])
+        old = self._readable(replaced) if replaced is not None else None
         if old is not None:
             self.release(set(old.blobs()) - set(entry.blobs()))
         if self.used_bytes() > self.size_limit:

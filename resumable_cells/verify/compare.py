@@ -27,7 +27,8 @@ ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,}\b")
 # pid and its line counts the `%%step` line verify adds.
 CELL_FILE = re.compile(r"(?:[^\s'\"()]*/)?(?:ipykernel_\d+/)?-?\d{6,}\.py(?::\d+|, line \d+)?")
 MESSAGE = re.compile(r"^step \S+: ")
-STATUS_REASON = re.compile(r": ran in [^(]+? \((.*)\)$", re.S)  # any duration: 133 ms, 1.20 s, 2 min
+# the reason a step ran, after any duration (`133 ms`, `1.20 s`, `2 min 3 s`)
+STATUS_REASON = re.compile(r": ran in [^(]+? \((.*)\)$", re.S)
 
 
 @dataclass
