@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 import redis  # the test extra has it: a missing client is an error, not a skip
+from boards import BOARD, MAKE
 from entries import binding, entry
 from kernels import free_port, wait_until
 
@@ -168,30 +169,13 @@ def test_a_step_run_in_one_kernel_is_served_in_the_other_without_running(
 # trip, as plotly's empty figure parts are), so in a kernel served `make`, `grow`'s
 # references into the board lead nowhere: its entry is served from its by-value copy,
 # a blob of its own (an array of 80 KB), which the team cache must carry too.
-BOARD = """import numpy as np
-class Part:
-    def __init__(self):
-        self.items = []
-
-class Board:
-    def __init__(self, spec=None):
-        self.parts = {}
-        for k, v in (spec or {}).items():
-            self.part(k).items.extend(v)
-    def part(self, k):
-        return self.parts.setdefault(k, Part())
-    def spec(self):
-        return {k: list(p.items) for k, p in self.parts.items() if p.items}
-    def __reduce__(self):
-        return (Board, (self.spec(),))"""
-MAKE = "%%step make\nboard = Board()\nboard.part('empty')\nboard.part('x').items.append(1)"
-GROW = "%%step grow\nboard.part('x').items.append(np.arange(10_000))"
+GROW_BIG = "%%step grow\nboard.part('x').items.append(np.arange(10_000))"
 PROBE = "print(len(board.part('x').items), int(board.part('x').items[1].sum()))"
 
 
 def test_an_entry_served_from_its_by_value_copy_is_served_from_the_team_cache(pair):
     a, b = pair
-    for cell in (BOARD, MAKE, GROW):
+    for cell in ("import numpy as np", BOARD, MAKE, GROW_BIG):
         a.ok(cell)
     whole = a.value(
         "[e.unit.byvalue.value.inline is None for _, e in __import__('resumable_cells')"
@@ -199,9 +183,9 @@ def test_an_entry_served_from_its_by_value_copy_is_served_from_the_team_cache(pa
     )
     assert whole == [True]  # the by-value copy is a blob file, not inline
     assert "pushed 2 entries (" in push(a)
-    for cell in (BOARD, MAKE):
+    for cell in ("import numpy as np", BOARD, MAKE):
         b.ok(cell)
-    served = b.ok(GROW)
+    served = b.ok(GROW_BIG)
     assert served.status_lines()[0].startswith("step grow: served from team cache in "), (
         served.status_lines()
     )

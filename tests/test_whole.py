@@ -8,27 +8,8 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
+from boards import BOARD, GROW, MAKE, MAKE_FULL
 from replay import replay
-
-# A board pickles as the parts that hold items: an empty part, made on first access,
-# is gone after a round trip, as plotly's empty figure parts are.
-BOARD = """class Part:
-    def __init__(self):
-        self.items = []
-
-class Board:
-    def __init__(self, spec=None):
-        self.parts = {}
-        for k, v in (spec or {}).items():
-            self.part(k).items.extend(v)
-    def part(self, k):
-        return self.parts.setdefault(k, Part())
-    def spec(self):
-        return {k: list(p.items) for k, p in self.parts.items() if p.items}
-    def __reduce__(self):
-        return (Board, (self.spec(),))"""
-MAKE = "%%step make\nboard = Board()\nboard.part('empty')\nboard.part('x').items.append(1)"
-GROW = "%%step grow\nboard.part('x').items.append(2)"
 
 
 @pytest.mark.parametrize("make", ["MAKE", "MAKE_FULL"], ids=["whole", "replaced"])
@@ -36,9 +17,6 @@ def test_a_changed_input_laid_out_otherwise_after_a_hit_is_served_whole(kernel, 
     cells = [BOARD, globals()[make], GROW]
     live, again = replay(kernel, cells, "(board.spec(), board.part('x').items)")
     assert live == again == "({'x': [1, 2]}, [1, 2])\n"
-
-
-MAKE_FULL = "%%step make\nboard = Board()\nboard.part('x').items.append(1)"
 
 
 @pytest.mark.parametrize("make", [MAKE, MAKE_FULL], ids=["whole", "replaced"])

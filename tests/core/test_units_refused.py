@@ -8,6 +8,7 @@ of tests/test_whole.py)."""
 from __future__ import annotations
 
 import pytest
+from boards import BOARD, GROW, MAKE, MAKE_FULL
 
 from resumable_cells.engine.keep import sharing, unit_check
 from resumable_cells.engine.units import byvalue, replaced, stream
@@ -141,28 +142,6 @@ def test_an_input_too_large_to_follow_is_not_cached_when_the_step_shares_it(note
     assert notebook.run("%%step sums\nsums = np.array([r[0] for r in rows])") == "served"
     assert notebook.run("%%step grow\nrows.append([100])") == "ran"
     assert notebook.notes["grow"].startswith("rows: it holds more than 50 objects")
-
-
-# A board pickles as the parts that hold items: an empty part, made on first access,
-# is gone after a round trip, as plotly's empty figure parts are.
-BOARD = """class Part:
-    def __init__(self):
-        self.items = []
-
-class Board:
-    def __init__(self, spec=None):
-        self.parts = {}
-        for k, v in (spec or {}).items():
-            self.part(k).items.extend(v)
-    def part(self, k):
-        return self.parts.setdefault(k, Part())
-    def spec(self):
-        return {k: list(p.items) for k, p in self.parts.items() if p.items}
-    def __reduce__(self):
-        return (Board, (self.spec(),))"""
-MAKE = "%%step make\nboard = Board()\nboard.part('empty')\nboard.part('x').items.append(1)"
-MAKE_FULL = "%%step make\nboard = Board()\nboard.part('x').items.append(1)"
-GROW = "%%step grow\nboard.part('x').items.append(2)"
 
 
 @pytest.mark.parametrize("make", [MAKE, MAKE_FULL], ids=["whole", "replaced"])
