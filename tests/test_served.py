@@ -3,6 +3,7 @@ although their values store and restore faithfully."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -311,3 +312,41 @@ def test_a_function_with_a_namespace_of_its_own_is_stored_by_code(kernel):
     again = kernel.ok(cell)
     assert "served from cache" in again.status_lines()[0], again.status_lines()
     assert kernel.value("round(float(f(1.0)), 9)") == live
+
+
+# -- a traceback shown without the cell failing -------------------------------------------
+def _kinds_in_order(reply) -> list[str]:
+    out = []
+    for o in reply.user_outputs():
+        kind = o["output_type"]
+        out.append(
+            f"error {o['ename']}: {o['evalue']}" if kind == "error" else o.get("name") or kind
+        )
+    return out
+
+
+@pytest.mark.parametrize(
+    "setup, body",
+    [
+        (
+            "class R:\n    def _repr_html_(self):\n        raise AttributeError('boom')\n"
+            "    def __repr__(self):\n        return 'R()'",
+            "R()",
+        ),
+        (
+            "",
+            "try:\n    1 / 0\nexcept ZeroDivisionError:\n    get_ipython().showtraceback()\nv = 1",
+        ),
+    ],
+    ids=["a repr that raises", "showtraceback in an except"],
+)
+def test_a_traceback_shown_without_the_cell_failing_is_replayed(kernel, setup, body):
+    if setup:
+        kernel.ok(setup)
+    plain = kernel.run(body)
+    live = kernel.run(f"%%step tb\n{body}")
+    served = kernel.run(f"%%step tb\n{body}")
+    assert "served from cache" in served.status_lines()[0], served.status_lines()
+    assert _kinds_in_order(served) == _kinds_in_order(live) == _kinds_in_order(plain)
+    assert any(k.startswith("error ") for k in _kinds_in_order(plain))
+    assert served.status == live.status == plain.status  # as the kernel reports the cell

@@ -16,7 +16,9 @@ import threading
 from contextlib import contextmanager
 from typing import Any
 
-# ("stream", name, text) | ("display", data, metadata, transient, update) | ("clear", wait);
+# ("stream", name, text) | ("display", data, metadata, transient, update) | ("clear", wait)
+# | ("error", name, value, traceback lines[, shown while the result was formatted]): a
+# traceback shown without the cell raising;
 # an entry's outputs also hold the figures shown after the cell (`figures`), which
 # `replay` leaves to that module.
 Output = tuple
@@ -124,16 +126,49 @@ def capturing(shell):
         sink.append(("clear", wait))
         return clear_output(wait)
 
+    own_traceback = shell.__dict__.get("_showtraceback")
+    show_traceback = shell._showtraceback
+
+    def recording_traceback(etype, evalue, stb):
+        # A traceback shown without the cell failing (a `_repr_html_` that raises, which
+        # IPython's formatter reports; `showtraceback()` in an `except`): an output too.
+        for s in sent:
+            if s is not None:
+                s.stream.flush()
+                s.move()
+        sink.append(("error", getattr(etype, "__name__", str(etype)), str(evalue), list(stb)))
+        return show_traceback(etype, evalue, stb)
+
     sys.stdout, sys.stderr = _Tee(out, "stdout", sink, sent[0]), _Tee(err, "stderr", sink, sent[1])
     pub.publish, pub.clear_output = recording_publish, recording_clear
+    shell._showtraceback = recording_traceback
     try:
         yield sink
     finally:
         sys.stdout, sys.stderr = out, err
         pub.publish, pub.clear_output = publish, clear_output
+        if own_traceback is not None:
+            shell._showtraceback = own_traceback
+        else:
+            del shell._showtraceback
         for s in sent:
             if s is not None:
                 s.close()
+
+
+def errors_in_display(shell: Any, outputs: list[Output], since: int) -> None:
+    """The tracebacks from `since` on were shown while the cell's result was formatted:
+    a kernel marks such a cell failed (as a plain cell whose `_repr_html_` raises), and
+    so does a replay of them."""
+    for i in range(since, len(outputs)):
+        if outputs[i][0] == "error":
+            outputs[i] = (*outputs[i][:4], True)
+            _failed_in_display(shell)
+
+
+def _failed_in_display(shell: Any) -> None:
+    if hasattr(shell, "_last_traceback_during_displayhook"):  # ipykernel's flag
+        shell._last_traceback_during_displayhook = True
 
 
 def replay(shell, outputs: list[Output]) -> None:
@@ -157,3 +192,10 @@ def replay(shell, outputs: list[Output]) -> None:
             publish_display_data(data, metadata, **kwargs)
         elif kind == "clear":
             shell.display_pub.clear_output(item[1])
+        elif kind == "error":
+            ename, evalue, stb = item[1:4]
+            sys.stdout.flush()
+            sys.stderr.flush()
+            shell._showtraceback(type(ename, (Exception,), {}), evalue, stb)
+            if len(item) > 4 and item[4]:
+                _failed_in_display(shell)

@@ -396,10 +396,13 @@ class Execution:
                         result = await body.run_awaiting(*args)
                     else:
                         result = body.run(*args)
-                if self.code.quiet:  # evaluated, as IPython does, but neither shown nor kept
-                    result = None
-                # Formatted before the figures are drawn, as a plain cell's result is.
-                shown = shown_result.bundle_of(engine.shell, result) if result is not None else None
+                    if self.code.quiet:  # evaluated, as IPython does, but not shown or kept
+                        result = None
+                    # Formatted before the figures are drawn, as a plain cell's result is,
+                    # and captured: a `_repr_html_` may print, or raise (IPython shows it).
+                    before, shell = len(outputs), engine.shell
+                    shown = shown_result.bundle_of(shell, result) if result is not None else None
+                    capture.errors_in_display(shell, outputs, before)
             if shown is not None:
                 shown_result.show_as(engine.shell, result, shown)
             outputs += figures.flush(engine.shell)  # what the inline backend would show
