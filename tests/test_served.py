@@ -350,3 +350,29 @@ def test_a_traceback_shown_without_the_cell_failing_is_replayed(kernel, setup, b
     assert _kinds_in_order(served) == _kinds_in_order(live) == _kinds_in_order(plain)
     assert any(k.startswith("error ") for k in _kinds_in_order(plain))
     assert served.status == live.status == plain.status  # as the kernel reports the cell
+
+
+# -- names a library reads from a string ---------------------------------------------------
+@pytest.mark.parametrize(
+    "cell, knob",
+    [
+        ("%%step q\nn = len(df.query('A < @lim'))", "lim"),
+        ("%%step e\nn = float(pd.eval('df.A * lim').sum())", "lim"),
+        ("%%step m\nn = float(df.eval('A * @lim').sum())", "lim"),
+        ("%%step f\nn = len(df.query(f'A < {0} + @lim'))", "lim"),
+    ],
+)
+def test_names_a_pandas_expression_reads_are_inputs(kernel, cell, knob):
+    # pandas reads `@lim` (and in pd.eval any name) from the caller's frame: the step's
+    # key must see it, or a changed `lim` would be served the old answer.
+    kernel.ok("import pandas as pd\ndf = pd.DataFrame({'A': [0.1, 0.6, 0.8]})")
+    kernel.ok(f"{knob} = 0.5")
+    kernel.ok(cell)
+    first = kernel.value("n")
+    assert "served from cache" in kernel.ok(cell).status_lines()[0]
+    kernel.ok(f"{knob} = 0.9")
+    again = kernel.ok(cell)
+    assert (
+        "ran in" in again.status_lines()[0] and f"input {knob} changed" in again.status_lines()[0]
+    )
+    assert kernel.value("n") != first

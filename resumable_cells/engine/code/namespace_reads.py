@@ -1,7 +1,8 @@
 """Reads of the notebook's namespace that are not spelled as plain names, for the static
 analysis of a cell (`analysis`): attribute chains (`settings.THRESHOLD`), items of the
 namespace by a literal name (`globals()['cfg']`, `globals().get('cfg')`), code given to
-`eval`/`exec` as a literal string (read as the names it spells), and the dynamic reads
+`eval`/`exec` as a literal string (read as the names it spells), the names a pandas
+expression string spells (`df.query('A < @lim')`, `pd.eval('df.A * k')`), and the dynamic reads
 that cannot be resolved: `globals()` used any other way, `vars()`, `locals()` and
 `dir()` at the top level, `eval`/`exec` of anything but a literal, a shell's `user_ns`.
 """
@@ -9,6 +10,8 @@ that cannot be resolved: `globals()` used any other way, `vars()`, `locals()` an
 from __future__ import annotations
 
 import ast
+import keyword
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -51,6 +54,8 @@ class NamespaceReads:
         if isinstance(func, ast.Name) and func.id in ("eval", "exec"):
             self._eval(node, func.id)
             return
+        if isinstance(func, ast.Attribute) and func.attr in _EXPRESSION_METHODS and node.args:
+            self._expression(node)
         if self._namespace(node):
             self.w.dynamic.append(source(node))
         self.generic_visit(node)
@@ -117,6 +122,45 @@ class NamespaceReads:
                 self.visit(a)
         if own_namespace:
             self.visit(node.args[0])
+
+    def _expression(self, node: ast.Call) -> None:
+        """`df.query('A < @lim')`, `df.eval('A * @k')`, `pd.eval('df.A * k')`: pandas
+        reads the caller's variables named in the string (`@lim`; in `pd.eval` any
+        name), where the analysis cannot see them. Every name the string spells is
+        taken as a read (a column's name that is also a variable's makes that variable
+        an input: a miss too many, never a stale hit); a string built otherwise than
+        as a literal or an f-string cannot be read here: a dynamic read."""
+        text = expression_text(node.args[0])
+        if text is None:
+            self.w.dynamic.append(source(node))
+            return
+        for name in _expression_names(text):
+            self._read_by_name(name)
+
+
+_EXPRESSION_METHODS = frozenset({"query", "eval"})
+_QUOTED = re.compile(r"`[^`]*`|'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+_NAME = re.compile(r"(?<![\w.])@?([A-Za-z_]\w*)")
+
+
+def expression_text(node: ast.AST) -> str | None:
+    """The text of a literal string or an f-string (its fields as `0`), else None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        parts = [
+            v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else " 0 "
+            for v in node.values
+        ]
+        return "".join(parts)
+    return None
+
+
+def _expression_names(text: str) -> list[str]:
+    """The names a pandas expression spells, outside its quoted strings and backticked
+    column names, keywords left out."""
+    bare = _QUOTED.sub(" ", text)
+    return [m for m in _NAME.findall(bare) if not keyword.iskeyword(m)]
 
 
 def literal(node: ast.AST) -> str | None:
