@@ -360,12 +360,14 @@ def test_a_traceback_shown_without_the_cell_failing_is_replayed(kernel, setup, b
         ("%%step e\nn = float(pd.eval('df.A * lim').sum())", "lim"),
         ("%%step m\nn = float(df.eval('A * @lim').sum())", "lim"),
         ("%%step f\nn = len(df.query(f'A < {0} + @lim'))", "lim"),
+        ("%%step g\nn = len(below())", "lim"),  # a notebook function that queries
     ],
 )
 def test_names_a_pandas_expression_reads_are_inputs(kernel, cell, knob):
     # pandas reads `@lim` (and in pd.eval any name) from the caller's frame: the step's
     # key must see it, or a changed `lim` would be served the old answer.
     kernel.ok("import pandas as pd\ndf = pd.DataFrame({'A': [0.1, 0.6, 0.8]})")
+    kernel.ok("def below():\n    return df.query('A < @lim')")
     kernel.ok(f"{knob} = 0.5")
     kernel.ok(cell)
     first = kernel.value("n")

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import ast
 import dis
+import keyword
+import re
 import types
 from dataclasses import dataclass
 
@@ -72,6 +74,10 @@ def _scan(code: types.CodeType) -> CodeReads:
                 after = ins[i + 1 + len(attrs)] if i + 1 + len(attrs) < len(ins) else None
                 if after is not None and after.opname in _ATTR_WRITES:
                     attr_writes.add((name, *attrs, after.argval))
+    if _EXPRESSION_METHODS.intersection(code.co_names):  # pandas' df.query('A < @lim')
+        for const in code.co_consts:
+            if isinstance(const, str):
+                names.update(expression_names(const))
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             inner = scan(const)
@@ -87,6 +93,19 @@ def _scan(code: types.CodeType) -> CodeReads:
         frozenset(writes),
         frozenset(attr_writes),
     )
+
+
+_EXPRESSION_METHODS = frozenset({"query", "eval"})
+_QUOTED = re.compile(r"`[^`]*`|'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+_NAME = re.compile(r"(?<![\w.])@?([A-Za-z_]\w*)")
+
+
+def expression_names(text: str) -> list[str]:
+    """The names a pandas expression string spells (`A < @lim`, `df.A * k`): pandas
+    reads them from the caller's frame, where no analysis of the code sees them. Names
+    outside its quoted strings and backticked column names, keywords left out."""
+    bare = _QUOTED.sub(" ", text)
+    return [m for m in _NAME.findall(bare) if not keyword.iskeyword(m)]
 
 
 def _attribute_run(ins: list[dis.Instruction], j: int) -> list[str]:

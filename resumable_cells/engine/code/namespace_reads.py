@@ -10,10 +10,10 @@ that cannot be resolved: `globals()` used any other way, `vars()`, `locals()` an
 from __future__ import annotations
 
 import ast
-import keyword
-import re
 from collections.abc import Callable
 from typing import Any
+
+from ...hashing.bytecode import expression_names
 
 _SHELL_NAMESPACES = frozenset({"user_ns", "user_global_ns"})
 
@@ -134,13 +134,11 @@ class NamespaceReads:
         if text is None:
             self.w.dynamic.append(source(node))
             return
-        for name in _expression_names(text):
+        for name in expression_names(text):
             self._read_by_name(name)
 
 
 _EXPRESSION_METHODS = frozenset({"query", "eval"})
-_QUOTED = re.compile(r"`[^`]*`|'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
-_NAME = re.compile(r"(?<![\w.])@?([A-Za-z_]\w*)")
 
 
 def expression_text(node: ast.AST) -> str | None:
@@ -154,13 +152,6 @@ def expression_text(node: ast.AST) -> str | None:
         ]
         return "".join(parts)
     return None
-
-
-def _expression_names(text: str) -> list[str]:
-    """The names a pandas expression spells, outside its quoted strings and backticked
-    column names, keywords left out."""
-    bare = _QUOTED.sub(" ", text)
-    return [m for m in _NAME.findall(bare) if not keyword.iskeyword(m)]
 
 
 def literal(node: ast.AST) -> str | None:
