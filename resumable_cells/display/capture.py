@@ -108,21 +108,22 @@ def capturing(shell):
     lock = threading.Lock()
     sent = [_sent(out, "stdout", sink, lock), _sent(err, "stderr", sink, lock)]
 
-    def recording_publish(data, metadata=None, *args, **kwargs):
-        transient = kwargs.get("transient")
-        update = kwargs.get("update", False)
-        for s in sent:  # a kernel flushes its streams before it sends a display
-            if s is not None:
-                s.stream.flush()
-                s.move()
-        sink.append(("display", data, metadata or {}, transient, update))
-        return publish(data, metadata, *args, **kwargs)
-
-    def recording_clear(wait=False):
+    def sent_now() -> None:
+        """What the streams hold goes to the frontend now, and into the sink first."""
         for s in sent:
             if s is not None:
                 s.stream.flush()
                 s.move()
+
+    def recording_publish(data, metadata=None, *args, **kwargs):
+        transient = kwargs.get("transient")
+        update = kwargs.get("update", False)
+        sent_now()  # a kernel flushes its streams before it sends a display
+        sink.append(("display", data, metadata or {}, transient, update))
+        return publish(data, metadata, *args, **kwargs)
+
+    def recording_clear(wait=False):
+        sent_now()
         sink.append(("clear", wait))
         return clear_output(wait)
 
@@ -132,10 +133,7 @@ def capturing(shell):
     def recording_traceback(etype, evalue, stb):
         # A traceback shown without the cell failing (a `_repr_html_` that raises, which
         # IPython's formatter reports; `showtraceback()` in an `except`): an output too.
-        for s in sent:
-            if s is not None:
-                s.stream.flush()
-                s.move()
+        sent_now()
         sink.append(("error", getattr(etype, "__name__", str(etype)), str(evalue), list(stb)))
         return show_traceback(etype, evalue, stb)
 

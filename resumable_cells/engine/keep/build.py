@@ -127,7 +127,7 @@ def _build(
     result = _result(run.result, run.shown, store, ns, display)
     unit = None
     if plan.has_unit:
-        stream = unit_check.put(plan, store)
+        stream = unit_check.put(plan, store, digests.of)
         names = byvalue.needed(plan, stream)
         unit = Unit(stream, byvalue.put(plan, store, names) if names else None)
     stored_state = None

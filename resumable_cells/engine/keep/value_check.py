@@ -38,22 +38,27 @@ def checker(
     def check(value: Any, main: bytes, buffers: list[pickle.PickleBuffer]) -> None:
         if exact(value):
             return
-        restored = serialize.load_back(main, buffers, name)
-        try:
-            with _bound(ns, name, value, restored):
-                again = Hasher(ns).value_digest(restored, name)
-        except Unhashable as err:
-            raise Unstorable(name, f"its restored copy cannot be hashed ({err.why})") from None
-        if again != digest and again != _now(value, ns, name):
-            # (A value that its own pickling or inspection changed, an xarray Dataset
-            # that fills its attrs, is stored as it now is: the copy matches that.)
-            raise Unstorable(
-                name,
-                f"{_type(value)} does not survive pickling: its restored copy differs "
-                "from the live value, so a hit would hand the next step another value",
-            )
+        compare(value, serialize.load_back(main, buffers, name), digest, ns, name)
 
     return check
+
+
+def compare(value: Any, restored: Any, digest: str, ns: dict[str, Any], name: str) -> None:
+    """Raise Unstorable unless `restored`, a copy of `value` loaded back from its pickle,
+    digests as the live value did (`digest`), or as the value does now."""
+    try:
+        with _bound(ns, name, value, restored):
+            again = Hasher(ns).value_digest(restored, name)
+    except Unhashable as err:
+        raise Unstorable(name, f"its restored copy cannot be hashed ({err.why})") from None
+    if again != digest and again != _now(value, ns, name):
+        # (A value that its own pickling or inspection changed, an xarray Dataset
+        # that fills its attrs, is stored as it now is: the copy matches that.)
+        raise Unstorable(
+            name,
+            f"{_type(value)} does not survive pickling: its restored copy differs "
+            "from the live value, so a hit would hand the next step another value",
+        )
 
 
 @contextmanager

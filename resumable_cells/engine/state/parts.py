@@ -187,6 +187,20 @@ def _fmt_take() -> dict[str, Any]:
     }
 
 
+def _fmt_differs(snap: dict[str, Any]) -> bool:
+    # compared in place: no copy of every formatter's printers for each step
+    formatters = _formatters()
+    if formatters.keys() != snap.keys():
+        return True
+    for mime, f in formatters.items():
+        types, deferred, enabled = snap[mime]
+        if bool(f.enabled) != enabled or f.type_printers != types:
+            return True
+        if f.deferred_printers != deferred:
+            return True
+    return False
+
+
 def _fmt_change(before: dict[str, Any] | None, after: dict[str, Any]) -> dict[str, Any]:
     before = before or {}
     change: dict[str, Any] = {}
@@ -324,7 +338,7 @@ BUILTIN: list[State] = [
     State("warnings", lambda: list(warnings.filters), _warnings_put, change=seq_change),
     State("recursionlimit", sys.getrecursionlimit, sys.setrecursionlimit),
     State("ipython.interactivity", _interactivity, _set_interactivity),
-    State("ipython.formatters", _fmt_take, _fmt_put, change=_fmt_change),
+    State("ipython.formatters", _fmt_take, _fmt_put, _fmt_differs, _fmt_change),
     State("random", random.getstate, random.setstate),
     State("numpy.random", _np_rng_take, _np_rng_put, change=_np_rng_change, module="numpy.random"),
     State("numpy.print", _np_print_take, _np_print_put, change=_mapping_change, module="numpy"),
