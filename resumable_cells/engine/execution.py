@@ -5,9 +5,9 @@ runs the step live, uncached), look the key up in the store and the team cache a
 serve a valid entry; otherwise take the store's claim on the key (another kernel
 computing it makes this one wait, then serve), run the body live under the budget, the
 tripwire and output capture, and store the entry. What the execution tells is its
-`Recording`; what it stores is built in `keep/`, what a hit restores is loaded and applied in
-`restore/`. Nothing of a failed or
-interrupted run is cached, and a failing store never fails the cell.
+`Recording`; what it stores is built in `keep/`, what a hit restores is loaded and
+applied in `restore/`. Nothing of a failed or interrupted run is cached, and a failing
+store never fails the cell.
 
 The execution is one coroutine: it suspends only where a body with top-level `await`
 awaits, and IPython awaits it then (`AwaitedStep`); any other body runs it to its end at
