@@ -8,6 +8,7 @@
     ├── Unhashable             a value that cannot be digested (names its path)
     ├── Unstorable             a value that cannot be pickled (names its variable)
     ├── Unfaithful             a result a hit could not give back as the live run left it
+    ├── NotRestored            a value a hit left to read later that cannot be read
     ├── KeyComponentError      a component of a step's key that cannot be computed
     ├── MissingDeps            a `--deps` pattern that matches no file
     ├── BudgetExceeded         a live step that would start past a budget limit
@@ -95,6 +96,11 @@ class StepRefused(ResumableCellsError):
 
 class CLIError(ResumableCellsError):
     """A command-line mistake: printed as one line, exit status 2."""
+
+
+class NotRestored(ResumableCellsError):
+    """A value a hit bound lazily whose blob could not be read or failed its check when
+    something first read it: never used; the message names the step to run again."""
 
 
 class Unfaithful(ResumableCellsError):

@@ -33,6 +33,7 @@ from ..errors import (
     BudgetExceeded,
     KeyComponentError,
     MissingDeps,
+    NotRestored,
     StepRefused,
     StoreError,
     Unfaithful,
@@ -218,7 +219,10 @@ class Execution:
                 version_tag=self.args.version,
                 ns=engine.ns,
                 deps=list(self.args.deps),
-                **inputs.of_cell(self.info, self.args.ignore, engine.ns, engine.hidden),
+                known=engine.pending.known() if engine.pending else None,
+                **inputs.of_cell(
+                    self.info, self.args.ignore, engine.ns, engine.hidden, engine.pending
+                ),
             )
         except MissingDeps as err:
             raise UsageError(f"%%step {self.name}: {err}") from None
@@ -280,7 +284,10 @@ class Execution:
         # Restored figures open as the live run left them, and are not drawn again.
         with figures.queue_kept(engine.shell), opaque.reopening():
             try:
-                loaded = load.load(found, engine.store, engine.ns, engine.hidden)
+                loaded = load.load(found, engine.store, engine.ns, engine.hidden, engine.pending)
+            except NotRestored as err:  # a value it refers to is unreadable: said when run
+                log.debug("an entry of %s refers to an unreadable value", self.name, exc_info=True)
+                return None, str(err)
             except Unfaithful as err:  # the namespace differs from the live run's: a miss
                 log.debug("an entry of %s does not fit this namespace", self.name, exc_info=True)
                 return None, f"{err.name} is not as it was ({err.why})"
@@ -289,7 +296,9 @@ class Execution:
                 rec.warn(f"cached entry of {self.name} could not be restored ({err}); running it")
                 rec.best_effort(None, engine.store.discard_entry, k, found)
                 return None, "cached values unreadable"
-            result, wrote = apply.apply(found, loaded, engine.ns, engine.shell, rec.warn)
+            result, wrote = apply.apply(
+                found, loaded, engine.ns, engine.shell, rec.warn, engine.pending, k
+            )
         rec.wrote_streams = rec.wrote_streams or wrote
         rec.outputs = found.described()
         rec.best_effort(None, engine.store.touch, k)
@@ -300,7 +309,7 @@ class Execution:
         """The digest `name` has in the namespace now (None: gone, or not hashable)."""
         ns = self.engine.ns
         if name not in ns:
-            return None
+            return self.engine.pending.digest(name)
         try:
             return Hasher(ns).value_digest(ns[name], name)
         except Unhashable:
@@ -310,6 +319,12 @@ class Execution:
     async def _run_live(self, reason: str | None, key_problem: KeyComponentError | None) -> Any:
         __tracebackhide__ = True  # noqa: F841
         engine, rec, effect = self.engine, self.rec, self.args.effect
+        try:
+            self._read_pending()
+        except NotRestored as err:
+            rec.started(reason)
+            rec.finished("error", reason=str(err))
+            raise StepRefused(f"step {self.name} cannot run: {err}") from None
         try:
             rec.best_effort("the budget could not be read", engine.budget.check)
         except BudgetExceeded as err:
@@ -333,6 +348,7 @@ class Execution:
         trace = live_trace.Trace(engine.ns, ids_before) if traced else None
         with process_state.watching(engine.shell) if watch else nullcontext() as state:
             result, outputs, findings, shown = await self._run_body(ctx, reason, trace)
+        engine.pending.settle(engine.ns)  # names it bound hold their new values
         opaque.advance(self.key.address if self.key is not None and not effect else None)
         digests = changes.Digests(engine.ns)
         if trace is not None:
@@ -374,6 +390,19 @@ class Execution:
             rec.best_effort(None, why.remember_uncached, engine.store, self.name, note, code)
         rec.finished("effect" if effect else "live", reason=reason, note=note)
         return result
+
+    def _read_pending(self) -> None:
+        """Read the values hits left unread that the body may read: its inputs, or all
+        of them when it reads the namespace in ways its key does not list (no key,
+        reads through eval, `--ignore`d names its functions may read)."""
+        engine = self.engine
+        if not engine.pending:
+            return
+        key = self.key
+        if key is None or key.traced or self.info.dynamic or self.args.ignore:
+            engine.pending.materialise_all(engine.ns)
+        else:
+            engine.pending.materialise([*key.digests, *self.info.reads], engine.ns)
 
     async def _run_body(
         self, ctx: step_object.StepContext, reason: str | None, trace: live_trace.Trace | None

@@ -22,6 +22,7 @@ from ..storage.store import Store
 from ..storage.tiers import Tier, TieredStore
 from .code import step_names
 from .live import tripwire
+from .restore.pending import Pending
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -62,6 +63,8 @@ class Engine:
         self.quiet = False  # no status lines (StepMagics.quiet)
         self.team: Tier | None = None  # the team cache, when one is configured
         self.cache = TieredStore(self.store)  # the store, then the team cache
+        self.pending = Pending(self.store)  # names a hit bound, whose values are unread
+        self.store.pinned = self.pending.pinned
         self.step_spend = {"tokens": 0, "cost": 0.0}  # of the step running now
         self.freshness: Freshness | None = None  # staleness from every input
         self.names = step_names.Names()  # warns when two cells share a name, not their code
@@ -119,6 +122,11 @@ class Engine:
 
     # -- the store and the team cache -----------------------------------------------------
     def set_store(self, store: Store) -> None:
+        """Use `store` from now on; the values hits left unread are read from the old one
+        first (they would be lost with it)."""
+        self.pending.materialise_all(self.ns)
+        self.pending.store = store
+        store.pinned = self.pending.pinned
         self.journal.close()
         self.store.close()
         self.store = store

@@ -90,19 +90,22 @@ def dynamic_error(reads: list[str]) -> KeyComponentError:
     )
 
 
-def input_digests(ns: dict, names: list[str]) -> tuple[dict[str, str], set[str], dict]:
+def input_digests(
+    ns: dict, names: list[str], known: dict[str, reach.Known] | None = None
+) -> tuple[dict[str, str], set[str], dict]:
     """Each input's digest as a key holds it (a name, or a module attribute's label such
     as `settings.THRESHOLD`), without following what it reaches: for staleness, which
-    watches the inputs a step used. Returns (digests, modules reached, descriptions).
-    Raises KeyComponentError."""
+    watches the inputs a step used. `known`: values not read yet (see `compute`).
+    Returns (digests, modules reached, descriptions). Raises KeyComponentError."""
     wanted = set(names)
-    plain = [n for n in names if "." not in n and n in ns]
+    known = known or {}
+    plain = [n for n in names if "." not in n and (n in ns or n in known)]
     refs = []
     for label in (n for n in names if "." in n):
         ref = reach.ref_of(ns, label)
         if ref is not None:  # taken whatever its value, as an attribute the step sets is
             refs.append(AttrRef(ref.root, ref.module, ref.attrs, written=True))
-    got = reach.collect(ns, plain, refs, wanted.__contains__, describe)
+    got = reach.collect(ns, plain, refs, wanted.__contains__, describe, known=known)
     return got.digests, got.modules, got.info
 
 
@@ -139,15 +142,17 @@ def compute(
     attributes: Iterable[AttrRef] = (),
     accept: Callable[[str], bool] = lambda name: False,
     dynamic: Iterable[str] = (),
+    known: dict[str, reach.Known] | None = None,
 ) -> tuple[Key, dict]:
     """The key and, separately, the input descriptions (for the record). `inputs` and
     `attributes` are what the cell reads; `accept(name)` says whether a name the
     functions it reaches read is an input too. Raises KeyComponentError (an input that
-    cannot be hashed, a dynamic read, a local module edited since its import)."""
+    cannot be hashed, a dynamic read, a local module edited since its import). `known`:
+    the inputs whose values are not read yet, by their stored digests."""
     reads = [f"`{d}`" for d in dynamic]
     if untraceable := [r for r in reads if not traceable(r)]:
         raise dynamic_error(untraceable)
-    got = reach.collect(ns, inputs, attributes, accept, describe)
+    got = reach.collect(ns, inputs, attributes, accept, describe, known=known)
     if untraceable := [r for r in got.dynamic if not traceable(r)]:
         raise dynamic_error(untraceable)
     traced = sorted(set(reads) | set(got.dynamic))

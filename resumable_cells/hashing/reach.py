@@ -97,6 +97,18 @@ class Reached:
         self.module_chains.extend((module, c, True) for c in sorted(reads.attr_writes))
 
 
+@dataclass(frozen=True)
+class Known:
+    """What a key takes for an input whose value is not read (a value restored lazily,
+    `engine/restore/pending.py`): its stored digest, the packages that digest reached,
+    and its type and size for the record. Such a value reaches no code."""
+
+    digest: str
+    modules: frozenset[str]
+    type: str
+    size: int
+
+
 @dataclass
 class Collected:
     digests: dict[str, str] = field(default_factory=dict)  # input (name or label) -> digest
@@ -113,22 +125,30 @@ def collect(
     accept: Callable[[str], bool],
     describe: Callable[[Any], tuple[str, int]],
     given: dict[str, str | None] | None = None,
+    known: dict[str, Known] | None = None,
 ) -> Collected:
     """Digest the inputs `names` and `refs` and everything they reach. `accept(name)`
     says whether a name (or label) reached is an input; `given` holds digests known
     already (None: not known yet), taken as they are and not followed (`%step plan`'s
-    names bound by earlier steps). Raises KeyComponentError."""
+    names bound by earlier steps); `known`, the inputs not in `ns` whose digests are
+    stored (pending values), taken as they would be digested. Raises
+    KeyComponentError."""
     out = Collected()
     todo: deque[str | AttrRef] = deque(names)
     todo.extend(refs)
     if not todo:  # a step that reads nothing of the namespace: the common trivial case
         return out
-    reach, given = Reached(), given or {}
+    reach, given, known = Reached(), given or {}, known or {}
     seen: set[Any] = set(todo)
     while todo:
         item = todo.popleft()
         if isinstance(item, str) and item in given:
             out.digests[item] = given[item]  # type: ignore[assignment]
+        elif isinstance(item, str) and item in known:
+            k = known[item]
+            out.digests[item] = k.digest
+            out.modules |= k.modules
+            out.info[item] = {"type": k.type, "size": k.size, "digest": k.digest}
         elif isinstance(item, str):
             _digest(out, reach, ns, item, ns[item], describe)
         else:

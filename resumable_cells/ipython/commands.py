@@ -79,6 +79,8 @@ def _status(engine: Engine, argv):
         engine.freshness.notify()  # the sidebar shows what this table says
     team = teamcache.figures(teamcache.team_of(engine))
     cache = {"store": glance.store_figures(engine.store), "team": team}
+    if engine.pending:
+        cache["unread"] = {"names": engine.pending.names(), "bytes": engine.pending.bytes_pending()}
     if not rows:
         print("\n".join([f"run {engine.run.id}: no steps yet", *views.cache_lines(cache)]))
         return None
@@ -135,6 +137,7 @@ def _clear(engine: Engine, argv):
     args = p.parse_args(argv)
     if args.all == bool(args.name):
         raise UsageError("%step clear: give a step name or --all (not both).")
+    engine.pending.materialise_all(engine.ns)  # values not read yet would go with the blobs
     if args.all:
         engine.store.clear()
         print("cleared every entry")

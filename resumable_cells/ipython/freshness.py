@@ -116,6 +116,12 @@ class Watcher:
             self._known.pop(value["name"], None)
             self.seen[value["name"]] = _Seen(ns.get(value["name"], _MISSING), value.get("digest"))
 
+    def on_read(self, name: str, digest: str) -> None:
+        """A value a hit left unread was read: the name now holds the object the step
+        bound (its digest the stored one), not a new value."""
+        if name in self.seen:
+            self.seen[name] = _Seen(self.engine.ns.get(name, _MISSING), digest)
+
     def after_cell(self, result: Any) -> None:
         """post_run_cell: identities only, a few microseconds for a few dozen names."""
         if not self.watched:
@@ -198,7 +204,9 @@ class Watcher:
 
     def _digest(self, name: str) -> str | None:
         try:
-            digests, _, _ = step_key.input_digests(self.engine.ns, [name])
+            pending = self.engine.pending
+            known = pending.known() if pending else None
+            digests, _, _ = step_key.input_digests(self.engine.ns, [name], known)
         except (KeyComponentError, RecursionError) as err:
             log.debug("%s cannot be hashed for staleness (%s)", name, err)
             return None
@@ -220,6 +228,7 @@ def attach(engine: Any) -> Watcher:
     watcher = Watcher(engine)
     engine.listeners.append(watcher.on_execution)
     engine.shell.events.register("post_run_cell", watcher.after_cell)
+    engine.pending.on_read.append(watcher.on_read)
     engine.freshness = watcher
     return watcher
 
@@ -228,6 +237,8 @@ def detach(engine: Any) -> None:
     watcher = getattr(engine, "freshness", None)
     if watcher is None:
         return
+    if watcher.on_read in engine.pending.on_read:
+        engine.pending.on_read.remove(watcher.on_read)
     try:
         engine.shell.events.unregister("post_run_cell", watcher.after_cell)
     except ValueError:  # not registered: nothing to undo

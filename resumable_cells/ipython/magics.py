@@ -101,18 +101,20 @@ def load(ipython) -> None:
     ipython.register_magics(magics)
     ipython.push({"step": step_api}, interactive=False)
     awaiting.install(_ENGINE)
-    from . import comm, freshness
+    from . import comm, freshness, lazy
 
     freshness.attach(_ENGINE)
     comm.attach(_ENGINE)
+    lazy.attach(_ENGINE)
 
 
 def unload(ipython) -> None:
     global _ENGINE
     awaiting.uninstall(ipython)
     if _ENGINE is not None:
-        from . import freshness
+        from . import freshness, lazy
 
+        lazy.detach(_ENGINE)
         freshness.detach(_ENGINE)
         _ENGINE.journal.close()
         _ENGINE.store.close()

@@ -107,7 +107,9 @@ def show(engine, explicit: str | None) -> Plan:
 
 
 def make(engine, cells: list[tuple[str, str, str | None]]) -> list[PlanRow]:
-    known: dict[str, str | None] = {}  # name -> digest from earlier steps (None: unknown)
+    # name -> digest from earlier steps (None: unknown); a value a hit left unread
+    # counts as bound, with its stored digest
+    known: dict[str, str | None] = {n: k.digest for n, k in engine.pending.known().items()}
     producer: dict[str, str] = {}
     rows = []
     for line, body, cell_id in cells:

@@ -56,6 +56,13 @@ def cache_lines(cache: dict | None) -> list[str]:
     lines = [glance.store_text(cache["store"])] if cache.get("store") else []
     if cache.get("team"):
         lines.append(glance.team_text(cache["team"]))
+    unread = cache.get("unread")
+    if unread:
+        names = ", ".join(unread["names"][:6]) + (", ..." if len(unread["names"]) > 6 else "")
+        lines.append(
+            f"not read yet: {len(unread['names'])} values restored lazily "
+            f"({formatting.size(unread['bytes'])}: {names}), read when first used"
+        )
     return lines
 
 

@@ -14,6 +14,8 @@ The JSON row (`entry:{key}`, authenticated with the per-user key; see `store.py`
         + blob[, inline], inplace: true     an input changed in place, stored alone
         + unit: true                        bound or changed by the unit
         + seen: true                        not bound; its object changed with the step
+        + lazy: [package]                   read when first needed, not on the hit; the
+                                            packages its digest reached
     deleted: [name]                         names the step deleted
     outputs: {blob[, inline]}               the captured outputs, in order
     result: {blob[, inline][, bundle][, shown: {blob[, inline]}]}
@@ -80,6 +82,9 @@ class Binding:
     inplace: bool = False  # an input changed in place: given its state, not rebound
     unit: bool = False  # bound or changed by the unit
     seen: bool = False  # not bound; its object changed with the step
+    # restored lazily: read when first needed. The packages its digest reached (their
+    # versions go into the key of a step that reads it while it is unread); None: eager.
+    lazy: tuple[str, ...] | None = None
 
     def describe(self) -> dict[str, Any]:
         """Name, type, size and digest, for the record."""
@@ -92,6 +97,8 @@ class Binding:
         for flag in ("callable", "inplace", "unit", "seen"):
             if getattr(self, flag):
                 out[flag] = True
+        if self.lazy is not None:
+            out["lazy"] = list(self.lazy)
         return out
 
     @classmethod
@@ -106,6 +113,7 @@ class Binding:
             inplace=bool(raw.get("inplace", False)),
             unit=bool(raw.get("unit", False)),
             seen=bool(raw.get("seen", False)),
+            lazy=tuple(raw["lazy"]) if isinstance(raw.get("lazy"), list) else None,
         )
 
 

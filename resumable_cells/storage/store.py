@@ -60,6 +60,9 @@ class Store:
         _make_private_dir(self.dir)
         self.blob_dir = self.dir / "blobs"
         self._touched: dict[str, float] = {}
+        # The blobs eviction must keep: those of values a kernel has not read yet
+        # (`engine/restore/pending.py` sets it).
+        self.pinned: Callable[[], set[str]] = set
         self.recovered: str | None = None  # what was set aside, when the index was damaged
         self.index = self._open_index()
         self.ledger = Ledger(self.index)
@@ -335,6 +338,7 @@ class Store:
             self.delete_entry(key)  # never served: an earlier format, or tampered with
         entries = sorted(readable, key=lambda kv: self.index.get("used:" + kv[0], 0))
         sizes = self.blob_sizes()
+        pinned = self.pinned()  # values this kernel reads later: kept, whatever their age
         refs: dict[str, int] = {}
         for _, e in entries:
             for b in e.blobs():
@@ -342,13 +346,14 @@ class Store:
         total = sum(sizes.values())
         freed = 0
         for name in [n for n in sizes if n not in refs and not n.startswith(".")]:
-            freed += self._unlink_blob(name, sizes[name])  # orphans from failed puts
+            if name not in pinned:  # orphans from failed puts, or released
+                freed += self._unlink_blob(name, sizes[name])
         while entries and total - freed > limit:
             key, entry = entries.pop(0)
             self.delete_entry(key)
             for b in entry.blobs():
                 refs[b] -= 1
-                if refs[b] == 0:
+                if refs[b] == 0 and b not in pinned:
                     freed += self._unlink_blob(b, sizes.get(b, 0))
         self.index.set("blobbytes", max(0, total - freed))
         return freed

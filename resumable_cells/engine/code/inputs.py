@@ -10,7 +10,7 @@ a read of IPython's history (`_`, `Out`) is an input: the step computes from it.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from types import ModuleType
 from typing import Any
 
@@ -27,24 +27,31 @@ def candidates(reads: Iterable[str], ignore: Iterable[str]) -> Iterator[str]:
     return (n for n in reads if n not in ignored and not n.startswith("__"))
 
 
-def is_input(name: str, ns: dict[str, Any], hidden: dict[str, Any]) -> bool:
+def is_input(
+    name: str, ns: dict[str, Any], hidden: dict[str, Any], pending: Container[str] = ()
+) -> bool:
     """Whether `name` (a candidate) is an input: bound in `ns` to a value that is not
-    IPython's own (`hidden`, the shell's `user_ns_hidden`) nor the extension's."""
+    IPython's own (`hidden`, the shell's `user_ns_hidden`) nor the extension's, or
+    bound by a hit that has not read its value yet (`pending`)."""
     if name not in ns:
-        return False
+        return name in pending
     value = ns[name]
     return not user_names.put_by_ipython(name, value, hidden) and not is_own(value)
 
 
 def select(
-    reads: Iterable[str], ignore: Iterable[str], ns: dict[str, Any], hidden: dict[str, Any]
+    reads: Iterable[str],
+    ignore: Iterable[str],
+    ns: dict[str, Any],
+    hidden: dict[str, Any],
+    pending: Container[str] = (),
 ) -> list[str]:
     """The inputs of a step that reads `reads`, in the order they are read."""
-    return [n for n in candidates(reads, ignore) if is_input(n, ns, hidden)]
+    return [n for n in candidates(reads, ignore) if is_input(n, ns, hidden, pending)]
 
 
 def acceptor(
-    ignore: Iterable[str], ns: dict[str, Any], hidden: dict[str, Any]
+    ignore: Iterable[str], ns: dict[str, Any], hidden: dict[str, Any], pending: Container[str] = ()
 ) -> Callable[[str], bool]:
     """Whether a name reached through a function (a notebook global, or a module's
     attribute `module.name`) is an input: the rule of `select`, and `--ignore` of the
@@ -55,7 +62,7 @@ def acceptor(
         root = name.partition(".")[0]
         if name in ignored or root in ignored or name.startswith("__"):
             return False
-        return "." in name or is_input(name, ns, hidden)
+        return "." in name or is_input(name, ns, hidden, pending)
 
     return accept
 
@@ -93,15 +100,21 @@ def attribute_refs(info: CellInfo, names: Iterable[str], ns: dict[str, Any]) -> 
 
 
 def of_cell(
-    info: CellInfo, ignore: Iterable[str], ns: dict[str, Any], hidden: dict[str, Any]
+    info: CellInfo,
+    ignore: Iterable[str],
+    ns: dict[str, Any],
+    hidden: dict[str, Any],
+    pending: Container[str] = (),
 ) -> dict[str, Any]:
-    """The input arguments of `hashing.key.compute` for a cell analysed as `info`."""
-    names = select(info.reads, ignore, ns, hidden)
+    """The input arguments of `hashing.key.compute` for a cell analysed as `info`;
+    `pending`, the names bound to values not read yet (taken by their stored digests:
+    the caller passes them as `known`)."""
+    names = select(info.reads, ignore, ns, hidden, pending)
     ignored = set(ignore)
     return {
         "inputs": names,
         "attributes": [r for r in attribute_refs(info, names, ns) if r.root not in ignored],
-        "accept": acceptor(ignore, ns, hidden),
+        "accept": acceptor(ignore, ns, hidden, pending),
         "dynamic": info.dynamic,
         "cell_modules": list(info.imports.values()) + [m for m in info.star_imports if m],
     }

@@ -12,6 +12,7 @@ the key's preimage and the cell's source. Each value is loaded back before it is
 
 from __future__ import annotations
 
+import pickle
 import sys
 import time
 import types
@@ -100,6 +101,9 @@ def imported(run: LiveRun, ns: dict[str, Any]) -> dict[int, tuple[Any, str, str]
 
 
 _MISSING = object()
+# A value stored alone whose hit leaves it unread until something reads it: one whose
+# read costs more than keeping track of it (below this, a read takes well under 1 ms).
+LAZY_MIN_BYTES = 1 << 20
 
 
 def _build(
@@ -182,9 +186,18 @@ def _binding(name: str, plan: StoragePlan, store: Store, digests: Digests) -> Bi
 def _stored(name: str, digests: Digests, store: Store, **flags: Unpack[_Flags]) -> Binding:
     row = _described(name, digests, **flags)
     digest = digests.of(name)
-    check = value_check.checker(digest, digests.ns, name)
+    checker = value_check.checker(digest, digests.ns, name)
+    pickled = [0]
+
+    def check(value: Any, main: bytes, buffers: list[pickle.PickleBuffer]) -> None:
+        pickled[0] = len(main) + sum(memoryview(b).nbytes for b in buffers)
+        checker(value, main, buffers)
+
     stored: Value = store.put_value(digest, digests.ns[name], name, check)
-    return Binding(row.name, row.digest, row.type, row.size, value=stored, **flags)
+    lazy = None
+    if not any(flags.values()) and pickled[0] >= LAZY_MIN_BYTES:
+        lazy = digests.data_only(name)
+    return Binding(row.name, row.digest, row.type, row.size, value=stored, lazy=lazy, **flags)
 
 
 def _result(

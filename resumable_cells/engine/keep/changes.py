@@ -26,12 +26,23 @@ class Digests:
     def __init__(self, ns: dict[str, Any]) -> None:
         self.ns = ns
         self._done: dict[str, str] = {}
+        self._reached: dict[str, tuple[str, ...] | None] = {}
 
     def of(self, name: str) -> str:
         """The digest of `name`'s value. Raises Unhashable."""
         if name not in self._done:
-            self._done[name] = Hasher(self.ns).value_digest(self.ns[name], name)
+            h = Hasher(self.ns)
+            self._done[name] = h.value_digest(self.ns[name], name)
+            self._reached[name] = _data_only(h)
         return self._done[name]
+
+    def data_only(self, name: str) -> tuple[str, ...] | None:
+        """The packages the digest of `name` reached, when it reached no code (no
+        function, no class of the notebook or elsewhere, no drawing): a value a hit may
+        leave unread until something reads it, keyed meanwhile by this digest. None
+        otherwise. Raises Unhashable."""
+        self.of(name)
+        return self._reached[name]
 
     def describe(self, names: list[str]) -> list[dict[str, Any]]:
         """Name, type, size and digest (None when unhashable) of each, for the record."""
@@ -56,6 +67,15 @@ class Changes:
 
 
 _MISSING = object()
+# Drawings are tracked by identity while they are open (`hashing.opaque`): restored with
+# the hit, never later.
+_EAGER_PACKAGES = frozenset({"matplotlib"})
+
+
+def _data_only(h: Hasher) -> tuple[str, ...] | None:
+    if h.shared.callables or h.modules & _EAGER_PACKAGES:
+        return None
+    return tuple(sorted(h.modules))
 
 
 def of_run(

@@ -19,6 +19,7 @@ from ..objects import inplace
 from ..state import process_state
 from ..units import stream
 from .load import Loaded
+from .pending import Pending
 
 
 def apply(
@@ -27,11 +28,14 @@ def apply(
     ns: dict[str, Any],
     shell: Any,
     warn: Callable[[str], None] = print,
+    pending: Pending | None = None,
+    key: str = "",
 ) -> tuple[Any, bool]:
-    """Restore objects in place and bind the values, delete the names the run deleted,
-    set the process state it changed (`warn` says what could not be), replay the
-    outputs. Returns (the result to display, whether a stream was written); the
-    displayhook shows the result as the live run showed it."""
+    """Restore objects in place and bind the values (those `load` left unread become
+    `pending` names: not in `ns` until something reads them), delete the names the run
+    deleted, set the process state it changed (`warn` says what could not be), replay
+    the outputs. Returns (the result to display, whether a stream was written); the
+    displayhook shows the result as the live run showed it. `key`: the entry's."""
     if loaded.unit is not None:
         stream.apply(loaded.unit, ns)
     if entry.inline_backend:  # restored figures show as images, as they did
@@ -39,10 +43,22 @@ def apply(
     for b in entry.stored_bindings():
         if b.inplace:
             inplace.restore(ns[b.name], loaded.values[b.name])
-        else:
+        elif b.name in loaded.values:
             ns[b.name] = loaded.values[b.name]
+        elif pending is not None:  # left unread: the name holds nothing until read
+            ns.pop(b.name, None)
+            pending.defer(b, entry.step, key)
+            continue
+        if pending is not None:
+            pending.drop(b.name)
+    if pending is not None:
+        for b in entry.bindings:
+            if b.unit:
+                pending.drop(b.name)
     for n in entry.deleted:
         ns.pop(n, None)
+        if pending is not None:
+            pending.drop(n)
     for problem in process_state.apply(loaded.state):
         warn(problem)
     outputs = loaded.outputs

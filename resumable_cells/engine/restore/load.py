@@ -23,6 +23,7 @@ from ...storage.store import Store
 from ..objects import inplace
 from ..units import byvalue, replaced, stream
 from ..units.layout import Payload
+from .pending import Pending
 
 
 @dataclass
@@ -38,17 +39,25 @@ class Loaded:
 
 
 def load(
-    entry: Entry, store: Store, ns: dict[str, Any], hidden: dict[str, Any] | None = None
+    entry: Entry,
+    store: Store,
+    ns: dict[str, Any],
+    hidden: dict[str, Any] | None = None,
+    pending: Pending | None = None,
 ) -> Loaded:
-    """The entry's values. Classes and functions are bound into `ns` as they load.
-    Raises Unfaithful when an object the entry refers to is not where it was, or cannot
-    take its stored state in place (nothing else is changed then), and whatever a
-    damaged or missing blob raises."""
+    """The entry's values, but those it may leave unread (`Binding.lazy`) when `pending`
+    is given: `apply` defers them. Classes and functions are bound into `ns` as they
+    load. Raises Unfaithful when an object the entry refers to is not where it was, or
+    cannot take its stored state in place (nothing else is changed then), NotRestored
+    when a value not read yet that it refers to cannot be read, and whatever a damaged
+    or missing blob raises."""
     unit = entry.unit
+    if pending:  # the objects it refers to or changes in place, read first
+        pending.materialise(referred(entry), ns)
     roots = stream.roots_of(unit.stream, ns) if unit else {}  # before anything is bound
     kept_roots = byvalue.roots_of(unit.byvalue, ns) if unit and unit.byvalue else None
     values = {}
-    stored = entry.stored_bindings()
+    stored = [b for b in entry.stored_bindings() if pending is None or b.lazy is None]
     for b in sorted(stored, key=lambda b: not b.callable):
         assert b.value is not None  # `stored_bindings` are those with a value
         values[b.name] = store.get_value(b.value)
@@ -66,6 +75,17 @@ def load(
             data, metadata = store.get_value(entry.result.shown)
             loaded.shown = (data, metadata)
     return loaded
+
+
+def referred(entry: Entry) -> list[str]:
+    """The names whose objects an entry's hit refers to or changes in place: the unit's
+    roots, the inputs it gives a state."""
+    names = [b.name for b in entry.bindings if b.inplace or b.seen]
+    if entry.unit is not None:
+        names += entry.unit.stream.roots
+        if entry.unit.byvalue is not None:
+            names += entry.unit.byvalue.roots
+    return names
 
 
 def _unit(

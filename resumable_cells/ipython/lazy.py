@@ -1,0 +1,92 @@
+"""Reading the values hits left unread before any cell that may read them runs.
+
+An AST transformer, the one hook IPython runs for every cell (silent executions of
+frontends' variable inspectors included) after it is parsed and before it runs: when
+values are pending (`engine/restore/pending.py`), it reads those the cell may read
+(`engine/code/plain_reads.py`; all of them when it cannot tell). A value that cannot
+be read rejects the cell before it runs, with the message that says which step to run
+again. After each cell, the names it bound again stop being pending.
+
+Inspecting a pending name (Shift-Tab; `name?` is a cell) reads it first.
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+from typing import Any
+
+from IPython.core.error import InputRejected
+
+from ..engine.code import plain_reads
+from ..engine.kernel import Engine
+from ..errors import NotRestored
+
+log = logging.getLogger(__name__)
+
+
+class ValueNotRestored(NotRestored, InputRejected):
+    """A value a hit left unread that could not be read: the cell does not run."""
+
+
+class ReadPending(ast.NodeTransformer):
+    """Reads the pending values a cell may read; changes nothing in the cell."""
+
+    def __init__(self, engine: Engine) -> None:
+        super().__init__()
+        self.engine = engine
+
+    def visit(self, node: ast.AST) -> ast.AST:
+        engine = self.engine
+        if not engine.pending:  # the common case: one test
+            return node
+        wanted = plain_reads.needs(node, engine.ns)
+        try:
+            if wanted is None:
+                engine.pending.materialise_all(engine.ns)
+            else:
+                engine.pending.materialise(wanted, engine.ns)
+        except NotRestored as err:
+            raise ValueNotRestored(str(err)) from None
+        return node
+
+
+def attach(engine: Engine) -> None:
+    shell = engine.shell
+    if any(isinstance(t, ReadPending) for t in shell.ast_transformers):
+        return
+    shell.ast_transformers.append(ReadPending(engine))
+    shell.events.register("post_run_cell", _settler(engine))
+    _wrap_inspection(engine)
+
+
+def detach(engine: Engine) -> None:
+    shell = engine.shell
+    shell.ast_transformers[:] = [
+        t for t in shell.ast_transformers if not isinstance(t, ReadPending)
+    ]
+
+
+def _settler(engine: Engine) -> Any:
+    def settle(_result: Any) -> None:
+        if engine.pending:
+            engine.pending.settle(engine.ns)
+
+    return settle
+
+
+def _wrap_inspection(engine: Engine) -> None:
+    """`name?` goes through a cell; Shift-Tab asks the shell directly."""
+    shell = engine.shell
+    original = shell.object_inspect_mime
+
+    def object_inspect_mime(oname: str, *args: Any, **kwargs: Any) -> Any:
+        root = oname.split(".", 1)[0].strip()
+        if root in engine.pending:
+            try:
+                engine.pending.materialise([root], engine.ns)
+            except NotRestored:
+                log.debug("inspecting %s: its value cannot be read", root, exc_info=True)
+        return original(oname, *args, **kwargs)
+
+    shell.object_inspect_mime = object_inspect_mime  # type: ignore[method-assign]  # per shell
