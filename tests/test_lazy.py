@@ -168,3 +168,28 @@ def test_an_unreadable_value_refuses_the_cell_that_reads_it(kernel, reader):
     assert reply.status == "error"
     text = reply.error["evalue"] if reply.error else ""
     assert "could not be read" in text and "run step" in text, text
+
+
+def test_a_widget_callback_reads_a_pending_value_it_names(kernel):
+    # ipywidgets' interact runs notebook code from a comm message, outside any cell
+    kernel.ok(CHAIN[0])
+    register = (
+        "def total():\n    return float(a.sum())\n"
+        "def _target(comm, msg):\n    comm.on_msg(lambda m: print('total', total()))\n"
+        "get_ipython().kernel.comm_manager.register_target('lazy-test', _target)"
+    )
+    expected = kernel.value("float(a.sum())")
+    restart(kernel, register)
+    assert served(kernel.ok(CHAIN[0]))
+    assert "a" in _unread(kernel)
+    kc = kernel.kc
+    opened = {"comm_id": "c1", "target_name": "lazy-test", "data": {}}
+    kc.shell_channel.send(kc.session.msg("comm_open", opened))
+    kc.shell_channel.send(kc.session.msg("comm_msg", {"comm_id": "c1", "data": {}}))
+    printed = ""
+    while "total" not in printed:  # (get_iopub_msg raises Empty after its timeout)
+        msg = kc.get_iopub_msg(timeout=60)
+        if msg["msg_type"] == "stream" and msg["content"]["name"] == "stdout":
+            printed += msg["content"]["text"]
+        assert msg["msg_type"] != "error", msg["content"]
+    assert printed.strip() == f"total {expected}", printed

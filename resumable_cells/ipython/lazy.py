@@ -7,7 +7,9 @@ values are pending (`engine/restore/pending.py`), it reads those the cell may re
 be read rejects the cell before it runs, with the message that says which step to run
 again. After each cell, the names it bound again stop being pending.
 
-Inspecting a pending name (Shift-Tab; `name?` is a cell) reads it first.
+Inspecting a pending name (Shift-Tab; `name?` is a cell) reads it first. A message to a
+widget (ipywidgets' `interact`, any comm but the sidebar's) may run notebook code that
+reads any name, outside a cell: every pending value is read before it is handled.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from IPython.core.error import InputRejected
 from ..engine.code import plain_reads
 from ..engine.kernel import Engine
 from ..errors import NotRestored
+from .comm import TARGET
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +61,7 @@ def attach(engine: Engine) -> None:
     shell.ast_transformers.append(ReadPending(engine))
     shell.events.register("post_run_cell", _settler(engine))
     _wrap_inspection(engine)
+    _wrap_comm_messages(engine)
 
 
 def detach(engine: Engine) -> None:
@@ -90,3 +94,28 @@ def _wrap_inspection(engine: Engine) -> None:
         return original(oname, *args, **kwargs)
 
     shell.object_inspect_mime = object_inspect_mime  # type: ignore[method-assign]  # per shell
+
+
+def _wrap_comm_messages(engine: Engine) -> None:
+    kernel = getattr(engine.shell, "kernel", None)
+    handlers = getattr(kernel, "shell_handlers", None)
+    if not isinstance(handlers, dict) or "comm_msg" not in handlers:
+        return  # not in a kernel (a terminal IPython): no widgets
+    original = handlers["comm_msg"]
+
+    def comm_msg(stream: Any, ident: Any, msg: dict[str, Any]) -> Any:
+        if engine.pending and not _ours(kernel, msg):
+            try:
+                engine.pending.materialise_all(engine.ns)
+            except NotRestored as err:  # the handler runs; a read of it fails there
+                log.warning("%s", err)
+        return original(stream, ident, msg)
+
+    handlers["comm_msg"] = comm_msg
+
+
+def _ours(kernel: Any, msg: dict[str, Any]) -> bool:
+    """A message to the sidebar's comm: it reads no variable."""
+    comm_id = (msg.get("content") or {}).get("comm_id")
+    comms = getattr(getattr(kernel, "comm_manager", None), "comms", {})
+    return getattr(comms.get(comm_id), "target_name", None) == TARGET
