@@ -45,6 +45,8 @@ def needs(tree: ast.AST, ns: dict[str, Any]) -> set[str] | None:
                 return None
             if not isinstance(node.ctx, ast.Store):
                 found.add(node.id)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            found.add(node.target.id)  # `a += 1` reads `a` (its target is a Store)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             modules = [a.name for a in node.names] if isinstance(node, ast.Import) else []
             if "__main__" in modules or getattr(node, "module", None) == "__main__":
