@@ -193,3 +193,23 @@ def test_a_widget_callback_reads_a_pending_value_it_names(kernel):
             printed += msg["content"]["text"]
         assert msg["msg_type"] != "error", msg["content"]
     assert printed.strip() == f"total {expected}", printed
+
+
+def _complete(kernel, code: str) -> list[str]:
+    kc = kernel.kc
+    msg_id = kc.complete(code, len(code))
+    reply = kc.get_shell_msg(timeout=60)
+    while reply["parent_header"].get("msg_id") != msg_id:
+        reply = kc.get_shell_msg(timeout=60)
+    return reply["content"]["matches"]
+
+
+def test_completion_offers_pending_names_and_their_attributes(kernel):
+    for cell in CHAIN[:2]:
+        kernel.ok(cell)
+    _resume(kernel, CHAIN[:2])
+    assert "b" in _unread(kernel)
+    assert "b" in _complete(kernel, "b")
+    attributes = _complete(kernel, "b.resh")
+    assert any(m.endswith("reshape") for m in attributes), attributes
+    assert "b" not in _unread(kernel).split("(")[-1]  # read for the completion

@@ -7,7 +7,9 @@ values are pending (`engine/restore/pending.py`), it reads those the cell may re
 be read rejects the cell before it runs, with the message that says which step to run
 again. After each cell, the names it bound again stop being pending.
 
-Inspecting a pending name (Shift-Tab; `name?` is a cell) reads it first. A message to a
+Inspecting a pending name (Shift-Tab; `name?` is a cell) reads it first; completing a
+name offers the pending ones, and completing an attribute of one (`df.<Tab>`) reads it
+first. A message to a
 widget (ipywidgets' `interact`, any comm but the sidebar's) may run notebook code that
 reads any name, outside a cell: every pending value is read before it is handled.
 """
@@ -62,6 +64,9 @@ def attach(engine: Engine) -> None:
     shell.events.register("post_run_cell", _settler(engine))
     _wrap_inspection(engine)
     _wrap_comm_messages(engine)
+    completer = getattr(shell, "Completer", None)
+    if completer is not None:
+        completer.custom_matchers.append(_completions(engine))
 
 
 def detach(engine: Engine) -> None:
@@ -69,6 +74,32 @@ def detach(engine: Engine) -> None:
     shell.ast_transformers[:] = [
         t for t in shell.ast_transformers if not isinstance(t, ReadPending)
     ]
+    completer = getattr(shell, "Completer", None)
+    if completer is not None:
+        completer.custom_matchers[:] = [
+            m for m in completer.custom_matchers if getattr(m, "__name__", "") != "pending_names"
+        ]
+
+
+def _completions(engine: Engine) -> Any:
+    """A matcher (IPython's first kind: the token in, completions out), run before the
+    others: the pending names a token starts, and the value of `name.` read, so that the
+    completers after it see its attributes."""
+
+    def pending_names(text: str) -> list[str]:
+        if not engine.pending or not text:
+            return []
+        root, dot, _ = text.partition(".")
+        if dot:
+            if root in engine.pending:
+                try:
+                    engine.pending.materialise([root], engine.ns)
+                except NotRestored:
+                    log.debug("completing %s: its value cannot be read", root, exc_info=True)
+            return []
+        return [n for n in engine.pending.names() if n.startswith(text)]
+
+    return pending_names
 
 
 def _settler(engine: Engine) -> Any:
