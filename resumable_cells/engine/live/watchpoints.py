@@ -59,7 +59,7 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import FrameType, ModuleType
-from typing import Any, TypeAlias
+from typing import Any, NamedTuple, TypeAlias
 
 log = logging.getLogger(__name__)
 
@@ -298,38 +298,52 @@ def _wrap_exec(original: Any, original_compile: Any) -> Any:
 
 
 # -- where the wrappers go -----------------------------------------------------------------
-@dataclass(frozen=True)
-class _Spot:
+class _Spot(NamedTuple):
     """One place an original is looked up, and the wrapper put there while watched."""
 
     where: Where
-    key: Hashable
+    key: Any
     original: Any
     wrapper: Any
     inherited: bool = False  # a class's attribute found on a base: deleted, not set, after
 
-    def holds_original(self) -> bool:
-        if isinstance(self.where, dict):
-            return self.where.get(self.key) is self.original
-        return getattr(self.where, str(self.key), None) is self.original
 
-    def put(self) -> None:
-        if isinstance(self.where, dict):
-            self.where[self.key] = self.wrapper
+def _in_place(spots: list[_Spot]) -> bool:
+    """Whether each spot still holds its original (a test's mock may have replaced one)."""
+    for where, key, original, _, _ in spots:
+        current = where.get(key) if isinstance(where, dict) else getattr(where, key, None)
+        if current is not original:
+            return False
+    return True
+
+
+def _put_all(spots: list[_Spot]) -> None:
+    for where, key, _, wrapper, _ in spots:
+        if isinstance(where, dict):
+            where[key] = wrapper
         else:
-            setattr(self.where, str(self.key), self.wrapper)
+            setattr(where, key, wrapper)
 
-    def take_back(self) -> None:
-        where, key = self.where, self.key
-        current = where.get(key) if isinstance(where, dict) else vars(where).get(str(key))
-        if current is not self.wrapper:
+
+def _take_back_all(spots: list[_Spot]) -> None:
+    """The originals, wherever a wrapper still is (so a second pass finishes the work of
+    one an interrupt cut short, and a spot never reached is left as it is)."""
+    for where, key, original, wrapper, inherited in reversed(spots):
+        if isinstance(where, dict):
+            if where.get(key) is wrapper:
+                where[key] = original
+                continue
+            current = where.get(key)
+        elif vars(where).get(key) is wrapper:
+            if inherited:
+                delattr(where, key)
+            else:
+                setattr(where, key, original)
+            continue
+        else:
+            current = getattr(where, key, None)
+        if current is not original:
             log.debug("%r was rebound while a step was watched: left as it is", key)
-        elif isinstance(where, dict):
-            where[key] = self.original
-        elif self.inherited:
-            delattr(where, str(key))
-        else:
-            setattr(where, str(key), self.original)
 
 
 _WRAPPERS: dict[int, tuple[Any, Any]] = {}  # id(original) -> (original, its wrapper)
@@ -502,9 +516,8 @@ def _unwrap_new_modules() -> None:
 def _unwrap(namespace: dict[str, Any]) -> None:
     """Bind each name of `namespace` bound to a wrapper to its original: what the watched
     code bound (`from os import remove` in a step) is what it would have bound."""
-    wrapped = [(k, v) for k, v in list(namespace.items()) if id(v) in _ORIGINALS and _is_wrapper(v)]
-    for name, wrapper in wrapped:
-        namespace[name] = original_of(wrapper)
+    for name in _holding(namespace, _ORIGINALS):
+        namespace[name] = original_of(namespace[name])
 
 
 # -- watching ------------------------------------------------------------------------------
@@ -526,8 +539,8 @@ class _Group:
 
     def _known(self) -> list[_Spot]:
         """The spots found before, while no module was imported since and each still
-        holds its original (a test's mock may have replaced one); else found again."""
-        if self.known_at != len(sys.modules) or not all(map(_Spot.holds_original, self.known)):
+        holds its original; else found again."""
+        if self.known_at != len(sys.modules) or not _in_place(self.known):
             _import_owners()
             spots = self.spots()
             if self.sweep:
@@ -545,9 +558,8 @@ class _Group:
                 if self.sweep and namespace is not None:
                     spots = spots + _references(spots, [namespace], modules=False)
                     self.namespace = namespace
-                for spot in spots:
-                    spot.put()
-                    self.put.append(spot)
+                self.put = spots  # (taken back whole, should an interrupt cut this short)
+                _put_all(spots)
             except BaseException:
                 self._take_back()
                 self.depth -= 1
@@ -565,9 +577,8 @@ class _Group:
                 raise
 
     def _take_back(self) -> None:
-        while self.put:
-            self.put[-1].take_back()
-            self.put.pop()
+        _take_back_all(self.put)
+        self.put = []
         if self.sweep:
             _unwrap_new_modules()
         if self.namespace is not None:
