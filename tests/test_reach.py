@@ -12,7 +12,6 @@ import types
 
 import pytest
 
-from resumable_cells.engine.live import tripwire
 from resumable_cells.errors import KeyComponentError
 from resumable_cells.hashing import bytecode, reach, sources
 from resumable_cells.hashing.key import describe
@@ -122,7 +121,7 @@ def test_an_edit_changes_the_digest_and_an_edit_after_the_import_is_refused(besi
 
 
 def test_an_edit_before_the_module_is_first_seen_is_caught_by_when_it_ran(beside):
-    tripwire.install()  # the engine's audit hook notes when a module's code runs
+    sources.watch_imports()  # as the engine does: note when a module's code runs
     path = beside / "rc_early.py"
     _write(path, "X = 1\n")
     importlib.import_module("rc_early")
@@ -133,8 +132,56 @@ def test_an_edit_before_the_module_is_first_seen_is_caught_by_when_it_ran(beside
     assert "rc_early.py" in sources.reached(["rc_early"]).files
 
 
-def test_or_by_its_bytecode_cache_when_it_ran_before_the_hook(tmp_path):
-    # A process of its own: no audit hook, bytecode written.
+_WHEN_IT_RAN = """
+import os, sys, time, traceback
+sys.dont_write_bytecode = True  # no bytecode cache to tell the edit by
+sys.path.insert(0, '.')
+from resumable_cells.hashing import sources
+from resumable_cells.errors import KeyComponentError
+if sys.argv[1] == 'watch':
+    sources.watch_imports()
+from importlib import reload  # bound before, as IPython's autoreload binds it
+
+def told():
+    try:
+        sources.reached(['rc_ran'])
+    except KeyComponentError:
+        return 'stale'
+    return 'current'
+
+def edit(text):
+    time.sleep(0.05)
+    open('rc_ran.py', 'w').write(text)
+    now = time.time()
+    os.utime('rc_ran.py', (now, now))
+
+import rc_ran
+edit('X = 2\\n')
+first = told()
+reload(rc_ran)
+try:
+    import rc_raises
+except ValueError as e:
+    frames = [f.filename for f in traceback.extract_tb(e.__traceback__)]
+print(first, told(), any(f.endswith('sources.py') for f in frames))
+"""
+
+
+@pytest.mark.parametrize("watched", [True, False])
+def test_imports_and_reloads_are_noted_without_an_audit_hook(tmp_path, watched):
+    # A process of its own without a bytecode cache: only `watch_imports` can tell that
+    # the module was imported before its edit, and a reload (however it is bound) after.
+    (tmp_path / "rc_ran.py").write_text("X = 1\n")
+    (tmp_path / "rc_raises.py").write_text("raise ValueError('at import')\n")
+    argv = [sys.executable, "-c", _WHEN_IT_RAN, "watch" if watched else "not"]
+    out = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, check=True)
+    first, after_reload, frame_shown = out.stdout.split()
+    assert first == ("stale" if watched else "current"), out.stderr
+    assert after_reload == "current" and frame_shown == "False"
+
+
+def test_or_by_its_bytecode_cache_when_it_ran_before_imports_were_watched(tmp_path):
+    # A process of its own: imports not watched, bytecode written.
     (tmp_path / "rc_cached.py").write_text("X = 1\n")
     script = (
         "import os, sys, importlib\n"

@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from kernels import Kernel
+from kernels import Kernel, wait_until
 from steps import LOAD, restart, served, status, write
 
 import resumable_cells
@@ -124,3 +124,44 @@ def test_a_shell_command_is_an_effect(kernel):
     assert "not cached" in r.stderr and "started a subprocess" in r.stderr
     assert "ran" in status(kernel.ok(cell))
     assert (kernel.cwd / "shell.log").read_text() == "ran\nran\n"
+
+
+def test_a_function_the_notebook_bound_before_the_step_is_watched(kernel):
+    # `from os import system` in an earlier cell: the step's `system` is watched too,
+    # and the notebook's name is the original again after it.
+    kernel.ok("from os import system\nimport os\nbefore = system")
+    r = kernel.ok("%%step call\nsystem('true')")
+    assert "not cached: it started a subprocess" in r.stderr
+    assert kernel.value("system is os.system is before")
+
+
+WATCHED = (
+    "import builtins, io, os, shutil, socket, subprocess\n"
+    "def watched():\n"
+    "    return (builtins.open, io.open, builtins.eval, os.open, os.remove, os.system,\n"
+    "            os.forkpty, shutil.rmtree, subprocess.Popen._execute_child,\n"
+    "            'connect' in vars(socket.socket))\n"
+    "before = watched()"
+)
+
+
+def test_an_interrupted_step_leaves_every_function_as_it_was(kernel):
+    # Ctrl-C while a pure step runs (one that reads through eval: eval is wrapped too).
+    kernel.ok(WATCHED)
+    kernel.ok("import os, tempfile, time\nMARK = os.path.join(tempfile.gettempdir(), 'stalled')")
+    cell = (
+        "%%step stall\nsrc = ''.join(['Tr', 'ue'])\n"
+        "open(MARK, 'w').write(str([a is b for a, b in zip(watched(), before)]))\n"
+        "while eval(src):\n    time.sleep(0.01)"
+    )
+    msg_id = kernel.submit(cell)
+    mark = kernel.cwd / ".tmp" / "stalled"
+    wait_until(lambda: mark.exists() and mark.read_text(), timeout=60, what="the step to stall")
+    kernel.km.interrupt_kernel()
+    r = kernel.collect(msg_id, timeout=60)
+    assert r.status == "error" and r.error["ename"] == "KeyboardInterrupt"
+    # Meanwhile every function was wrapped (socket.socket's connect its own).
+    assert mark.read_text() == str([False] * 10), mark.read_text()
+    assert kernel.value("all(a is b for a, b in zip(watched(), before))")
+    r = kernel.ok("%%step after\nopen('after.txt', 'w').write('x')")  # and still watching
+    assert "not cached: it wrote after.txt" in r.stderr

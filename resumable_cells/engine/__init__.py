@@ -15,8 +15,8 @@ Rooms, each importing only the rooms listed before it:
                (`step_code`, `magics`), its inputs (`inputs`), direct clock and random
                calls (`nondeterminism`), two cells sharing a name (`step_names`)
     live/      running the body: as IPython would run it (`body`), the `step` object
-               (`step_object`), the tripwire that watches a pure step (`tripwire`,
-               `system_queries`)
+               (`step_object`), the tripwire that watches a pure step (`tripwire`, the
+               functions it wraps while the step runs in `watchpoints`, `system_queries`)
     state/     process state a step changes outside its namespace (`process_state`,
                its parts in `parts`) and attributes of the notebook's modules
                (`module_attrs`)

@@ -415,7 +415,11 @@ class Execution:
         engine, rec, effect = self.engine, self.rec, self.args.effect
         network = self.args.ttl is not None  # it reads a live source, fresh for its TTL
         told = trace.compiled if trace is not None else None
-        watch = nullcontext(None) if effect else tripwire.watching(engine.store.dir, network, told)
+        watch = (
+            nullcontext(None)
+            if effect
+            else tripwire.watching(engine.store.dir, network, told, engine.ns)
+        )
         rec.wrote_streams = True  # live code may write anywhere: always flush after
         try:
             with watch as found:

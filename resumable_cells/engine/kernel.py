@@ -14,14 +14,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import logs
-from ..hashing import opaque
+from ..hashing import opaque, sources
 from ..records import runs
 from ..records.journal import Journal
 from ..storage import serialize
 from ..storage.store import Store
 from ..storage.tiers import Tier, TieredStore
 from .code import step_names
-from .live import tripwire
 from .restore.pending import Pending
 
 if TYPE_CHECKING:
@@ -49,7 +48,7 @@ class Engine:
     def __init__(self, shell: InteractiveShell, store: Store | None = None) -> None:
         self.shell = shell
         self.ns: dict[str, Any] = shell.user_ns
-        tripwire.install()  # from now on, when a module's code runs is known (`sources`)
+        sources.watch_imports()  # from now on, when a module's code runs is known
         serialize.set_main_namespace(self.ns)
         self.store = store or Store()
         if self.store.recovered:

@@ -40,7 +40,7 @@ from importlib.machinery import (
     SourceFileLoader,
     SourcelessFileLoader,
 )
-from types import ModuleType
+from types import CodeType, ModuleType
 
 from ..errors import KeyComponentError
 from .files import file_digest, signature
@@ -248,6 +248,33 @@ _EXECUTED: dict[str, float] = {}  # a module's file -> when its code last ran
 def note_executed(path: str) -> None:
     """A module's code from `path` is being executed (imported or reloaded) now."""
     _EXECUTED[path] = time.time()
+
+
+def watch_imports() -> None:
+    """From now on, note when each module's source is read and compiled to run (an
+    import or a reload: `note_executed`). Once per process; nothing else pays for it.
+
+    `SourceFileLoader` is given a `get_code` of its own that notes the file after the
+    inherited one has read it. Every module loaded from a `.py` file goes through it,
+    whichever finder made its loader (an editable install's, `spec_from_file_location`)
+    and however the reload was called (`importlib.reload`, or autoreload's own binding
+    of it); no loader object changes (their equality compares their `__dict__`); and
+    its frame has returned before the module's code runs, so it is in no traceback of
+    a module whose code raises. A module run from a bytecode file alone, or executed
+    by hand (`exec` of its source), is not noted: `_digest` then falls back on the
+    bytecode cache, as for a module imported before this was called."""
+    if "get_code" not in vars(SourceFileLoader):
+        SourceFileLoader.get_code = _noting_get_code  # type: ignore[method-assign,assignment]
+
+
+_get_code = SourceFileLoader.get_code  # the inherited one (`SourceLoader`'s)
+
+
+def _noting_get_code(self: SourceFileLoader, fullname: str) -> CodeType | None:
+    code = _get_code(self, fullname)
+    if code is not None:
+        note_executed(code.co_filename)  # the file the module says it runs (its `__file__`)
+    return code
 
 
 def _digest(name: str, path: str, st: os.stat_result) -> str:

@@ -4,10 +4,10 @@ trace its entry keeps and a lookup verifies.
 A step whose code (or a notebook function it reaches) calls `eval` or `exec` on a
 string it builds at run time has inputs the static analysis cannot name: a helper
 class that shows frames side by side evaluates `eval('df1')` in its `_repr_html_`.
-While such a step runs, every string compiled as code (`eval`, `exec`, `compile`: the
-interpreter's `compile` audit event, seen by the tripwire's hook) is analysed, and each
-name it reads that the namespace holds is recorded with the digest its value has at
-that moment. A name the step bound before the read is its own output, not an input.
+While such a step runs, every string compiled as code (by the builtins `eval`, `exec`
+and `compile`, which the tripwire wraps meanwhile: `watchpoints.py`) is analysed, and
+each name it reads that the namespace holds is recorded with the digest its value has
+at that moment. A name the step bound before the read is its own output, not an input.
 The entry keeps the trace; a later lookup serves the entry only while every traced name
 still has its digest (verifying traces, as build systems with dynamic dependencies do).
 A traced value that cannot be digested leaves the trace incomplete: the step is not

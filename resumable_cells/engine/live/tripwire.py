@@ -1,4 +1,4 @@
-"""The tripwire: an audit hook that watches a pure step while it runs.
+"""The tripwire: what a pure step does beyond its namespace, watched while it runs.
 
 Writes to files (wherever the notebook lives, the temp directory included), deleting or
 renaming them, subprocesses (IPython's `!cmd`, `%sx` and `%system` included: they start
@@ -10,15 +10,17 @@ while it runs, and count as written if they are still there when it ends: a temp
 file it creates and removes is no effect. Regular files it opens for reading (other
 than its own) become discovered inputs of its entry, and so do SQLite databases it
 connects to; a file it read that changed by the time it ends was written (a database
-through its connection, or a file by code the hook does not see). The store, the Python
-installation, the package itself, system folders and per-user caches and config are
-ignored. One hook for the process, active only for the thread running the step.
+through its connection, or a file by code the tripwire does not see). The store, the
+Python installation, the package itself, system folders and per-user caches and config
+are ignored. Only the thread running the step is watched.
 
-While a step whose key has reads through `eval`/`exec` runs, the hook also tells its
-trace (`trace.py`) each string compiled as code. The same hook tells `hashing.sources`
-when a module's code is executed (an import or a
-reload), so that a module file edited after its import is told apart from the code the
-kernel runs. It is installed when the engine starts (`install`).
+The calls are seen by wrapping, for the step's duration only, the Python functions
+they go through (`watchpoints.py`, which says which, and what escapes them: a
+reference to `open` or `os.remove` some library took before the step, C code opening
+files itself). Each call arrives as the audit event it raises (`_on_event`). Nothing is
+left behind when the step ends: code outside steps pays nothing for the tripwire. While
+a step whose key has reads through `eval`/`exec` runs, it also tells its trace
+(`trace.py`) each string compiled as code.
 """
 
 from __future__ import annotations
@@ -26,16 +28,15 @@ from __future__ import annotations
 import os
 import stat
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from types import FrameType
 from typing import Any, TypeAlias
 
-from ...hashing import sources
-from . import system_queries
+from . import system_queries, watchpoints
 
 
 @dataclass
@@ -77,13 +78,11 @@ class Findings:
                 self.effects.append(f"changed {_rel(path)}")
 
 
-_state = threading.local()
-# What `_state.active` holds while a step is watched: its findings, the roots whose
-# files are ignored, whether network connections are allowed.
+# What a watched step's events are judged against: its findings, the roots whose files
+# are ignored, whether network connections are allowed.
 Active: TypeAlias = tuple[Findings, tuple[str, ...], bool]
 # An audit event's arguments: what each event passes differs.
-Args: TypeAlias = tuple[Any, ...]
-_installed = False
+Args: TypeAlias = watchpoints.Args
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _FS_EVENTS = {
     "os.remove": "deleted", "os.rename": "renamed", "os.rmdir": "removed a directory",
@@ -112,45 +111,27 @@ def _ignored_roots(store_dir: Path) -> tuple[str, ...]:
     return tuple(os.path.realpath(r) + os.sep for r in roots if r)
 
 
-def install() -> None:
-    """Add the process's audit hook (once: a hook cannot be removed)."""
-    global _installed
-    if not _installed:
-        sys.addaudithook(_hook)
-        _installed = True
-
-
 @contextmanager
 def watching(
-    store_dir: Path, network: bool = False, on_compile: Callable[[Any], None] | None = None
+    store_dir: Path,
+    network: bool = False,
+    on_compile: Callable[[Any], None] | None = None,
+    namespace: dict[str, Any] | None = None,
 ) -> Iterator[Findings]:
     """Yields the Findings of the block it guards (only the current thread is watched).
     `network`: connections are allowed (reads of a live source), not effects.
-    `on_compile(source)` is told of each string compiled as code (`eval`, `exec`)."""
-    install()
+    `on_compile(source)` is told of each string compiled as code (`eval`, `exec`).
+    `namespace` (the notebook's): its names bound to a watched function are watched too."""
     findings = Findings(on_compile=on_compile)
-    _state.active = (findings, _ignored_roots(store_dir), network)
+    active = (findings, _ignored_roots(store_dir), network)
     try:
-        yield findings
+        with watchpoints.watching(partial(_on_event, active), on_compile is not None, namespace):
+            yield findings
     finally:
-        _state.active = None
         findings.finish()
 
 
-def _hook(event: str, args: Args) -> None:
-    if event == "builtins.id":
-        # every id() in the process comes here, watched or not (deepcopy's memo, the
-        # sharing analysis, a unit's persistent ids): the first test, so that it costs
-        # a third of the full hook's time
-        return
-    if event == "exec":
-        code = args[0] if args else None
-        if code is not None and getattr(code, "co_name", None) == "<module>":
-            sources.note_executed(code.co_filename)
-        return
-    active = getattr(_state, "active", None)
-    if active is None:
-        return
+def _on_event(active: Active, event: str, args: Args) -> None:
     if event == "open":
         _on_open(active, args)
     elif event in _FS_EVENTS:
@@ -298,7 +279,7 @@ def _shell_command() -> str | None:
     """The command of the shell escape forking now: the `cmd` IPython's `system` and
     `getoutput` hold, a few frames up."""
     frame: FrameType | None = sys._getframe(2)
-    for _ in range(30):
+    for _ in range(40):
         if frame is None:
             return None
         cmd = frame.f_locals.get("cmd") if frame.f_code.co_name in _SHELL_CALLS else None

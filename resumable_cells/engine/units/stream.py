@@ -157,8 +157,7 @@ class Writer:
     def _pid(self) -> Callable[[Any], PersistentId | None]:
         """The persistent id of an object (None: pickle it), as a closure over its
         lookups: pickle asks it of every object of the stream, each int and string
-        included, and a closure's call costs half of an instance's `__call__` (and an
-        `id()` a third more again: the tripwire's audit hook sees each one)."""
+        included, and a closure's call costs half of an instance's `__call__`."""
         nodes, replaced, plain = self.old.nodes, self.replaced, self.plain
         ref, array = self._ref, self._array
         ndarray = self.np.ndarray if self.np is not None else _NoArray
