@@ -43,7 +43,7 @@ def originals() -> dict[str, object]:
     out: dict[str, object] = {}
     for t in watchpoints.TARGETS:
         module, _, cls = t.owner.partition(":")
-        owner = sys.modules[module]
+        owner = importlib.import_module(module)  # (pty: imported by the first watch)
         if cls:
             owner = getattr(owner, cls)
             out[f"{t.owner}.{t.name} own"] = t.name in vars(owner)
