@@ -45,6 +45,10 @@ class Journal:
         self._fd: int | None = None
         self._lock = threading.Lock()
         self._merged: dict[str, dict] | None = None  # in-memory view, kept as rows append
+        # The executions this kernel appended, merged, while the view is not read: an
+        # execution's rows all come from the kernel that ran it, so `append` needs no
+        # other row, and a resumed run's first step does not read its whole record.
+        self._own: dict[str, dict] = {}
 
     def append(self, row: dict) -> dict:
         """Write `row`; returns the execution it belongs to, merged so far."""
@@ -53,7 +57,7 @@ class Journal:
             if self._fd is None:
                 self._fd = self._open()
             _write_all(self._fd, line.encode())
-            return _merge(self._view(), row)
+            return _merge(self._merged if self._merged is not None else self._own, row)
 
     def _open(self) -> int:
         """The journal's descriptor for appending. When the file ends in the middle of
@@ -76,10 +80,11 @@ class Journal:
             return _finish(self._view().values(), current_session)
 
     def _view(self) -> dict[str, dict]:
-        if self._merged is None:
+        if self._merged is None:  # (the file holds this kernel's rows too)
             self._merged = {}
             for row in self.rows():
                 _merge(self._merged, row)
+            self._own = {}
         return self._merged
 
     def rows(self) -> list[dict]:
@@ -126,6 +131,7 @@ class Journal:
                 os.close(self._fd)
                 self._fd = None
             self._merged = None
+            self._own = {}
 
 
 def _row(raw: str | bytes) -> dict | None:
