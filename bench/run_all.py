@@ -31,9 +31,10 @@ from common import Row, fmt_time, module_versions  # noqa: E402
 FIGURES = ["hash_array", "hash_frame", "hash_dict", "store_restore", "store_frame", "trivial_hit"]
 FIGURES += ["live_step", "sharing"]
 FIGURES += ["step_100mb", "keep_share", "keep_unit", "audit_hook"]
-FIGURES += ["resume", "chain_resume", "remote_hit"]
+FIGURES += ["resume", "chain_resume", "remote_hit", "corpus"]
 FIGURES += ["sidebar_view", "sidebar_scale"]  # need `make ui-deps` (and labext)
 TIMEOUT = 900  # seconds for one figure
+TIMEOUTS = {"corpus": 2400}  # verify over the corpus: four passes of 27 notebooks
 
 
 def ensure_bench_deps() -> None:
@@ -65,10 +66,11 @@ def run_figure(name: str, quick: bool) -> list[Row]:
         if quick:
             cmd.append("--quick")
         t0 = time.perf_counter()
+        timeout = TIMEOUTS.get(name, TIMEOUT)
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT)
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
-            return [Row(name, "", "(figure)", [], note=f"timed out after {TIMEOUT} s")]
+            return [Row(name, "", "(figure)", [], note=f"timed out after {timeout} s")]
         took = time.perf_counter() - t0
         rows = [Row(**json.loads(line)) for line in out.read().splitlines() if line.strip()]
     if proc.returncode != 0 or not rows:

@@ -69,6 +69,13 @@ def test_clean_notebooks_pass_and_every_step_is_served(tmp_path, capsys):
                for c in cells_of(report))  # fmt: skip
     assert report["totals"]["served"] == 5 and report["totals"]["notebooks"] == 2
     assert set(s["pass_wall_s"]) == {"plain_1", "plain_2", "stepped", "replay"}
+    # Each stepped pass against the faster plain pass, per notebook and over them all.
+    walls = s["pass_wall_s"]
+    assert s["plain_s"] == min(walls["plain_1"], walls["plain_2"])
+    assert s["ratios"] == {k: round(walls[k] / s["plain_s"], 3) for k in ("stepped", "replay")}
+    assert set(s["load_s"]) == {"stepped", "replay"}
+    assert all(r > 0 for r in report["totals"]["ratios"].values())
+    assert text.count("under %%step: first run ") == 3  # each notebook, then all of them
     # Nothing was written next to the notebooks: no store, no scratch copies.
     assert sorted(p.name for p in (tmp_path / "nbs").iterdir()) == ["first.ipynb", "second.ipynb"]
 

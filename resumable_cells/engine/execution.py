@@ -296,10 +296,11 @@ class Execution:
                 rec.warn(f"cached entry of {self.name} could not be restored ({err}); running it")
                 rec.best_effort(None, engine.store.discard_entry, k, found)
                 return None, "cached values unreadable"
-            result, wrote = apply.apply(
+            # The replay flushes each stream it writes (`capture.replay`): the status line
+            # need not wait for the kernel's I/O thread again (unless `rec.warn` wrote).
+            result, _ = apply.apply(
                 found, loaded, engine.ns, engine.shell, rec.warn, engine.pending, k
             )
-        rec.wrote_streams = rec.wrote_streams or wrote
         rec.outputs = found.described()
         rec.best_effort(None, engine.store.touch, k)
         rec.finished("hit", saved=found.duration_s, source=source, computed=found.created)
@@ -420,7 +421,7 @@ class Execution:
             if effect
             else tripwire.watching(engine.store.dir, network, told, engine.ns)
         )
-        rec.wrote_streams = True  # live code may write anywhere: always flush after
+        rec.wrote_streams = True  # live code may write anywhere while it runs
         try:
             with watch as found:
                 with step_object.running(ctx), capture.capturing(engine.shell) as outputs:
@@ -438,7 +439,13 @@ class Execution:
                     capture.errors_in_display(shell, outputs, before)
             if shown is not None:
                 shown_result.show_as(engine.shell, result, shown)
-            outputs += figures.flush(engine.shell)  # what the inline backend would show
+            drawn = figures.flush(engine.shell)  # what the inline backend would show
+            outputs += drawn
+            # The capture flushed the kernel's streams as it closed (elsewhere they write
+            # through): the status line waits for the kernel's I/O thread (two round trips,
+            # about a millisecond) only for what drawing figures may print, a matplotlib
+            # warning, or what `rec.warn` writes.
+            rec.wrote_streams = bool(drawn)
         except (KeyboardInterrupt, CancelledError):
             raise  # the execution records it (`go`)
         except BaseException:

@@ -14,6 +14,7 @@ the step before anything runs.
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 
 from ..engine.code import step_code
 
@@ -45,8 +46,11 @@ def uninstall(shell) -> None:
     shell.input_transformers_post[:] = kept
 
 
+@lru_cache(maxsize=512)
 def _step_body(source: str) -> str | None:
-    """BODY of a cell that is only `get_ipython().run_cell_magic('step', LINE, BODY)`."""
+    """BODY of a cell that is only `get_ipython().run_cell_magic('step', LINE, BODY)`.
+    A pure function of the source, remembered: IPython transforms a cell twice per run
+    (`run_cell`, `should_run_async`), and a step cell is run again and again."""
     try:
         tree = ast.parse(source)
     except SyntaxError:

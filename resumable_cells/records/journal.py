@@ -1,15 +1,26 @@
 """The completion record: an append-only journal of step events, one per run.
 
-Each execution writes a `start` row when it begins and an `end` row when it finishes, in
-the store, as it happens. Reading merges them into one dict per execution; an execution
-that started in a kernel session that is no longer the current one and never ended is
-`interrupted`.
+Each execution writes a `start` row when it begins and an `end` row when it finishes
+(a hit, a whole execution, one row), as it happens. The journal is a file of JSON lines,
+`record/{run}.jsonl` in the store, each row appended with one `write` to a descriptor
+opened with O_APPEND: a row costs a system call, not a database transaction, and
+kernels of one run appending at once never interleave their rows (the kernel writes
+each append whole at the end of the file). A kernel killed mid-step has written its
+start row, so the execution reads as `interrupted`. A row cut short (a disk full, a kill
+in the middle of a write) is skipped when read, and the next kernel to append starts on
+a new line, so that it damages no other row.
+
+Reading merges the rows into one dict per execution; an execution that started in a
+kernel session that is no longer the current one and never ended is `interrupted`.
+Stores written before the journal was a file keep their rows in `record/{run}/`, a
+diskcache deque: they are read first, never written again.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 from pathlib import Path
 
@@ -28,24 +39,40 @@ EXECUTION_FIELDS = (
 
 class Journal:
     def __init__(self, store_dir: Path, run_id: str):
-        self.path = Path(store_dir) / "record" / run_id
-        self._cache: diskcache.Cache | None = None
-        self._deque: diskcache.Deque | None = None
+        record = Path(store_dir) / "record"
+        self.path = record / f"{run_id}.jsonl"
+        self.legacy = record / run_id  # the diskcache deque of stores before the file
+        self._fd: int | None = None
         self._lock = threading.Lock()
         self._merged: dict[str, dict] | None = None  # in-memory view, kept as rows append
-
-    @property
-    def deque(self) -> diskcache.Deque:
-        if self._deque is None:
-            self._cache = open_cache(self.path)
-            self._deque = diskcache.Deque.fromcache(self._cache)
-        return self._deque
+        # The executions this kernel appended, merged, while the view is not read: an
+        # execution's rows all come from the kernel that ran it, so `append` needs no
+        # other row, and a resumed run's first step does not read its whole record.
+        self._own: dict[str, dict] = {}
 
     def append(self, row: dict) -> dict:
         """Write `row`; returns the execution it belongs to, merged so far."""
+        line = json.dumps(row, sort_keys=True, default=str) + "\n"
         with self._lock:
-            self.deque.append(json.dumps(row, sort_keys=True, default=str))
-            return _merge(self._view(), row)
+            if self._fd is None:
+                self._fd = self._open()
+            _write_all(self._fd, line.encode())
+            return _merge(self._merged if self._merged is not None else self._own, row)
+
+    def _open(self) -> int:
+        """The journal's descriptor for appending. When the file ends in the middle of
+        a row (a kernel killed while it wrote), a line break first: the cut row stays
+        damaged on a line of its own and the next row is whole."""
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            size = os.fstat(fd).st_size
+            if size and _last_byte(self.path, size) != b"\n":
+                _write_all(fd, b"\n")
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
 
     def executions(self, current_session: str | None = None) -> list[dict]:
         """Like `executions(self.rows())`, without re-reading the store each time."""
@@ -53,34 +80,78 @@ class Journal:
             return _finish(self._view().values(), current_session)
 
     def _view(self) -> dict[str, dict]:
-        if self._merged is None:
+        if self._merged is None:  # (the file holds this kernel's rows too)
             self._merged = {}
             for row in self.rows():
                 _merge(self._merged, row)
+            self._own = {}
         return self._merged
 
     def rows(self) -> list[dict]:
-        if self._deque is None and not self.path.exists():
-            return []
-        out = []
+        """Every row, oldest first (those of an earlier store's deque before the
+        file's). A damaged row is skipped; a journal that cannot be read at all is
+        said, and reads as empty."""
+        rows = self._legacy_rows()
         try:
-            raws = list(self.deque)
-        except Exception as err:  # a damaged journal must not take the kernel down
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return rows
+        except OSError as err:
             log.debug("the record at %s could not be read", self.path, exc_info=True)
             logs.warn(f"the record could not be read ({err})")
+            return rows
+        lines = [line for line in data.split(b"\n") if line.strip()]
+        parsed = [row for row in map(_row, lines) if row is not None]
+        if lines and not parsed:  # not one row: not a damaged row, a damaged file
+            log.debug("no row of the record at %s could be read", self.path)
+            logs.warn("the record could not be read (none of its rows is JSON)")
+        elif len(parsed) < len(lines):
+            log.debug("%d damaged rows of %s skipped", len(lines) - len(parsed), self.path)
+        return rows + parsed
+
+    def _legacy_rows(self) -> list[dict]:
+        if not self.legacy.is_dir():
             return []
-        for raw in raws:
-            try:
-                out.append(json.loads(raw))
-            except (TypeError, ValueError):
-                continue  # a damaged row is skipped, never fatal
-        return out
+        cache = None
+        try:
+            cache = open_cache(self.legacy)
+            raws = list(diskcache.Deque.fromcache(cache))
+        except Exception as err:  # a damaged journal must not take the kernel down
+            log.debug("the record at %s could not be read", self.legacy, exc_info=True)
+            logs.warn(f"the record could not be read ({err})")
+            return []
+        finally:
+            if cache is not None:
+                cache.close()
+        return [row for row in map(_row, raws) if row is not None]
 
     def close(self) -> None:
-        if self._cache is not None:
-            self._cache.close()
-            self._cache = self._deque = None
-        self._merged = None
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+            self._merged = None
+            self._own = {}
+
+
+def _row(raw: str | bytes) -> dict | None:
+    try:
+        row = json.loads(raw)
+    except (TypeError, ValueError):
+        return None  # a damaged row is skipped, never fatal
+    return row if isinstance(row, dict) else None
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """One `write` in practice: a row is far smaller than what a file takes at once."""
+    while data:
+        data = data[os.write(fd, data) :]
+
+
+def _last_byte(path: Path, size: int) -> bytes:
+    with open(path, "rb") as f:
+        f.seek(size - 1)
+        return f.read(1)
 
 
 def executions(rows: list[dict], current_session: str | None = None) -> list[dict]:

@@ -21,6 +21,7 @@ purpose (entries, blobs, the ledger): a team cache plugs in behind it (`tiers.py
 
 from __future__ import annotations
 
+import atexit
 import base64
 import json
 import logging
@@ -28,6 +29,7 @@ import os
 import shutil
 import sqlite3
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -46,6 +48,9 @@ FORMAT_VERSION = 7  # bump on any change to keys, entries or blob layout
 INLINE_MAX = 4096  # pickles up to this size live in the entry row, not in a blob file
 DEFAULT_SIZE_LIMIT = 10 << 30
 _HISTORY = 20
+_ENTRIES_KEPT = 256  # entries `get_entry` keeps parsed, per store
+_ENTRY_KEPT_MAX = 1 << 18  # characters: a larger row is parsed each time it is read
+_TOUCH_EVERY_S = 60.0  # a minute's precision is plenty for least-recently-used eviction
 ANY_CODE = "*"  # an uncached note that holds whatever the step's code
 log = logging.getLogger(__name__)
 
@@ -59,7 +64,10 @@ class Store:
         self.dir = Path(directory).absolute() if directory else settings.store_dir()
         _make_private_dir(self.dir)
         self.blob_dir = self.dir / "blobs"
-        self._touched: dict[str, float] = {}
+        self._touched: dict[str, float] = {}  # key -> when this kernel last marked it used
+        self._untold: dict[str, float] = {}  # ... not yet written (`touch`)
+        self._told_at = time.monotonic()
+        self._parsed: dict[str, tuple[str, bytes, Entry]] = {}  # `get_entry`
         # The blobs eviction must keep: those of values a kernel has not read yet
         # (`engine/restore/pending.py` sets it).
         self.pinned: Callable[[], set[str]] = set
@@ -86,6 +94,7 @@ class Store:
             return open_cache(path)
 
     def close(self) -> None:
+        _write_touched(self)
         self.index.close()
 
     # -- entries -----------------------------------------------------------------------
@@ -96,7 +105,22 @@ class Store:
         raw = self.index.get("entry:" + key)
         if raw is None:
             return None
-        return self._entry_of(raw, key)
+        # An entry is kept parsed with the row it was parsed from and the user key that
+        # authenticated it, and served again only while both are the same: it cannot go
+        # stale (a replaced or tampered row differs). Parsing and checking a row takes
+        # 0.1 ms for a small entry, milliseconds for one of many names. Callers only read
+        # an entry (none changes one), so one object may be handed out again.
+        user_key = auth.user_key()
+        kept = self._parsed.get(key)
+        if kept is not None and kept[0] == raw and kept[1] == user_key:
+            return kept[2]
+        entry = self._entry_of(raw, key)
+        if len(raw) <= _ENTRY_KEPT_MAX:
+            self._parsed.pop(key, None)
+            self._parsed[key] = (raw, user_key, entry)
+            if len(self._parsed) > _ENTRIES_KEPT:
+                del self._parsed[next(iter(self._parsed))]
+        return entry
 
     def _readable(self, raw: str) -> Entry | None:
         """The entry of a row, or None when it cannot be trusted (it is replaced)."""
@@ -137,12 +161,30 @@ class Store:
             self.evict(self.size_limit)
 
     def touch(self, key: str) -> None:
-        """Mark an entry used, for LRU eviction. A minute's precision is plenty, and
-        skipping the write keeps it off most hits."""
+        """Mark an entry used, for LRU eviction. The times are written together, at most
+        once a minute (and before this store evicts, and when it closes), so that a hit
+        makes no write: after a restart every hit is a first one, and a write of its
+        own cost as much as the rest of a small hit. Times not yet written when a
+        kernel dies are lost, which only makes those entries look older to eviction."""
         now = time.time()
-        if now - self._touched.get(key, 0.0) > 60:
-            self.index.set("used:" + key, now)
+        if now - self._touched.get(key, 0.0) > _TOUCH_EVERY_S:
             self._touched[key] = now
+            self._untold[key] = now
+            _UNTOLD.add(self)
+        if self._untold and time.monotonic() - self._told_at > _TOUCH_EVERY_S:
+            self.write_touched()
+
+    def write_touched(self) -> None:
+        """Write the times `touch` kept, in one transaction; an entry deleted since is
+        skipped (its `used:` row went with it)."""
+        self._told_at = time.monotonic()
+        if not self._untold:
+            return
+        untold, self._untold = self._untold, {}
+        with self.index.transact():
+            for key, when in untold.items():
+                if "entry:" + key in self.index:
+                    self.index.set("used:" + key, when)
 
     def claim(self, key: str, on_wait: Callable[[dict], None] | None = None):
         """Hold the right to compute `key` (see `claims`): a context manager that
@@ -333,6 +375,7 @@ class Store:
     def evict(self, limit: int) -> int:
         """Drop least recently used entries, then their blobs no other entry uses,
         until the blobs take at most `limit` bytes. Returns the bytes freed."""
+        self.write_touched()  # so that what this kernel served counts as used
         readable = self.entries()
         for key in set(self.entry_keys()) - {k for k, _ in readable}:
             self.delete_entry(key)  # never served: an earlier format, or tampered with
@@ -361,6 +404,23 @@ class Store:
     def _unlink_blob(self, name: str, size: int) -> int:
         blobs.blob_path(self.blob_dir, name).unlink(missing_ok=True)
         return size
+
+
+# Stores whose `touch` times are not written yet: written when the kernel exits.
+_UNTOLD: weakref.WeakSet[Store] = weakref.WeakSet()
+
+
+@atexit.register
+def _write_all_touched() -> None:
+    for store in list(_UNTOLD):
+        _write_touched(store)
+
+
+def _write_touched(store: Store) -> None:
+    try:
+        store.write_touched()
+    except Exception:  # a store that went away: its entries only look older
+        log.debug("the use times of entries in %s were not written", store.dir, exc_info=True)
 
 
 def _make_private_dir(path: Path) -> None:

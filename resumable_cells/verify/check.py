@@ -19,7 +19,7 @@ from pathlib import Path
 import nbformat
 
 from .compare import Step, difference, normalise, stderr_of, user_outputs
-from .results import CellResult, NotebookResult, PassResult
+from .results import STEPPED, CellResult, NotebookResult, PassResult
 from .runner import CellRun, PassRun, run_pass
 from .workspace import Workspace
 from .wrap import LOAD, Wrapped, code_cells, wrap
@@ -74,6 +74,9 @@ def compare_runs(
     result = NotebookResult(name)
     for label, run in runs.items():
         result.passes[label] = PassResult(round(run.wall_s, 3), run.restarts, run.failure)
+        loaded = run.cells.get(0) if label in STEPPED else None  # the `%load_ext` cell
+        if loaded is not None:
+            result.passes[label].load_s = round(loaded.seconds, 3)
         if run.failure:
             result.problems.append(f"the {label} pass could not run: {run.failure}")
         shift = 0 if label.startswith("plain") else wrapped.offset

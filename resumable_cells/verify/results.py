@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from ..formatting import duration
 
 PASSES = ("plain_1", "plain_2", "stepped", "replay")
+STEPPED = ("stepped", "replay")  # the passes timed against the plain run (`ratios`)
 SLOW_FACTOR, SLOW_GRACE_S = 2.0, 0.5  # slow: stepped live time > 2 x plain time + 0.5 s
 
 
@@ -74,6 +75,7 @@ class PassResult:
     wall_s: float = 0.0  # cells only, kernel start-up excluded
     restarts: int = 0
     failure: str | None = None
+    load_s: float | None = None  # of that, the `%load_ext` cell (the stepped passes)
 
 
 @dataclass
@@ -115,6 +117,9 @@ class NotebookResult:
             "hung": sum(bool(c.hung) for c in cells),
             "slow": sum(c.slow for c in cells),
             "pass_wall_s": {k: round(p.wall_s, 3) for k, p in self.passes.items()},
+            "plain_s": plain_s(self.passes),
+            "ratios": ratios(self.passes),
+            "load_s": {k: p.load_s for k, p in self.passes.items() if p.load_s is not None},
             "wall_s": round(self.wall_s, 3),
         }
 
@@ -127,6 +132,29 @@ class NotebookResult:
             "passes": {k: asdict(p) for k, p in self.passes.items()},
             "cells": [c.to_json() for c in self.cells],
         }
+
+
+def plain_s(passes: dict[str, PassResult]) -> float | None:
+    """The plain run's time: the faster of the two plain passes (the first may pay for
+    caches, the disk's, matplotlib's fonts, that every later pass finds warm)."""
+    times = [p.wall_s for k, p in passes.items() if k.startswith("plain") and not p.failure]
+    return round(min(times), 3) if times and min(times) > 0 else None
+
+
+def ratios(passes: dict[str, PassResult]) -> dict[str, float | None]:
+    """Each stepped pass's time over the plain run's: `stepped` (the first run under
+    `%%step`, which stores every step) and `replay` (the resume after a restart). Both
+    include the `%load_ext` cell, as Run All of a notebook that loads the extension
+    would; None where a pass could not run."""
+    plain = plain_s(passes)
+    out: dict[str, float | None] = {}
+    for label in STEPPED:
+        p = passes.get(label)
+        if plain is None or p is None or p.failure or p.wall_s <= 0:
+            out[label] = None
+        else:
+            out[label] = round(p.wall_s / plain, 3)
+    return out
 
 
 def brief(reason: str) -> str:

@@ -65,8 +65,8 @@ def test_corrupted_record_does_not_break_status(tmp_path):
     k = fresh_kernel(tmp_path)
     try:
         k.ok(CELL)
-        run_dir = next((tmp_path / ".resumable_cells" / "record").iterdir())
-        (run_dir / "cache.db").write_bytes(b"not a database" * 100)
+        journal = next((tmp_path / ".resumable_cells" / "record").glob("*.jsonl"))
+        journal.write_bytes(b"not a journal row" * 100)
         k.ok(
             "import resumable_cells as rc\neng = rc.ipython.magics.current_engine()\neng.journal.close()"
         )

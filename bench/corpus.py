@@ -1,0 +1,95 @@
+"""Run All of the corpus notebooks: the first run under `%%step` and the resume after a
+restart, each against the plain run, per notebook and over the whole corpus.
+
+    python bench/corpus.py                   # runs verify over tests/corpus (minutes)
+    python bench/corpus.py --from FILE       # reads a verify report (`make corpus` writes
+                                             # bench/out/corpus.json) instead
+    python bench/corpus.py --quick           # two small notebooks
+
+`resumable-cells verify` runs each notebook plain twice, then with every code cell under
+`%%step` in a new kernel and a fresh store (the first run), then again in another new
+kernel with that store (the resume), and times each pass from its first cell to its
+last (kernel start-up excluded; the stepped passes include their `%load_ext` cell). The
+plain run is the faster of the two plain passes. Notebooks are verified one at a time
+(`--jobs 1`) unless told otherwise: two at once share the cores and move the ratios.
+
+Targets (issue 23, "never slower than not using it"): on every notebook, the resume
+takes no longer than the plain run, and the first run at most 1.1 times as long.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import ROOT, Row, main  # noqa: E402
+
+CORPUS = ROOT / "tests" / "corpus"
+FOLDERS = ("whirlwind", "pdsh-ch3", "pdsh-ch4", "pdsh-ch5", "johansson-lectures")
+QUICK = ("whirlwind/07-Control-Flow-Statements.ipynb", "pdsh-ch3/03.07-Merge-and-Join.ipynb")
+FIGURE = "Run All of a corpus notebook"
+TOTAL = "Run All of the whole corpus"
+FIRST_RUN_MAX, RESUME_MAX = 1.1, 1.0  # times the plain run
+TIMEOUT_S = 60  # per cell: the corpus's slowest plain cells (%%timeit) take about 12 s
+
+
+def extra_args(ap) -> None:
+    ap.add_argument("--from", dest="report", metavar="FILE",
+                    help="read this verify report (--json) instead of running verify")  # fmt: skip
+    ap.add_argument("--jobs", type=int, default=1, help="notebooks verified at once")
+
+
+def verify(args) -> dict:
+    paths = [CORPUS / p for p in QUICK] if args.quick else [CORPUS / f for f in FOLDERS]
+    with tempfile.TemporaryDirectory(prefix="rc-bench-corpus-") as tmp:
+        out = Path(tmp) / "corpus.json"
+        cmd = [sys.executable, "-m", "resumable_cells", "verify", *map(str, paths),
+               "--jobs", str(args.jobs), "--timeout", str(TIMEOUT_S), "--json", str(out)]  # fmt: skip
+        # Exit status 1 (a cell differs or hung) still leaves the report, and its times.
+        done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+        if not out.exists():
+            raise RuntimeError(f"verify wrote no report: {done.stderr.strip()[-300:]}")
+        return json.loads(out.read_text())
+
+
+def rows_of(figure: str, size: str, summary: dict) -> list[Row]:
+    """The first run and the resume (this project's rows, with their targets) and the
+    plain run they are measured against."""
+    walls, ratios, load = summary["pass_wall_s"], summary["ratios"], summary.get("load_s", {})
+    plain = summary["plain_s"]
+    rows = []
+    for label, method, most, target in (
+        ("stepped", "first run under %%step (Run All)", FIRST_RUN_MAX, "<= 1.1x plain"),
+        ("replay", "resume (new kernel, Run All)", RESUME_MAX, "<= plain"),
+    ):
+        ratio = ratios.get(label)
+        note = f"{ratio:.2f}x plain" if ratio is not None else "not timed"
+        if label in load:
+            note += f"; %load_ext {load[label] * 1e3:.0f} ms"
+        times = [walls[label]] if ratio is not None else []
+        met = ratio <= most if ratio is not None else None
+        rows.append(Row(figure, size, method, times, ours=True, target=target, met=met, note=note))
+    rows.append(Row(figure, size, "plain Run All (faster of two)", [plain] if plain else []))
+    return rows
+
+
+def run(args) -> list[Row]:
+    report = json.loads(Path(args.report).read_text()) if args.report else verify(args)
+    if "ratios" not in report["totals"]:
+        raise SystemExit(f"{args.report}: a report of a verify without ratios; run it again")
+    rows: list[Row] = []
+    for nb in report["notebooks"]:
+        path = Path(nb["notebook"])
+        rows += rows_of(FIGURE, f"{path.parent.name}/{path.stem}", nb["summary"])
+    n = len(report["notebooks"])
+    rows += rows_of(TOTAL, f"{n} notebooks", report["totals"])
+    return rows
+
+
+if __name__ == "__main__":
+    main(run, extra_args)
