@@ -91,10 +91,10 @@ class WriteBehind:
     def submit(self, job: Job) -> None:
         """Queue an entry; returns at once, unless the entries already queued hold
         `max_pending` bytes or more: then once the writer has caught up below that."""
-        job.store.keep_writing(set(job.entry.blobs()))
         with self._cv:
             while self._jobs() and self._bytes() + job.nbytes > self.max_pending:
                 self._cv.wait(0.5)
+            job.store.keep_writing(set(job.entry.blobs()))
             self._queue.append(job)
             if self._worker is None or not self._worker.is_alive():
                 self._worker = threading.Thread(
