@@ -2,8 +2,9 @@
 bytes are written while the user goes on. A value changed in place before its bytes
 were written is never stored under its old digest (a later kernel is served the value
 as the step left it, or runs the step); a kernel killed mid-write leaves no entry and
-no partial file; a kernel that ends waits for its writes up to a bound, then says
-which steps it did not store; a write that fails is said, never failing a cell."""
+no partial file; `%step status` and the sidebar's snapshot show what is being written;
+a kernel that ends waits for its writes up to a bound, then says which steps it did
+not store; a write that fails is said, never failing a cell."""
 
 from __future__ import annotations
 
@@ -95,6 +96,21 @@ def test_a_kernel_killed_while_a_value_is_written_leaves_no_entry(kernel, tmp_pa
     assert kernel.value(same_as_made(7))
     kernel.wait_for_writes()
     assert stored(tmp_path, "big")
+
+
+def test_status_and_the_snapshot_show_the_entries_being_written(kernel):
+    kernel.ok(slow_writes(0.1))
+    kernel.ok(step("slow", 1))
+    status = kernel.ok("%step status").stdout + "".join(
+        o.get("data", {}).get("text/plain", "") for o in kernel.ok("%step status").outputs
+    )
+    assert "writing 1 entry (32.0 MiB) in the background: slow" in status, status
+    writing = kernel.value(f"{ENGINE}.snapshot()['cache']['writing']")
+    assert writing["entries"] == 1 and writing["steps"] == ["slow"]
+    assert writing["bytes"] >= N * 8
+    kernel.wait_for_writes()
+    assert kernel.value(f"{ENGINE}.snapshot()['cache']['writing']['entries']") == 0
+    assert "in the background" not in repr(kernel.ok("%step status").outputs)
 
 
 def test_a_lookup_of_a_key_being_written_waits_for_it_and_serves_it(kernel):
