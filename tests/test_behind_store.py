@@ -95,7 +95,7 @@ def test_a_value_changed_before_it_is_written_is_not_written(tmp_path):
 
 
 @settings(max_examples=30, deadline=None)
-@given(chunk=st.integers(0, 3), where=st.floats(0, 1, exclude_max=True))
+@given(chunk=st.integers(0, BIG * 8 // blobs.BOUNCE + 2), where=st.floats(0, 1, exclude_max=True))
 def test_a_change_during_the_write_is_stored_as_it_was_or_not_at_all(
     tmp_path_factory, chunk, where
 ):

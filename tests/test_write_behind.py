@@ -22,13 +22,14 @@ ENGINE = "__import__('resumable_cells').ipython.magics.current_engine()"
 N = 4 << 20  # float64 elements: 32 MB, eight chunks of the writer
 
 
-def slow_writes(delay: float) -> str:
-    """Code that makes the kernel's blob writes take `delay` seconds more per chunk:
+def slow_writes(per_mib: float) -> str:
+    """Code that makes the kernel's blob writes take `per_mib` seconds more per MiB:
     long enough to act (or die) while a value is being written."""
     return (
         "import time as _t, resumable_cells.storage.blobs as _b\n"
         "_write = _b.BlobWriter.write\n"
-        f"_b.BlobWriter.write = lambda self, data: (_t.sleep({delay}), _write(self, data))[1]"
+        "_b.BlobWriter.write = lambda self, data: "
+        f"(_t.sleep({per_mib} * memoryview(data).nbytes / (1 << 20)), _write(self, data))[1]"
     )
 
 
@@ -55,12 +56,12 @@ def partial_files(tmp_path: Path) -> list[Path]:
 def test_a_value_changed_after_its_step_is_served_as_the_step_left_it_or_not_at_all(
     kernel, tmp_path
 ):
-    kernel.ok(slow_writes(0.02))
+    kernel.ok(slow_writes(0.003))  # 32 MiB: about 0.1 s
     made: list[int] = []
 
     @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
     @given(
-        delay=st.one_of(st.just(0.0), st.floats(0.0, 0.4)),
+        delay=st.one_of(st.just(0.0), st.floats(0.0, 0.5)),
         where=st.sampled_from(["v[0]", "v[-1]", "v[len(v) // 2]", "v[:]"]),
     )
     def change_after_the_step(delay: float, where: str) -> None:
@@ -84,7 +85,7 @@ def test_a_value_changed_after_its_step_is_served_as_the_step_left_it_or_not_at_
 
 
 def test_a_kernel_killed_while_a_value_is_written_leaves_no_entry(kernel, tmp_path):
-    kernel.ok(slow_writes(0.2))
+    kernel.ok(slow_writes(0.05))  # 1.6 s
     kernel.kc.execute(step("big", 7))  # returns once digested; then written, slowly
     wait_until(lambda: partial_files(tmp_path), what="a blob being written")
     kernel.kill()
@@ -99,7 +100,7 @@ def test_a_kernel_killed_while_a_value_is_written_leaves_no_entry(kernel, tmp_pa
 
 
 def test_status_and_the_snapshot_show_the_entries_being_written(kernel):
-    kernel.ok(slow_writes(0.1))
+    kernel.ok(slow_writes(0.025))  # 0.8 s
     kernel.ok(step("slow", 1))
     status = kernel.ok("%step status").stdout + "".join(
         o.get("data", {}).get("text/plain", "") for o in kernel.ok("%step status").outputs
@@ -114,7 +115,7 @@ def test_status_and_the_snapshot_show_the_entries_being_written(kernel):
 
 
 def test_a_lookup_of_a_key_being_written_waits_for_it_and_serves_it(kernel):
-    kernel.ok(slow_writes(0.1))
+    kernel.ok(slow_writes(0.025))
     kernel.ok(step("again", 3))
     r = kernel.ok(step("again", 3))  # at once: its entry is still being written
     assert "served" in r.status_lines()[0], r.status_lines()
@@ -135,9 +136,9 @@ def test_the_kernel_ending_waits_for_its_writes_then_drops_them_saying_which(
     k.km.shutdown_wait_time = manager_wait  # SIGTERM after half of it, SIGKILL after all
     try:
         k.ok(LOAD)
-        k.ok(slow_writes(0.25))
-        k.ok(step("quick", 1, n=1 << 20))  # two chunks, about 0.6 s: within the wait
-        k.ok(step("slow", 2, n=8 << 20))  # sixteen, about 4 s: past it
+        k.ok(slow_writes(0.0625))
+        k.ok(step("quick", 1, n=1 << 20))  # 8 MiB, about 0.5 s: within the wait
+        k.ok(step("slow", 2, n=8 << 20))  # 64 MiB, about 4 s: past it
     finally:
         k.kc.stop_channels()
         k.km.shutdown_kernel(now=False)  # as Jupyter asks a kernel to shut down
