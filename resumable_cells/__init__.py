@@ -16,6 +16,7 @@ __all__ = [
     "register_hasher",
     "register_state",
     "step",
+    "wait_for_writes",
 ]
 
 
@@ -54,6 +55,14 @@ def record() -> list[dict]:
     from .ipython.magics import current_engine
 
     return current_engine().record()
+
+
+def wait_for_writes(timeout: float | None = None) -> bool:
+    """Wait until the entries this kernel is writing behind are stored (or failed), at
+    most `timeout` seconds (None: as long as it takes). Returns whether none is left."""
+    from .ipython.magics import current_engine
+
+    return current_engine().wait_for_writes(timeout)
 
 
 def _jupyter_labextension_paths() -> list[dict]:

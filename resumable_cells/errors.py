@@ -3,7 +3,9 @@
     ResumableCellsError
     ├── StoreError             an entry or index row that cannot be trusted or read
     │   ├── BlobError          a blob file that is missing, truncated or fails authentication
-    │   └── TamperedError      something on the team cache that fails the team key
+    │   ├── TamperedError      something on the team cache that fails the team key
+    │   └── NotWritten         an entry written behind that was not stored (a value changed
+    │                          before its bytes were written, the kernel ending first)
     ├── TeamCacheError         a team cache that cannot be configured
     ├── Unhashable             a value that cannot be digested (names its path)
     ├── Unstorable             a value that cannot be pickled (names its variable)
@@ -36,6 +38,13 @@ class BlobError(StoreError):
 
 class TamperedError(StoreError):
     """Something on the team cache that fails the team key."""
+
+
+class NotWritten(StoreError):
+    """An entry whose blobs were written behind the user's back and that was not stored:
+    a value changed in place before its bytes were written (they no longer digest as
+    the value did when its step ended), or the writes were dropped (the kernel ended,
+    the store was cleared)."""
 
 
 class TeamCacheError(ResumableCellsError):

@@ -56,6 +56,17 @@ def warn(message: str) -> None:
     print(f"{PREFIX}: {message}", file=sys.stderr)
 
 
+def warn_at_exit(message: str) -> None:
+    """`warn`, as the kernel ends: on the process's own stderr (the terminal or the
+    server's log), and on the notebook's while it still listens."""
+    line = f"{PREFIX}: {message}"
+    for stream in dict.fromkeys([sys.__stderr__, sys.stderr]):  # (once when they are one)
+        try:
+            print(line, file=stream, flush=True)
+        except (AttributeError, OSError, ValueError):  # gone, or closed as the kernel ends
+            logger.debug("a warning at exit was not written to %r", stream, exc_info=True)
+
+
 def warn_step(step: str, message: str) -> None:
     """Tell the user something about one step, on stderr: `step NAME: MESSAGE`."""
     print(f"step {step}: {message}", file=sys.stderr)

@@ -12,6 +12,9 @@ Each resolves, first found wins:
                       store keeps (`%step config --size-limit`), else 10 GiB
     team cache        an argument (`--remote`), the traitlet, RESUMABLE_CELLS_REMOTE;
                       "" when none ("none" and "off" also mean none, see `redis`)
+    write wait        the traitlet (`c.StepMagics.write_wait`), RESUMABLE_CELLS_WRITE_WAIT,
+                      else 30: seconds a kernel waits for entries still being written
+                      (when it ends, and at a lookup of their key)
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from pathlib import Path
 
 DIR_ENV = "RESUMABLE_CELLS_DIR"
 REMOTE_ENV = "RESUMABLE_CELLS_REMOTE"
+WRITE_WAIT_ENV = "RESUMABLE_CELLS_WRITE_WAIT"
+DEFAULT_WRITE_WAIT = 30.0
 DEFAULT_DIRNAME = ".resumable_cells"
 
 
@@ -47,3 +52,15 @@ def team_cache(explicit: str | None = None, *, configured: str = "") -> str:
     if explicit is not None and explicit != "":
         return explicit
     return configured or os.environ.get(REMOTE_ENV, "")
+
+
+def write_wait(*, configured: float | None = None) -> float:
+    """Seconds to wait for entries still being written behind: the traitlet, else the
+    environment, else 30. A value that is not a number of seconds is the default."""
+    if configured is not None:
+        return max(0.0, float(configured))
+    raw = os.environ.get(WRITE_WAIT_ENV, "").strip()
+    try:
+        return max(0.0, float(raw)) if raw else DEFAULT_WRITE_WAIT
+    except ValueError:
+        return DEFAULT_WRITE_WAIT

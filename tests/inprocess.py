@@ -31,8 +31,7 @@ def engine(store_dir: Path, sh=None) -> Engine:
 
 
 def close(eng: Engine) -> None:
-    eng.journal.close()
-    eng.store.close()
+    eng.close()
 
 
 def step(eng: Engine, source: str):

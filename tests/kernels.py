@@ -84,13 +84,14 @@ class Reply:
 
 
 class Kernel:
-    """A real kernel in `cwd`, with its own store and key file."""
+    """A real kernel in `cwd`, with its own store and key file; `launch` goes to the
+    process's launch (`stderr=file`: where the kernel's own stderr goes)."""
 
-    def __init__(self, cwd: Path, env: dict | None = None):
+    def __init__(self, cwd: Path, env: dict | None = None, **launch):
         self.cwd = Path(cwd)
         self.env = {**os.environ, **(env or {})}
         self.km = KernelManager(kernel_name="python3")
-        self.km.start_kernel(cwd=str(self.cwd), env=self.env)
+        self.km.start_kernel(cwd=str(self.cwd), env=self.env, **launch)
         self._connect()
 
     def _connect(self) -> None:
@@ -157,6 +158,11 @@ class Kernel:
 
         r = self.ok(f"print(repr({expr}))")
         return ast.literal_eval(r.stdout.strip())
+
+    def wait_for_writes(self, timeout: float = 120) -> None:
+        """Wait until the entries the kernel writes behind are stored (or failed)."""
+        done = self.value(f"__import__('resumable_cells').wait_for_writes({timeout})")
+        assert done, f"entries still being written after {timeout} s"
 
     def restart(self) -> None:
         self.kc.stop_channels()

@@ -93,6 +93,7 @@ BIG = "%%step big --force\nimport numpy as np\nx = np.random.default_rng().rando
 def test_a_step_run_twice_with_force_leaves_one_blob_and_ls_says_so(kernel):
     kernel.ok(BIG)
     kernel.ok(BIG)
+    kernel.wait_for_writes()  # (8 MB: written behind)
     engine = "__import__('resumable_cells').ipython.magics.current_engine()"
     store_dir = Path(kernel.value(f"str({engine}.store.dir)"))
     blobs = [p for p in (store_dir / "blobs").glob("*/*") if p.is_file()]

@@ -22,6 +22,7 @@ from asyncio import CancelledError
 from collections.abc import Coroutine, Generator, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import xxhash
@@ -240,9 +241,12 @@ class Execution:
 
     @contextmanager
     def _claim(self) -> Iterator[bool]:
-        """The store's compute claim on this key; without one (store failing), run."""
+        """The store's compute claim on this key; without one (store failing), run. An
+        entry written behind keeps it until it is stored: another kernel waits, then
+        serves it, rather than computing it again meanwhile."""
+        key = self.known_key.address
         try:
-            claim = self.engine.store.claim(self.known_key.address, self._told_to_wait)
+            claim = self.engine.store.claim(key, self._told_to_wait)
             waited = claim.__enter__()
         except Exception:
             log.debug("no claim on %s: the step runs unclaimed", self.name, exc_info=True)
@@ -251,7 +255,9 @@ class Execution:
         try:
             yield waited
         finally:
-            self.rec.best_effort(None, claim.__exit__, None, None, None)
+            release = partial(self.rec.best_effort, None, claim.__exit__, None, None, None)
+            if not self.engine.writes.after(key, release):
+                release()
 
     def _told_to_wait(self, holder: dict[str, Any]) -> None:
         self.rec.warn(
@@ -263,6 +269,8 @@ class Execution:
     def _try_serve(self) -> tuple[tuple[Any] | None, str | None]:
         """((result,), None) when served; (None, why not) on a miss."""
         engine, rec, k = self.engine, self.rec, self.known_key.address
+        if not engine.wait_for_entry(k):  # this kernel is still writing it
+            return None, "its entry is still being written"
         try:
             found, source = engine.cache.lookup(k)
         except StoreError as err:

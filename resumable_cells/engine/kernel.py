@@ -1,23 +1,35 @@
 """The engine of one kernel: what its steps share.
 
 The notebook's namespace and shell, the store and the team cache behind it (a
-`TieredStore`), the kernel session, the notebook's run (epoch, seed, budget) and its
-journal, and the listeners the executions are told to (the sidebar's comm). One step's
-execution is `execution.run_step(engine, ...)`.
+`TieredStore`), the entries being written behind (`storage/behind.py`: waited for at a
+lookup of their key and when the kernel ends, their failures said at the next cell),
+the kernel session, the notebook's run (epoch, seed, budget) and its journal, and the
+listeners the executions are told to (the sidebar's comm). One step's execution is
+`execution.run_step(engine, ...)`.
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
+import signal
+import threading
+import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .. import logs
+from .. import formatting, logs, settings
 from ..hashing import opaque, sources
+from ..hashing.key import Key
 from ..records import runs
 from ..records.journal import Journal
-from ..storage import serialize
+from ..records.why import remember_uncached
+from ..storage import serialize, sizes
+from ..storage.behind import Job, WriteBehind
+from ..storage.deferred import Batch
+from ..storage.entries import Entry
 from ..storage.store import Store
 from ..storage.tiers import Tier, TieredStore
 from .code import step_names
@@ -68,10 +80,14 @@ class Engine:
         self.freshness: Freshness | None = None  # staleness from every input
         self.names = step_names.Names()  # warns when two cells share a name, not their code
         self._transformed: dict[str, str] = {}
+        self.writes = WriteBehind()  # entries whose values are written behind
+        self.write_wait = settings.write_wait()  # seconds waited for them, at most
         # A cell outside %%step may change any figure: the digests of drawings move.
         hooks = shell.events.callbacks["post_run_cell"]
         if opaque.after_cell not in hooks:
             shell.events.register("post_run_cell", opaque.after_cell)
+        shell.events.register("pre_run_cell", self.report_writes)
+        atexit.register(self.end_writes)
 
     # -- the record -----------------------------------------------------------------------
     def record(self) -> list[dict[str, Any]]:
@@ -89,7 +105,9 @@ class Engine:
     def snapshot(self) -> dict[str, Any]:
         from ..records.snapshot import build
 
-        return build(self.store, self.run, self.session)
+        snap = build(self.store, self.run, self.session)
+        snap["cache"]["writing"] = self.writing()  # the kernel's own: not in the store
+        return snap
 
     def notify_snapshot(self) -> None:
         self.emit("snapshot", None)
@@ -126,6 +144,7 @@ class Engine:
         self.pending.materialise_all(self.ns)
         self.pending.store = store
         store.pinned = self.pending.pinned
+        self._give_up_writes("the store changed before its values were written")
         self.journal.close()
         self.store.close()
         self.store = store
@@ -140,6 +159,94 @@ class Engine:
             self.team.close()
         self.team = tier
         self.cache = TieredStore(self.store, [tier] if tier else [])
+
+    # -- entries written behind -----------------------------------------------------------
+    def write_behind(self, key: Key, step: str, entry: Entry, later: Batch) -> None:
+        """Put `entry` under its key once the values in `later` are written and match
+        the digests they had when the step ended; returns at once."""
+        code = key.preimage.get("code")
+        job = Job(key.address, step, entry, later.blobs, self.store, self._put_written, code)
+        self.writes.submit(job)
+
+    def _put_written(self, key: str, entry: Entry) -> None:
+        """Put an entry whose values are written: locally, then to the team cache set
+        now (it may have changed since its step ran)."""
+        self.cache.put(key, entry)
+
+    def wait_for_writes(self, timeout: float | None = None) -> bool:
+        """Wait until every entry being written behind is stored (or failed), at most
+        `timeout` seconds (None: as long as it takes). Returns whether none is left."""
+        return self.writes.wait(timeout)
+
+    def wait_for_entry(self, key: str) -> bool:
+        """Before a lookup: wait for the entry `key` when it is being written behind, at
+        most `write_wait` seconds. Returns whether it is done (stored or not)."""
+        return not self.writes.is_pending(key) or self.writes.wait(self.write_wait, key)
+
+    def writing(self) -> dict[str, Any]:
+        """{"entries", "bytes", "steps"} being written behind, for `%step status` and
+        the sidebar."""
+        pending = self.writes.pending()
+        return {"entries": pending.entries, "bytes": pending.nbytes, "steps": pending.steps}
+
+    def drop_writes(self, why: str, step: str | None = None) -> list[str]:
+        """Give up the entries being written (of `step`, or all); returns their steps."""
+        steps = self.writes.drop(why, step)
+        self.report_writes(quiet=True)
+        return steps
+
+    def report_writes(self, *_: Any, quiet: bool = False) -> None:
+        """Say which entries written behind were not stored, and why (IPython calls it
+        before each cell: a write fails after its own cell is done); the next miss of
+        their step says it too. `quiet`: only that note."""
+        for failure in self.writes.take_failures():
+            if not quiet:
+                logs.warn_step(failure.step, f"{failure.why}; it runs again next time")
+            try:
+                remember_uncached(self.store, failure.step, failure.why, failure.code)
+            except Exception:  # the store failing too: the warning said it
+                log.debug("why %s was not stored is not kept", failure.step, exc_info=True)
+
+    def end_writes(self) -> list[str]:
+        """The kernel ends: wait for the entries being written up to `write_wait`
+        seconds (less when its manager runs out of patience first and sends SIGTERM),
+        then drop the rest, saying which steps were not stored."""
+        why = "the kernel ended before its values were written"
+        try:
+            return self._give_up_writes(why, at_exit=True)
+        except Exception:  # at exit nobody may see a traceback: the log keeps it
+            log.debug("the writes were not ended cleanly", exc_info=True)
+            return []
+
+    def _give_up_writes(self, why: str, at_exit: bool = False) -> list[str]:
+        if not self.writes.pending().entries:
+            return []
+        t0, done = time.monotonic(), False
+        with _sigterm_ends_the_wait() if at_exit else nullcontext():
+            done = self.writes.wait(self.write_wait)
+        steps = [] if done else self.writes.drop(why)
+        if steps:
+            with _sigterm_ends_the_wait() if at_exit else nullcontext():
+                self.writes.wait(1.0)  # the one being written stops, its temp file removed
+        self.report_writes(quiet=True)
+        if steps:
+            say = logs.warn_at_exit if at_exit else logs.warn
+            say(
+                f"{sizes.count(len(steps), 'entry', 'entries')} not stored, {why} (waited "
+                f"{formatting.duration(time.monotonic() - t0)}): {', '.join(steps)}"
+            )
+        return steps
+
+    def close(self) -> None:
+        """The extension is unloaded: its writes ended, its hooks gone, the store closed."""
+        self.end_writes()
+        atexit.unregister(self.end_writes)
+        try:
+            self.shell.events.unregister("pre_run_cell", self.report_writes)
+        except ValueError:  # (not registered: nothing to undo)
+            log.debug("the write report was not registered", exc_info=True)
+        self.journal.close()
+        self.store.close()
 
     # -- the shell ------------------------------------------------------------------------
     @property
@@ -164,3 +271,33 @@ class Engine:
         assert formatter is not None  # an instance trait, set when the shell is built
         bundle: dict[str, Any] = formatter.format(value)[0]
         return bundle
+
+
+class _Terminated(Exception):
+    """SIGTERM while the ending kernel waits for its writes."""
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
+@contextmanager
+def _sigterm_ends_the_wait() -> Iterator[None]:
+    """Within the block, SIGTERM (a kernel manager out of patience: Jupyter's sends it
+    after half its `shutdown_wait_time`) ends the block rather than the process: the
+    writes waited for are dropped and said, and the process goes on ending."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    try:
+        previous = signal.signal(signal.SIGTERM, _terminated)
+    except (ValueError, OSError):  # an interpreter that does not let us: wait as told
+        log.debug("SIGTERM is not caught while the writes end", exc_info=True)
+        yield
+        return
+    try:
+        yield
+    except _Terminated:
+        log.debug("SIGTERM while the kernel waited for its writes", exc_info=True)
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -9,12 +9,13 @@ digest; object (string) columns a fixed number of values at a time.
 from __future__ import annotations
 
 import struct
+import sys
 import weakref
 from typing import Any
 
 from ..errors import Unhashable
 from .plain import all_atomic
-from .registry import add_handler
+from .registry import CUSTOM, add_handler, handler_for
 from .values import ELEMENT, Hasher
 
 _CHUNK_BYTES = 256 << 10  # the piece of a non-contiguous array copied for hashing
@@ -68,11 +69,7 @@ def _h_ndarray(h: Hasher, arr: Any, path: str) -> None:
     if t is np.ndarray and dtype.fields is None and not dtype.hasobject and arr.flags.c_contiguous:
         # The common case in two `update` calls: the same bytes as the general route
         # below (tag, dtype, shape, length-prefixed data), without its per-call costs.
-        ds = dtype.str.encode()
-        sh = repr(arr.shape).encode()
-        h.raw_part(
-            b"A%s%s%s%s%s" % (_PACK_Q(len(ds)), ds, _PACK_Q(len(sh)), sh, _PACK_Q(arr.nbytes))
-        )
+        h.raw_part(_plain_prefix(arr))
         if arr.nbytes:
             h.spend(arr.nbytes, path)
             h.raw_part(arr.reshape(-1).view(np.uint8))
@@ -96,6 +93,35 @@ def _h_ndarray(h: Hasher, arr: Any, path: str) -> None:
         attrs = object.__getattribute__(arr, "__dict__")
         own = {k: v for k, v in attrs.items() if type(v) is not weakref.ReferenceType}
         h.mapping(own, b"d", path, attributes=True, by_name=True)  # (in any order)
+
+
+def _plain_prefix(arr: Any) -> bytes:
+    ds = arr.dtype.str.encode()
+    sh = repr(arr.shape).encode()
+    return b"A%s%s%s%s%s" % (_PACK_Q(len(ds)), ds, _PACK_Q(len(sh)), sh, _PACK_Q(arr.nbytes))
+
+
+def data_prefix(value: Any) -> bytes | None:
+    """What the digest of `value` hashes before its memory, when it is a plain array
+    (an ndarray of a plain dtype, C-contiguous) that is digested as those bytes and then
+    its memory, and nothing else: xxh3_128 over the prefix and the array's bytes is its
+    digest (`Hasher.value_digest`). None for any other value, or one a registered hasher
+    digests its own way. Whoever copies the array's bytes can check them against the
+    digest without hashing the array twice (`storage/behind.py`)."""
+    np = sys.modules.get("numpy")
+    t = type(value)
+    if np is None or t is not np.ndarray or (CUSTOM and _custom(value)):
+        return None
+    if handler_for(t) is not _h_ndarray:
+        return None
+    dtype = value.dtype
+    if dtype.fields is not None or dtype.hasobject or not value.flags.c_contiguous:
+        return None
+    return _plain_prefix(value)
+
+
+def _custom(value: Any) -> bool:
+    return type(value) in CUSTOM or any(isinstance(value, c) for c in CUSTOM)
 
 
 def _array_data(h: Hasher, arr: Any) -> None:

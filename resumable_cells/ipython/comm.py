@@ -78,7 +78,8 @@ class Hub:
         if self.comms:
             self.send({"type": "steps", "steps": self.rows(),
                        "budget": self.engine.budget.snapshot(),
-                       "cache": {"store": glance.store_figures(self.engine.store)}})  # fmt: skip
+                       "cache": {"store": glance.store_figures(self.engine.store),
+                                 "writing": self.engine.writing()}})  # fmt: skip
 
     def listener(self, kind: str, payload: Any) -> None:
         if kind == "execution" and (self.comms or self.pending):

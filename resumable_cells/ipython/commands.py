@@ -77,8 +77,9 @@ def _status(engine: Engine, argv):
     rows = staleness.step_rows(execs, engine.staleness())
     if engine.freshness is not None:
         engine.freshness.notify()  # the sidebar shows what this table says
+    engine.report_writes()  # what failed to be written, before the table
     team = teamcache.figures(teamcache.team_of(engine))
-    cache = {"store": glance.store_figures(engine.store), "team": team}
+    cache = {"store": glance.store_figures(engine.store), "team": team, "writing": engine.writing()}
     if engine.pending:
         cache["unread"] = {"names": engine.pending.names(), "bytes": engine.pending.bytes_pending()}
     if not rows:
@@ -138,11 +139,12 @@ def _clear(engine: Engine, argv):
     if args.all == bool(args.name):
         raise UsageError("%step clear: give a step name or --all (not both).")
     engine.pending.materialise_all(engine.ns)  # values not read yet would go with the blobs
+    dropped = engine.drop_writes("cleared by %step clear", args.name)  # (None: every step's)
     if args.all:
         engine.store.clear()
         print("cleared every entry")
     else:
-        n = engine.store.clear_step(args.name, "cleared by %step clear")
+        n = engine.store.clear_step(args.name, "cleared by %step clear") + len(dropped)
         if not n:
             raise UsageError(f"%step clear: no cached entry of a step named {args.name!r}.")
         print(f"cleared {sizes.count(n, 'entry', 'entries')} of {args.name}")
@@ -213,6 +215,7 @@ def _push(engine: Engine, argv):
     team = teamcache.team_of(engine)
     if team is None:
         raise UsageError("%step push: no team cache; set one with `%step config --remote URL`.")
+    engine.wait_for_writes(engine.write_wait)  # an entry is pushed once it is stored
     print(teamcache.push_report(team, engine.store, everything=args.all))
     return None
 

@@ -7,7 +7,7 @@ import shlex
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
-from traitlets import Bool, Int, Unicode, observe
+from traitlets import Bool, Float, Int, Unicode, observe
 
 from .. import logs, settings
 from ..engine.execution import AwaitedStep, run_step
@@ -38,6 +38,12 @@ class StepMagics(Magics):
     remote = Unicode(
         "", help="Team cache, redis://HOST:PORT/DB (default: RESUMABLE_CELLS_REMOTE; none: off)."
     ).tag(config=True)
+    write_wait = Float(
+        None,
+        allow_none=True,
+        help="Seconds to wait for entries still being written, when the kernel ends and at "
+        "a lookup of their key (default: RESUMABLE_CELLS_WRITE_WAIT, else 30).",
+    ).tag(config=True)
 
     def __init__(self, shell):
         super().__init__(shell)  # the traitlets are read from the shell's config here
@@ -47,6 +53,7 @@ class StepMagics(Magics):
         )
         self.engine = Engine(shell, store)
         self.engine.quiet = self.quiet
+        self.engine.write_wait = settings.write_wait(configured=self.write_wait)
         teamcache.attach(self.engine, settings.team_cache(configured=self.remote))
 
     @observe("quiet")
@@ -55,6 +62,11 @@ class StepMagics(Magics):
         # engine exists, when there is nothing to tell yet).
         if hasattr(self, "engine"):
             self.engine.quiet = change["new"]
+
+    @observe("write_wait")
+    def _write_wait_changed(self, change) -> None:
+        if hasattr(self, "engine"):
+            self.engine.write_wait = settings.write_wait(configured=change["new"])
 
     @stepargs.declare
     @cell_magic
@@ -116,6 +128,5 @@ def unload(ipython) -> None:
 
         lazy.detach(_ENGINE)
         freshness.detach(_ENGINE)
-        _ENGINE.journal.close()
-        _ENGINE.store.close()
+        _ENGINE.close()
         _ENGINE = None

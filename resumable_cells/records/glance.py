@@ -49,6 +49,14 @@ def store_text(f: dict) -> str:
     )
 
 
+def writing_text(f: dict) -> str:
+    """`writing 3 entries (1.2 GiB) in the background: fit, score, plot`."""
+    return (
+        f"writing {entries_text(f['entries'])} ({formatting.size(f['bytes'])}) in the "
+        f"background: {', '.join(f['steps'])}"
+    )
+
+
 def team_text(f: dict) -> str:
     """`team cache URL: 2.1 GiB of 4.0 GiB (server memory), 340 entries`, or its error."""
     if f.get("error"):

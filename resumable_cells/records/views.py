@@ -50,10 +50,13 @@ def totals_line(t: dict[str, dict]) -> str:
 
 
 def cache_lines(cache: dict | None) -> list[str]:
-    """The store's line, and the team cache's when one is set."""
+    """The store's line, the entries being written behind, and the team cache's line
+    when one is set."""
     if not cache:
         return []
     lines = [glance.store_text(cache["store"])] if cache.get("store") else []
+    if cache.get("writing") and cache["writing"]["entries"]:
+        lines.append(glance.writing_text(cache["writing"]))
     if cache.get("team"):
         lines.append(glance.team_text(cache["team"]))
     unread = cache.get("unread")

@@ -6,6 +6,10 @@ and read back with `readinto` into fresh buffers, so neither direction copies a 
 array twice. The header carries an HMAC over the pickle stream and the seeded xxh3
 digests of the buffers: a file that fails it is never unpickled.
 
+`write_copied` writes a blob from memory the user may be changing: through a bounce
+buffer, each chunk hashed as written, and checked against a digest taken before (the
+write-behind of `behind.py`).
+
 `BlobWriter` and `BlobReader` give the same files piece by piece, without pickling, to
 whatever copies blobs elsewhere and back (the team cache).
 """
@@ -18,18 +22,20 @@ import os
 import struct
 import sys
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import xxhash
 
-from ..errors import BlobError, ResumableCellsError
+from ..errors import BlobError, NotWritten, ResumableCellsError
 from . import auth, serialize
 
 MAGIC = b"RCB1"
 _ALIGN = 64
 _READ_CHUNK = 4 << 20  # read, then hash while the chunk is still in the CPU cache
 _WRITE_CHUNK = 4 << 20
+BOUNCE = 256 << 10  # the bounce buffer of `write_copied`: copied, hashed twice, written from L2
 _LARGE = 1 << 20
 _SMALL = 256 << 10  # blobs up to this size are read in one call
 _MADV_HUGEPAGE = getattr(mmap, "MADV_HUGEPAGE", None) if hasattr(mmap, "MAP_ANONYMOUS") else None
@@ -51,11 +57,84 @@ def write_blob(root: Path, name: str, value: Any, var: str = "value", pickled=No
     if path.exists():
         return 0
     main, buffers = pickled or serialize.dumps(value, var)  # pickled: (main, buffers) done
-    raws = [b.raw() for b in buffers]
-    seed = auth.buffer_seed() if raws else 0
+    seed = auth.buffer_seed() if buffers else 0
+    return _write_file(
+        root, name, main, [b.raw() for b in buffers], lambda w, raw: _write_hashed(w, raw, seed)
+    )
+
+
+def write_copied(
+    root: Path,
+    name: str,
+    main: bytes,
+    buffers: list,
+    expect: tuple[bytes, str],
+    bounce: bytearray,
+    dropped: Callable[[], bool] | None = None,
+    var: str = "a value",
+) -> int:
+    """Write blob `name` from a value's live memory (`buffers`, views of it), which the
+    user may be changing meanwhile: each chunk is copied into `bounce` and the copy is
+    what is hashed and written. xxh3_128 over `expect[0]` and then every byte written
+    must be `expect[1]`, a digest taken while the value could not change; otherwise
+    nothing is left behind and NotWritten is raised, as it is when `dropped()` says the
+    write was given up. Returns the bytes written (0 if the blob was there)."""
+    if blob_path(root, name).exists():
+        return 0
+    seed = auth.buffer_seed() if buffers else 0
+    check = xxhash.xxh3_128(expect[0])
+    into = _bounce_array(bounce)
+
+    def write_part(writer: BlobWriter, raw) -> str:
+        view = memoryview(raw).cast("B")
+        h = xxhash.xxh3_128(seed=seed)
+        for pos in range(0, view.nbytes, len(bounce)):
+            if dropped is not None and dropped():
+                raise NotWritten(f"the write of blob {name[:12]} was dropped")
+            chunk = _copy(view[pos : pos + len(bounce)], bounce, into)
+            h.update(chunk)
+            check.update(chunk)
+            writer.write(chunk)
+        return h.hexdigest()
+
+    def verify() -> None:
+        if check.hexdigest() != expect[1]:
+            raise NotWritten(f"{var} changed in place before its bytes were written")
+
+    return _write_file(root, name, main, [b.raw() for b in buffers], write_part, verify)
+
+
+def _bounce_array(bounce: bytearray) -> Any:
+    """numpy's view of the bounce buffer, when numpy is loaded: its copy lets go of the
+    interpreter lock, so the user's code runs while a chunk is copied."""
+    np = sys.modules.get("numpy")
+    return np.frombuffer(bounce, dtype=np.uint8) if np is not None else None
+
+
+def _copy(src: memoryview, bounce: bytearray, into: Any) -> memoryview:
+    n = src.nbytes
+    if into is not None:
+        np = sys.modules["numpy"]
+        np.copyto(into[:n], np.frombuffer(src, dtype=np.uint8))
+    else:
+        memoryview(bounce)[:n] = src
+    return memoryview(bounce)[:n]
+
+
+def _write_file(
+    root: Path,
+    name: str,
+    main: bytes,
+    raws: list,
+    write_part: Callable[[BlobWriter, Any], str],
+    verify: Callable[[], None] | None = None,
+) -> int:
+    """Write the blob file: the pickle stream, then each buffer through `write_part`
+    (which returns its seeded digest), then, once `verify()` passed, the header; the file
+    is renamed into place last."""
     header = {
         "main": len(main),
-        "bufs": [r.nbytes for r in raws],
+        "bufs": [memoryview(r).nbytes for r in raws],
         "xx": ["0" * 32 for _ in raws],
         "mac": "0" * 64,
     }
@@ -65,7 +144,9 @@ def write_blob(root: Path, name: str, value: Any, var: str = "value", pickled=No
         digests = []
         for raw in raws:
             writer.start_part()
-            digests.append(_write_hashed(writer, raw, seed))
+            digests.append(write_part(writer, raw))
+        if verify is not None:
+            verify()
         header["xx"] = digests
         header["mac"] = auth.sign(main + "".join(digests).encode())
         writer.finish(json.dumps(header).encode())

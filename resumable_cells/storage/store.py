@@ -17,6 +17,9 @@ storage package:
 
 Blob files live in `blobs/{name[:2]}/{name}` (`blobs.py`). The interface is small on
 purpose (entries, blobs, the ledger): a team cache plugs in behind it (`tiers.py`).
+Large values can be left to write behind (`put_value(..., later=batch)`: `deferred.py`,
+`behind.py`); their blobs, once written and until their entry is put, are kept from
+eviction (`keep_writing`).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import logging
 import os
 import shutil
 import sqlite3
+import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator
@@ -39,7 +43,8 @@ import diskcache
 
 from .. import settings
 from ..errors import StoreError
-from . import auth, blobs, claims, serialize
+from . import auth, blobs, claims, deferred, serialize
+from .deferred import Batch, Check, Deferred
 from .entries import Entry, Value
 from .index import get_json, open_cache, set_json
 from .ledger import Ledger
@@ -68,6 +73,8 @@ class Store:
         self._untold: dict[str, float] = {}  # ... not yet written (`touch`)
         self._told_at = time.monotonic()
         self._parsed: dict[str, tuple[str, bytes, Entry]] = {}  # `get_entry`
+        self._writing: set[str] = set()  # blobs written behind whose entry is not put yet
+        self._writing_lock = threading.Lock()
         # The blobs eviction must keep: those of values a kernel has not read yet
         # (`engine/restore/pending.py` sets it).
         self.pinned: Callable[[], set[str]] = set
@@ -238,6 +245,7 @@ class Store:
         if not names:
             return 0
         if not suspect:
+            names = names - self.writing()
             for _, other in self.entries():
                 names = names - set(other.blobs())
         freed = 0
@@ -302,26 +310,87 @@ class Store:
         if written:
             self.index.incr("blobbytes", written)
 
-    def put_value(self, name: str, value: Any, var: str = "value", check=None) -> Value:
+    def put_value(
+        self,
+        name: str,
+        value: Any,
+        var: str = "value",
+        check=None,
+        *,
+        later: Batch | None = None,
+        by_value: bool = False,
+    ) -> Value:
         """Store a value; returns its reference for an entry. Small values without
         out-of-band buffers are inlined in the entry (authenticated with it), which
         saves a file per value on every hit. `check(value, main, buffers)`, given,
-        sees the pickle before anything is written and may refuse it (Unstorable)."""
+        sees the pickle before anything is written and may refuse it (Unstorable).
+        With `later`, a value with many out-of-band bytes is not written now but added
+        to that batch, to be written behind (`deferred.py`); `by_value`: `name` is the
+        value's digest (`hashing.values`), which its bytes are then checked against."""
         main, buffers = serialize.dumps(value, var)
         if check is not None:
             check(value, main, buffers)
         if not buffers and len(main) <= INLINE_MAX:
             return Value(name, base64.b64encode(main).decode())
+        if later is not None and deferred.behind(buffers) and not self.has_blob(name):
+            made = deferred.value_check(name, value, buffers) if by_value else None
+            later.add(
+                Deferred(name, var, main, buffers, made or deferred.bytes_check(b"", buffers))
+            )
+            return Value(name)
         self.put_blob(name, value, var, pickled=(main, buffers))
         return Value(name)
 
-    def put_pickled(self, name: str, main: bytes, buffers: list, var: str = "value") -> Value:
+    def put_pickled(
+        self,
+        name: str,
+        main: bytes,
+        buffers: list,
+        var: str = "value",
+        *,
+        later: Batch | None = None,
+        written: Check | None = None,
+    ) -> Value:
         """Store a value the caller pickled (`serialize.dumps`) as `name`; returns its
-        reference for an entry, inlined like `put_value`'s when small."""
+        reference for an entry, inlined like `put_value`'s when small, or left to
+        `later` like its large values: `written` is how its bytes are then checked
+        (by default, against their digest taken now)."""
         if not buffers and len(main) <= INLINE_MAX:
             return Value(name, base64.b64encode(main).decode())
+        if later is not None and deferred.behind(buffers) and not self.has_blob(name):
+            later.add(
+                Deferred(name, var, main, buffers, written or deferred.bytes_check(b"", buffers))
+            )
+            return Value(name)
         self.put_blob(name, None, var, pickled=(main, buffers))
         return Value(name)
+
+    def write_deferred(
+        self, blob: Deferred, bounce: bytearray, dropped: Callable[[], bool] | None = None
+    ) -> int:
+        """Write a blob left to write behind, checked as it is written (`blobs.write_copied`):
+        NotWritten when its bytes changed or `dropped()`. Returns the bytes written."""
+        check = (blob.check.prefix, blob.check.digest)
+        written = blobs.write_copied(
+            self.blob_dir, blob.name, blob.main, blob.buffers, check, bounce, dropped, blob.var
+        )
+        if written:
+            self.index.incr("blobbytes", written)
+        return written
+
+    def keep_writing(self, names: set[str]) -> None:
+        """The blobs of an entry being written behind: eviction and `release` leave them
+        alone until `done_writing` (the entry is not put yet, so no entry names them)."""
+        with self._writing_lock:
+            self._writing |= names
+
+    def done_writing(self, names: set[str]) -> None:
+        with self._writing_lock:
+            self._writing -= names
+
+    def writing(self) -> set[str]:
+        with self._writing_lock:
+            return set(self._writing)
 
     def get_value(self, ref: Value, persistent_load: Callable[[Any], Any] | None = None) -> Any:
         """The value behind a reference from an entry that passed authentication;
@@ -388,15 +457,15 @@ class Store:
                 refs[b] = refs.get(b, 0) + 1
         total = sum(sizes.values())
         freed = 0
-        for name in [n for n in sizes if n not in refs and not n.startswith(".")]:
-            if name not in pinned:  # orphans from failed puts, or released
-                freed += self._unlink_blob(name, sizes[name])
+        kept = pinned | self.writing()  # (blobs written behind: their entry is not put yet)
+        for name in [n for n in sizes if n not in refs and n not in kept and n[:1] != "."]:
+            freed += self._unlink_blob(name, sizes[name])  # orphans from failed puts
         while entries and total - freed > limit:
             key, entry = entries.pop(0)
             self.delete_entry(key)
             for b in entry.blobs():
                 refs[b] -= 1
-                if refs[b] == 0 and b not in pinned:
+                if refs[b] == 0 and b not in kept:
                     freed += self._unlink_blob(b, sizes.get(b, 0))
         self.index.set("blobbytes", max(0, total - freed))
         return freed

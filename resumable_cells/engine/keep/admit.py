@@ -4,9 +4,10 @@ entry stored.
 A run with an effect (the tripwire's findings, or a module attribute among its inputs
 that a hit could not set again) is not cached. Otherwise the sharing analysis plans
 how its names are stored, the process state it changed is recorded, the entry is built
-and put in the tiered store. Every way this can fail is a note for the record and the
-user (what could not be kept, and what to do), never an error of the cell: the step has
-already run.
+and put in the tiered store; when it has large values, their bytes are written behind
+and the entry is put once they are (`Engine.write_behind`). Every way this can fail is
+a note for the record and the user (what could not be kept, and what to do), never an
+error of the cell: the step has already run.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 from ...errors import KeyComponentError, Unfaithful, Unhashable, Unstorable
 from ...hashing import reach
 from ...hashing.key import Key
+from ...storage.deferred import Batch
 from ..kernel import Engine
 from ..state import module_attrs, process_state
 from . import advice, build, sharing
@@ -75,7 +77,10 @@ def admit(engine: Engine, live: LiveRun, watched: Watched) -> Admitted:
             raise RuntimeError("a pure step's inputs were not walked before it ran")
         plan = sharing.analyse(pre, engine.ns, live.bound, watched.changed_inputs, engine.hidden)
         recorded = process_state.changes(watched.state)
-        built = build.build(live, engine.store, digests, engine.display_bundle, plan, recorded)
+        later = Batch()
+        built = build.build(
+            live, engine.store, digests, engine.display_bundle, plan, recorded, later
+        )
     except Unfaithful as err:
         note = f"not cached: {err.name}: {err.why}. To cache it, {err.way_out}"
         return Admitted(note, digests.describe(live.bound))
@@ -89,7 +94,10 @@ def admit(engine: Engine, live: LiveRun, watched: Watched) -> Admitted:
         note = f"not cached: the store failed ({getattr(err, 'strerror', None) or err})"
         return Admitted(note, digests.describe(live.bound))
     try:
-        engine.cache.put(live.key.address, built)  # the team cache pushes in the background
+        if later.blobs:  # its values' bytes are written while the user goes on
+            engine.write_behind(live.key, live.name, built, later)
+        else:
+            engine.cache.put(live.key.address, built)  # the team cache pushes in the background
     except Exception as err:
         log.debug("the entry of %s was not stored", live.name, exc_info=True)
         return Admitted(f"not cached: the store failed ({err})", built.described())

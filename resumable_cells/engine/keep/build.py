@@ -8,6 +8,8 @@ changed, its captured outputs, its result (or the result's display when the valu
 cannot be stored), the files it read with their digests, the run parameters it used,
 the key's preimage and the cell's source. Each value is loaded back before it is kept
 (`value_check`, `unit_check`): what a hit would serve must be what the live run had.
+Given a batch (`later`), the large values and units are pickled and checked now but
+left to write behind (`storage/deferred.py`), their bytes checked against their digests.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from ...hashing import key as step_key
 from ...hashing import sources
 from ...hashing.values import Hasher
 from ...storage import serialize
+from ...storage.deferred import Batch
 from ...storage.entries import Binding, Entry, FileRead, Result, Unit, Value
 from ...storage.store import Store
 from ..state import module_attrs
@@ -67,15 +70,17 @@ def build(
     display: Callable[[Any], dict[str, Any]],
     plan: StoragePlan | None = None,
     state: list[Any] | None = None,
+    later: Batch | None = None,
 ) -> Entry:
     """Store the run's values and return its entry (not yet put under its key). Raises
     Unstorable, Unhashable, KeyComponentError, Unfaithful, or the store's errors.
     `display(result)` gives the mime bundle of a result that cannot be stored as a
     value; `plan` says how names are stored (all alone without one); `state` is the
-    process state the step changed (`process_state.changes`). A value the step imported
-    from an installed module is stored as that module's attribute."""
+    process state the step changed (`process_state.changes`); `later` takes the values
+    left to write behind (none without one). A value the step imported from an
+    installed module is stored as that module's attribute."""
     with serialize.importing(imported(run, digests.ns)):
-        return _build(run, store, digests, display, plan, state)
+        return _build(run, Keeping(store, later), digests, display, plan, state)
 
 
 def imported(run: LiveRun, ns: dict[str, Any]) -> dict[int, tuple[Any, str, str]]:
@@ -106,19 +111,32 @@ _MISSING = object()
 LAZY_MIN_BYTES = 1 << 20
 
 
+@dataclass(frozen=True)
+class Keeping:
+    """Where the run's values go: the store, and the batch of those written behind."""
+
+    store: Store
+    later: Batch | None = None
+
+    def put(self, digest: str, value: Any, name: str, check: value_check.Check) -> Value:
+        """Store a value whose digest is `digest` (checked by `check` now; left to
+        write behind when large, its bytes checked against `digest` then)."""
+        return self.store.put_value(digest, value, name, check, later=self.later, by_value=True)
+
+
 def _build(
     run: LiveRun,
-    store: Store,
+    keep: Keeping,
     digests: Digests,
     display: Callable[[Any], dict[str, Any]],
     plan: StoragePlan | None,
     state: list[Any] | None,
 ) -> Entry:
-    ns = digests.ns
+    ns, store = digests.ns, keep.store
     plan = plan or StoragePlan(alone=list(run.bound))
-    bindings = [_binding(name, plan, store, digests) for name in run.bound]
+    bindings = [_binding(name, plan, keep, digests) for name in run.bound]
     extra = [n for n in plan.unit_bind if n not in run.bound]
-    bindings += [_binding(name, plan, store, digests) for name in extra]
+    bindings += [_binding(name, plan, keep, digests) for name in extra]
     bindings += [_described(name, digests, seen=True) for name in plan.seen]
     for name, value in module_attrs.values(plan.modules).items():
         tname, size = step_key.describe(value)
@@ -128,12 +146,12 @@ def _build(
     outputs = store.put_value(
         Hasher(ns).value_digest(repr(out_list), "outputs"), out_list, "outputs"
     )
-    result = _result(run.result, run.shown, store, ns, display)
+    result = _result(run.result, run.shown, keep, ns, display)
     unit = None
     if plan.has_unit:
-        stream = unit_check.put(plan, store, digests.of)
+        stream = unit_check.put(plan, store, digests.of, keep.later)
         names = byvalue.needed(plan, stream)
-        unit = Unit(stream, byvalue.put(plan, store, names) if names else None)
+        unit = Unit(stream, byvalue.put(plan, store, names, keep.later) if names else None)
     stored_state = None
     if state:
         d = Hasher(ns).value_digest(repr(state), "state")
@@ -171,19 +189,19 @@ def _described(name: str, digests: Digests, **flags: Unpack[_Flags]) -> Binding:
     return Binding(name, digests.of(name), tname, size, **flags)
 
 
-def _binding(name: str, plan: StoragePlan, store: Store, digests: Digests) -> Binding:
+def _binding(name: str, plan: StoragePlan, keep: Keeping, digests: Digests) -> Binding:
     """A bound name's row: its value stored alone (bound, or restored in place), or
     in the unit."""
     if name in plan.alone:
         value = digests.ns[name]
         is_code = callable(value) and isinstance(value, type | types.FunctionType)
-        return _stored(name, digests, store, callable=is_code)
+        return _stored(name, digests, keep, callable=is_code)
     if name in plan.alone_inplace:
-        return _stored(name, digests, store, inplace=True)
+        return _stored(name, digests, keep, inplace=True)
     return _described(name, digests, unit=True)
 
 
-def _stored(name: str, digests: Digests, store: Store, **flags: Unpack[_Flags]) -> Binding:
+def _stored(name: str, digests: Digests, keep: Keeping, **flags: Unpack[_Flags]) -> Binding:
     row = _described(name, digests, **flags)
     digest = digests.of(name)
     checker = value_check.checker(digest, digests.ns, name)
@@ -193,7 +211,7 @@ def _stored(name: str, digests: Digests, store: Store, **flags: Unpack[_Flags]) 
         pickled[0] = len(main) + sum(memoryview(b).nbytes for b in buffers)
         checker(value, main, buffers)
 
-    stored: Value = store.put_value(digest, digests.ns[name], name, check)
+    stored = keep.put(digest, digests.ns[name], name, check)
     lazy = None
     if not any(flags.values()) and pickled[0] >= LAZY_MIN_BYTES:
         lazy = digests.data_only(name)
@@ -203,16 +221,17 @@ def _stored(name: str, digests: Digests, store: Store, **flags: Unpack[_Flags]) 
 def _result(
     result: Any,
     shown: Bundle | None,
-    store: Store,
+    keep: Keeping,
     ns: dict[str, Any],
     display: Callable[[Any], dict[str, Any]],
 ) -> Result | None:
     if result is None:
         return None
+    store = keep.store
     try:
         d = Hasher(ns).value_digest(result, "result")
         check = value_check.checker(d, ns, "the cell's result")
-        value = store.put_value(d, result, "the cell's result", check)
+        value = keep.put(d, result, "the cell's result", check)
         if shown is None:
             return Result(value)
         pair = [shown[0], shown[1]]

@@ -23,6 +23,7 @@ from typing import Any
 from ...errors import Unfaithful, Unhashable
 from ...hashing.values import Hasher
 from ...storage import serialize
+from ...storage.deferred import Batch
 from ...storage.entries import Stream
 from ...storage.store import Store
 from ..objects import inplace, objgraph
@@ -37,28 +38,39 @@ DigestOf = Callable[[str], str]  # a bound name's live digest (`keep/changes.Dig
 _NOWHERE = object()
 
 
-def put(plan: StoragePlan, store: Store, digest_of: DigestOf | None = None) -> Stream:
-    """Store the unit (as `stream.put_stream`), after checking that its copy keeps the
-    sharing of the live values and that the values it binds come back as they were
-    (`digest_of(name)`: the digest a bound name's live value has, when the caller has
-    it already); where the sharing is not kept and the objects it restores in place
-    include some whose class has a pickled state of its own, with their raw states
+def put(
+    plan: StoragePlan,
+    store: Store,
+    digest_of: DigestOf | None = None,
+    later: Batch | None = None,
+) -> Stream:
+    """Store the unit (as `stream.put_stream`, `later` too), after checking that its
+    copy keeps the sharing of the live values and that the values it binds come back as
+    they were (`digest_of(name)`: the digest a bound name's live value has, when the
+    caller has it already); where the sharing is not kept and the objects it restores in
+    place include some whose class has a pickled state of its own, with their raw states
     instead (`inplace.raw_state`). Raises Unfaithful or Unstorable."""
     try:
-        return _put(plan, store, False, digest_of)
+        return _put(plan, store, False, digest_of, later)
     except Unfaithful:
         if not any(inplace.raw_state(type(o)) for o in plan.unit_inplace):
             raise
         log.debug("the unit is written again with raw states", exc_info=True)
-    return _put(plan, store, True, digest_of)
+    return _put(plan, store, True, digest_of, later)
 
 
-def _put(plan: StoragePlan, store: Store, raw: bool, digest_of: DigestOf | None) -> Stream:
+def _put(
+    plan: StoragePlan,
+    store: Store,
+    raw: bool,
+    digest_of: DigestOf | None,
+    later: Batch | None,
+) -> Stream:
     writer = stream.Writer(plan)
     payload = stream.payload_of(plan, raw)
     main, buffers, roots, inner = stream.dump_payload(payload, writer, "shared values")
     check(plan, writer, main, buffers, digest_of)
-    return stream.put_stream(store, main, buffers, roots, inner=sorted(inner))
+    return stream.put_stream(store, main, buffers, roots, inner=sorted(inner), later=later)
 
 
 def check(

@@ -28,10 +28,10 @@ from ...hashing.plain import ATOMIC, flat_items
 from ...hashing.values import Hasher
 from ...storage import serialize
 
+Check = Callable[[Any, bytes, list[pickle.PickleBuffer]], None]  # (value, main, buffers)
 
-def checker(
-    digest: str, ns: dict[str, Any], name: str
-) -> Callable[[Any, bytes, list[pickle.PickleBuffer]], None]:
+
+def checker(digest: str, ns: dict[str, Any], name: str) -> Check:
     """A check for `Store.put_value`: raises Unstorable when the value pickled as
     (main, buffers) does not come back with `digest`."""
 

@@ -20,6 +20,7 @@ import logging
 from typing import Any
 
 from ...errors import Unstorable
+from ...storage.deferred import Batch
 from ...storage.entries import Stream
 from ...storage.store import Store
 from ..objects import inplace, objgraph
@@ -53,9 +54,12 @@ def _rebuilt(obj: object) -> bool:
     return kind in (objgraph.OBJ, objgraph.FRAME) and not inplace.by_state(type(obj))
 
 
-def put(plan: StoragePlan, store: Store, names: list[str]) -> Stream | None:
+def put(
+    plan: StoragePlan, store: Store, names: list[str], later: Batch | None = None
+) -> Stream | None:
     """Store the unit's values with `names` whole; None when they are too large to keep
-    twice or cannot be stored (the unit alone then serves, where it can)."""
+    twice or cannot be stored (the unit alone then serves, where it can). `later`: see
+    `stream.put_stream`."""
     graph = _without(plan.graphs()[0], set(names))
     values = {n: plan.changed_roots[n] for n in names}  # (a name rebound binds its new value)
     payload: Payload = {
@@ -71,7 +75,7 @@ def put(plan: StoragePlan, store: Store, names: list[str]) -> Stream | None:
         return None
     if len(main) + sum(b.raw().nbytes for b in buffers) > MAX_BYTES:
         return None
-    return stream.put_stream(store, main, buffers, roots, names=names)
+    return stream.put_stream(store, main, buffers, roots, names=names, later=later)
 
 
 # (the values a by-value stream's references start from, the objects its names hold now)

@@ -40,6 +40,7 @@ import xxhash
 
 from ...errors import Unfaithful
 from ...storage import serialize
+from ...storage.deferred import Batch, Check
 from ...storage.entries import Stream
 from ...storage.store import Store
 from ..objects import inplace, objgraph
@@ -339,13 +340,17 @@ def put_stream(
     roots: list[str],
     inner: list[str] | None = None,
     names: list[str] | None = None,
+    later: Batch | None = None,
 ) -> Stream:
     """Store a stream under the digest of its bytes; `inner` or `names` say what it is
-    (a unit, or a by-value copy: see `storage.entries.Stream`)."""
+    (a unit, or a by-value copy: see `storage.entries.Stream`). With `later`, a large
+    stream is written behind, its bytes checked against that digest."""
     h = xxhash.xxh3_128(main)
     for b in buffers:
         h.update(b.raw())
-    value = store.put_pickled(h.hexdigest(), main, buffers, "shared values")
+    name = h.hexdigest()
+    written = Check(main, name)
+    value = store.put_pickled(name, main, buffers, "shared values", later=later, written=written)
     return Stream(value, list(roots), list(inner or []), list(names or []))
 
 

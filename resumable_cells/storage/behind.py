@@ -1,0 +1,222 @@
+"""Write-behind: the large blobs of new entries written by a thread of their own while
+the user goes on, each entry put under its key once its blobs are written and match.
+
+A live step's entry is built when it ends; the values too large to write then are left
+in its `Batch` (`deferred.py`). `WriteBehind.submit` queues the entry with them and
+returns at once. Its thread takes the entries in the order their steps ended and writes
+each one's blobs through one bounce buffer (`Store.write_deferred`): what is hashed and
+checked is exactly what is written. Only when every blob of the entry is written and
+matches the digest taken when the step ended is the entry put (locally, then handed to
+the team cache): from then on it is served. A value changed in place before its bytes
+were copied does not match: the entry is not stored, and the next run is a miss, never
+the changed bytes under the old digest. A kernel killed mid-write leaves a temp file
+(swept when a store opens) and no entry.
+
+What failed is kept for the engine to say (`take_failures`); the blobs an entry that
+failed had written are released. Queued entries hold views of the values' memory, never
+copies; past `MAX_PENDING` bytes queued, `submit` waits for the writer.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..errors import NotWritten
+from . import blobs
+from .deferred import Deferred
+from .entries import Entry
+from .store import Store
+
+log = logging.getLogger(__name__)
+MAX_PENDING = 4 << 30  # bytes of values queued before a new entry waits for the writer
+
+
+@dataclass
+class Job:
+    """An entry waiting for its blobs: `put(key, entry)` makes it visible once they are
+    written; `after` run once it is done, stored or not (a claim let go of)."""
+
+    key: str
+    step: str
+    entry: Entry
+    blobs: list[Deferred]
+    store: Store
+    put: Callable[[str, Entry], None]
+    code: str | None = None  # the step's code id, for the note of why it is not stored
+    after: list[Callable[[], object]] = field(default_factory=list)
+    dropped: bool = False  # given up: its write stops at the next chunk
+    putting: bool = False  # written and checked: being put, too late to drop
+    written: set[str] = field(default_factory=set)  # the blob files it wrote
+
+    @property
+    def nbytes(self) -> int:
+        return sum(b.nbytes for b in self.blobs)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """An entry that was not stored, and why (a sentence for the user)."""
+
+    step: str
+    key: str
+    code: str | None
+    why: str
+
+
+@dataclass(frozen=True)
+class Pending:
+    """The entries being written behind: how many, their bytes, their steps."""
+
+    entries: int
+    nbytes: int
+    steps: list[str]
+
+
+class WriteBehind:
+    """One kernel's writer of entries, and its thread (started on the first entry)."""
+
+    def __init__(self, max_pending: int = MAX_PENDING) -> None:
+        self.max_pending = max_pending
+        self._cv = threading.Condition()
+        self._queue: deque[Job] = deque()
+        self._busy: Job | None = None
+        self._worker: threading.Thread | None = None
+        self._failures: list[Failure] = []
+
+    def submit(self, job: Job) -> None:
+        """Queue an entry; returns at once, unless the entries already queued hold
+        `max_pending` bytes or more: then once the writer has caught up below that."""
+        with self._cv:
+            while self._jobs() and self._bytes() + job.nbytes > self.max_pending:
+                self._cv.wait(0.5)
+            job.store.keep_writing(set(job.entry.blobs()))
+            self._queue.append(job)
+            if self._worker is None or not self._worker.is_alive():
+                self._worker = threading.Thread(
+                    target=self._work, name="resumable-cells-write", daemon=True
+                )
+                self._worker.start()
+            self._cv.notify_all()
+
+    def pending(self) -> Pending:
+        with self._cv:
+            jobs = self._jobs()
+            return Pending(len(jobs), sum(j.nbytes for j in jobs), [j.step for j in jobs])
+
+    def is_pending(self, key: str) -> bool:
+        with self._cv:
+            return any(j.key == key for j in self._jobs())
+
+    def wait(self, timeout: float | None = None, key: str | None = None) -> bool:
+        """Wait until no entry (with `key`: that key's) is queued or being written, at
+        most `timeout` seconds (None: as long as it takes). Returns whether none is."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cv:
+            while any(key is None or j.key == key for j in self._jobs()):
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self._cv.wait(left if left is not None and left < 0.5 else 0.5)
+            return True
+
+    def after(self, key: str, fn: Callable[[], object]) -> bool:
+        """Run `fn` once the entry `key` is done (stored or not), when one is pending;
+        returns False (and does not run it) when none is."""
+        with self._cv:
+            for job in self._jobs():
+                if job.key == key:
+                    job.after.append(fn)
+                    return True
+        return False
+
+    def drop(self, why: str, step: str | None = None) -> list[str]:
+        """Give up the pending entries (of `step`, or all): none of them is stored; the
+        one being written stops at its next chunk. Returns their steps; each is a
+        failure with `why`."""
+        with self._cv:
+            gone = [j for j in self._jobs() if (step is None or j.step == step) and not j.putting]
+            queued = [j for j in gone if j in self._queue]
+            for job in gone:
+                job.dropped = True
+                self._failures.append(Failure(job.step, job.key, job.code, why))
+            for job in queued:
+                self._queue.remove(job)
+            self._cv.notify_all()
+        for job in queued:  # (the one being written finishes in the thread)
+            self._finish(job, stored=False)
+        return [j.step for j in gone]
+
+    def take_failures(self) -> list[Failure]:
+        """The entries not stored since the last call."""
+        with self._cv:
+            out, self._failures = self._failures, []
+            return out
+
+    # -- the thread --------------------------------------------------------------------
+    def _jobs(self) -> list[Job]:
+        return ([self._busy] if self._busy is not None else []) + list(self._queue)
+
+    def _bytes(self) -> int:
+        return sum(j.nbytes for j in self._jobs())
+
+    def _next(self) -> Job:
+        with self._cv:
+            while not self._queue:
+                self._cv.wait()
+            self._busy = self._queue.popleft()
+            return self._busy
+
+    def _work(self) -> None:
+        bounce = bytearray(blobs.BOUNCE)
+        while True:
+            job = self._next()
+            stored = False
+            try:
+                self._write(job, bounce)
+                stored = True
+            except NotWritten as err:
+                log.debug("the entry of %s was not stored", job.step, exc_info=True)
+                self._failed(job, f"not cached: {err}")
+            except Exception as err:  # disk full, permission: the step already ran
+                log.debug("the entry of %s was not stored", job.step, exc_info=True)
+                why = getattr(err, "strerror", None) or err
+                self._failed(job, f"not cached: the store failed ({why})")
+            self._finish(job, stored)
+            with self._cv:
+                self._busy = None
+                self._cv.notify_all()
+
+    def _write(self, job: Job, bounce: bytearray) -> None:
+        for blob in job.blobs:
+            if job.store.write_deferred(blob, bounce, lambda: job.dropped):
+                job.written.add(blob.name)
+        with self._cv:
+            if job.dropped:
+                raise NotWritten("the write was dropped")
+            job.putting = True
+        job.put(job.key, job.entry)
+
+    def _failed(self, job: Job, why: str) -> None:
+        with self._cv:
+            if not job.dropped:  # (a dropped one was told when it was dropped)
+                self._failures.append(Failure(job.step, job.key, job.code, why))
+
+    def _finish(self, job: Job, stored: bool) -> None:
+        """Let the store evict the entry's blobs again; release those it wrote when it
+        was not stored; run what waited for it."""
+        job.store.done_writing(set(job.entry.blobs()))
+        if not stored and job.written:
+            try:
+                job.store.release(job.written)
+            except Exception:  # the store closed meanwhile: they are orphans until evicted
+                log.debug("the blobs of %s were not released", job.step, exc_info=True)
+        for fn in job.after:
+            try:
+                fn()
+            except Exception:
+                log.debug("what waited for the entry of %s failed", job.step, exc_info=True)
