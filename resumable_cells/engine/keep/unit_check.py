@@ -98,9 +98,17 @@ def _bound_digest_as_live(plan: StoragePlan, copy: Payload, digest_of: DigestOf 
     loaded back, it must digest as the live one does (an astropy `WCS` with a CD matrix
     comes back with PC and CDELT: equal in use, another value). Exact kinds (arrays,
     frames) are not read. (An object given its state in place is not compared: its state
-    refers to the live objects, itself included, that the hit changes too.)"""
+    refers to the live objects, itself included, that the hit changes too.)
+
+    The copy is digested as the hit leaves it: its references lead to the live objects,
+    and where the hit gives one of those its new state in place, that state is read in
+    its place (`ReadAs`). Read as they are, they would hold the live values rather than
+    their copies: after `n4 = {'m': n0}; n0.append(n4)`, the copy of `n4` would reach
+    the live `n4` through `n0`, another object than itself, where the live `n4` reaches
+    itself."""
     old = plan.graphs()[0]
     ns = old.main_ns or {}
+    fresh = {id(target): state for target, state in copy["inplace"]}
     pairs = [(plan.unit_bind[n], v, n) for n, v in copy["bind"].items() if n in plan.unit_bind]
     for target, state, name in pairs:
         if value_check.exact(target):
@@ -110,7 +118,7 @@ def _bound_digest_as_live(plan: StoragePlan, copy: Payload, digest_of: DigestOf 
             live = digest_of(name) if own and digest_of else Hasher(ns).value_digest(target, name)
         except Unhashable:
             continue  # the key already says what it cannot hash
-        value_check.compare(target, state, live, ns, name)
+        value_check.compare(target, state, live, ns, name, fresh)
 
 
 _GIVEN_ITEMS = 10_000  # items of the arguments a class's own code is given, looked at most
