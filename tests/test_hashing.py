@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from resumable_cells.hashing import Unhashable, digest, register_hasher
+from resumable_cells.hashing.values import ReadAs, hex_digest
 from resumable_cells.storage.store import Store
 
 atoms = st.one_of(
@@ -83,6 +84,27 @@ def test_types_are_part_of_the_digest():
 def test_equal_strings_digest_equally_whether_shared_or_not():
     s = "".join(["ab", "c"])
     assert digest([s, s]) == digest(["abc", "".join(["a", "bc"])])
+
+
+class _Box:
+    def __init__(self, item):
+        self.item = item
+
+
+def test_a_read_as_digest_digests_a_stand_in_wherever_its_object_is_reached():
+    # `n4` reaches itself through `n0`; a copy of it that holds `n0` itself reaches the
+    # live `n4` instead, unless `n0` is read as the state that holds the copy.
+    n0 = [0]
+    n4 = {"m": n0}
+    n0.append(n4)
+    copy = {"m": n0}
+    state = [0, copy]
+    assert hex_digest(copy) != hex_digest(n4)
+    assert ReadAs(None, {id(n0): state}).value_digest(copy) == hex_digest(n4)
+    # in every part of the digest: a set's elements are digested in states of their own
+    live = hex_digest(frozenset({_Box(n4)}))
+    assert ReadAs(None, {id(n0): state}).value_digest(frozenset({_Box(copy)})) == live
+    assert ReadAs(None).value_digest(copy) == hex_digest(copy)
 
 
 _PROGRAM = """

@@ -41,7 +41,16 @@ class Memo:
 class Shared:
     """What every state of one digest shares."""
 
-    __slots__ = ("main_ns", "modules", "meter", "callables", "visiting", "reach", "inline")
+    __slots__ = (
+        "main_ns",
+        "modules",
+        "meter",
+        "callables",
+        "visiting",
+        "reach",
+        "inline",
+        "stand_ins",
+    )
 
     def __init__(self, main_ns: dict | None):
         self.main_ns = main_ns
@@ -54,3 +63,4 @@ class Shared:
         self.visiting: dict[int, bytes] = {}
         self.reach: Any = None  # what reached functions read (`reach.Reached`), if asked
         self.inline: set[int] = set()  # objects compared by value being written out
+        self.stand_ins: dict[int, Any] = {}  # id -> the object read in its place (`ReadAs`)

@@ -13,7 +13,8 @@ so an id is never reused while the digest runs. A budget of time and bytes (`bud
 makes a value past it unhashable instead of hanging. Objects that are not data (figures
 and artists) have a handler of their own (`opaque`) and are never walked.
 
-Owns: `digest`, `register_hasher`, `Hasher` (the streaming encoder), and the tables
+Owns: `digest`, `register_hasher`, `Hasher` (the streaming encoder), `ReadAs` (one
+that digests some objects as others stand in for them), and the tables
 that route a type to its encoding. Functions and classes are hashed by code (`code`),
 numpy and pandas objects by their data (`arrays`), other objects by the parts pickle
 would store (`objects`): the package plugs `code` and `arrays` in (`hashing/__init__.py`),
@@ -37,7 +38,7 @@ from .memo import Memo, Shared
 from .plain import all_atomic, flat_items
 from .registry import CUSTOM, callable_digest, handler_for, register_hasher
 
-__all__ = ["Hasher", "Unhashable", "digest", "register_hasher", "hex_digest"]
+__all__ = ["Hasher", "ReadAs", "Unhashable", "digest", "register_hasher", "hex_digest"]
 
 _PACK_Q = struct.Struct("<Q").pack
 
@@ -102,7 +103,8 @@ class Hasher:
             m = Memo(self.memo)
         else:
             m = Memo()
-        return Hasher(_shared=self.shared, _memo=m)
+        # (its own class: a `ReadAs` digest reads its stand-ins in every part of it)
+        return type(self)(_shared=self.shared, _memo=m)
 
     def digest(self) -> bytes:
         return self._h.digest()
@@ -317,6 +319,36 @@ class Hasher:
         if id(obj) not in self.shared.visiting:  # not a reference back into a recursion
             self.shared.callables[id(obj)] = (d, obj)
         return d
+
+
+class ReadAs(Hasher):
+    """A digest that reads some objects as others: wherever it reaches an object of
+    `stand_ins` (by id), it digests the object standing in for it instead, and every
+    holder of the one refers to the same first visit of the other. What a value would
+    be once those objects are given the stand-ins' state (a unit's copy, whose
+    references to the inputs' objects lead to the live ones, digested as a hit leaves
+    it: `engine/keep/unit_check.py`). Its own class, so that the plain digest's every
+    visit stays one lookup shorter.
+
+    A stand-in must be an object of its own (no value reaches it otherwise), of the
+    type of the object it stands for; the caller keeps both alive. Plain data (`flat`)
+    is written out without visiting its containers: where an object holds atoms only,
+    its stand-in must hold the same (a state copied from it does)."""
+
+    def __init__(
+        self,
+        main_ns: dict | None = None,
+        stand_ins: dict[int, Any] | None = None,
+        *,
+        _shared=None,
+        _memo=None,
+    ):
+        super().__init__(main_ns, _shared=_shared, _memo=_memo)
+        if stand_ins is not None:
+            self.shared.stand_ins = stand_ins
+
+    def value(self, v: Any, path: str) -> None:
+        super().value(self.shared.stand_ins.get(id(v), v), path)
 
 
 _VALUE_TYPES: dict[type, bool] = {}

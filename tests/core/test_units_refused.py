@@ -81,6 +81,57 @@ def test_an_object_the_hit_keeps_that_pickling_puts_another_in_place_of_is_refus
     assert "is a list the hit keeps, and pickling puts another in its place" in why
 
 
+# A class whose own constructor, which its pickling calls, looks at the list it is given.
+KEEPER = """class Keeper:
+    def __init__(self, items):
+        self.items = items or []
+    def __reduce__(self):
+        return Keeper, (self.items,), {k: v for k, v in vars(self).items() if k != 'items'}"""
+
+
+@pytest.mark.parametrize(
+    "setup, cell",
+    [
+        ("a = []", "a.append([5])\nk = Keeper(a)"),  # a new object
+        ("k = Keeper([])", "k.items.append([5])\nk.n = 1"),  # a changed input, replaced
+        ("a = []", "a.append(0)\nk = Keeper(a)\nback = [k]\na.append(back)"),  # in a cycle
+    ],
+    ids=["new", "replaced", "cycle"],
+)
+def test_an_object_built_by_its_own_code_from_an_object_changed_in_place_is_refused(
+    notebook, setup, cell
+):
+    # A hit builds `k` before it gives the list its new state: `Keeper([])` would make
+    # a list of its own, and the list the hit fills would be nobody's `k.items`. (The
+    # list holds an object the step made: it cannot have held it before the step.)
+    notebook.run(KEEPER + "\n" + setup)
+    assert notebook.run("%%step keep\n" + cell) == "ran"
+    assert notebook.notes["keep"].startswith(
+        "k: k is a Keeper its class's own code builds from a list the step changed in place"
+    )
+
+
+def test_an_object_built_by_its_own_code_from_an_unchanged_input_is_served(notebook):
+    cells = [KEEPER + "\na = [5]", "%%step keep\nk = Keeper(a)\nboth = [k, a]"]
+    live, again = notebook.replay(cells, "(k.items is a, both[0] is k, a)")
+    assert live == again == "(True, True, [5])"
+
+
+# As a plotly figure: its reduction hands its constructor a list of its own (its grid),
+# which a change to the figure leaves as it was, but restores in place all the same.
+GRID = """class Grid:
+    def __init__(self, data, ref):
+        self.data, self.ref = dict(data), ref
+    def __reduce__(self):
+        return Grid, (dict(self.data), self.ref)"""
+
+
+def test_a_changed_object_built_by_its_own_code_from_a_part_it_left_alone_is_served(notebook):
+    cells = [GRID + "\ng = Grid({}, [[0]])", "%%step grow\ng.data['x'] = [1]"]
+    live, again = notebook.replay(cells, "(g.data, g.ref)")
+    assert live == again == "({'x': [1]}, [[0]])"
+
+
 # A unit whose `__getstate__` drops its cache, as astropy's units drop their hash.
 UNIT = """class Unit:
     def __init__(self, parts):

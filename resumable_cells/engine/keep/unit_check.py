@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import logging
 import pickle
+import types
 from collections.abc import Callable, Sequence
+from operator import itemgetter
 from typing import Any
 
 from ...errors import Unfaithful, Unhashable
@@ -50,6 +52,7 @@ def put(
     caller has it already); where the sharing is not kept and the objects it restores in
     place include some whose class has a pickled state of its own, with their raw states
     instead (`inplace.raw_state`). Raises Unfaithful or Unstorable."""
+    _built_from_changed(plan)
     try:
         return _put(plan, store, False, digest_of, later)
     except Unfaithful:
@@ -107,9 +110,17 @@ def _bound_digest_as_live(plan: StoragePlan, copy: Payload, digest_of: DigestOf 
     loaded back, it must digest as the live one does (an astropy `WCS` with a CD matrix
     comes back with PC and CDELT: equal in use, another value). Exact kinds (arrays,
     frames) are not read. (An object given its state in place is not compared: its state
-    refers to the live objects, itself included, that the hit changes too.)"""
+    refers to the live objects, itself included, that the hit changes too.)
+
+    The copy is digested as the hit leaves it: its references lead to the live objects,
+    and where the hit gives one of those its new state in place, that state is read in
+    its place (`ReadAs`). Read as they are, they would hold the live values rather than
+    their copies: after `n4 = {'m': n0}; n0.append(n4)`, the copy of `n4` would reach
+    the live `n4` through `n0`, another object than itself, where the live `n4` reaches
+    itself."""
     old = plan.graphs()[0]
     ns = old.main_ns or {}
+    fresh = {id(target): state for target, state in copy["inplace"]}
     pairs = [(plan.unit_bind[n], v, n) for n, v in copy["bind"].items() if n in plan.unit_bind]
     for target, state, name in pairs:
         if value_check.exact(target):
@@ -119,7 +130,126 @@ def _bound_digest_as_live(plan: StoragePlan, copy: Payload, digest_of: DigestOf 
             live = digest_of(name) if own and digest_of else Hasher(ns).value_digest(target, name)
         except Unhashable:
             continue  # the key already says what it cannot hash
-        value_check.compare(target, state, live, ns, name)
+        value_check.compare(target, state, live, ns, name, fresh)
+
+
+_GIVEN_ITEMS = 10_000  # items of the arguments a class's own code is given, looked at most
+_ARGUMENTS = frozenset({tuple, list, dict, set, frozenset})  # what arguments are made of
+_OWN_CODE: dict[type, bool] = {}
+_BUILT_KINDS = frozenset({objgraph.OBJ, objgraph.SEQ, objgraph.MAP, objgraph.SET})
+
+
+def _built_from_changed(plan: StoragePlan) -> None:
+    """Raise Unfaithful where the unit builds an object anew through its class's own
+    reduction (a `__reduce__` written in Python: its constructor is the class's code)
+    and hands that code an object the step certainly changed, one the hit gives a new
+    state in place that holds an object the step made. A hit loads the unit before it
+    gives any object its state, so that code sees the object as it was before the step,
+    where the live run (and the load back, whose references lead to the live objects)
+    saw it after: `R(items)` that keeps `items or []` holds a list of its own when
+    `items` was still empty, and the state the hit gives `items` then reaches nobody's
+    `R`. (Every object of a changed input is restored in place, changed or not, and
+    which ones changed is not known: a plotly figure's reduction hands its constructor
+    its `_grid_ref` list, the same before as after. An object whose new state holds one
+    the step made cannot have held it before. Objects pickled by their state are left to
+    the checks of the copy: a `__setstate__` that copies what it is given breaks a
+    sharing they compare, and one that only sets it, as attrs' and pydantic's do, is
+    faithful.)"""
+    if not plan.unit_inplace:
+        return
+    old, post = plan.graphs()  # a plan with a unit: made by the sharing analysis
+    objs = list(map(itemgetter(0), post.nodes.values()))
+    objs += [old.nodes[oid][0] for oid in plan.replaced]
+    # (the types at C speed first: most units hold no object of such a class)
+    own = {t for t in set(map(type, objs)) if _own_code(t)}
+    if not own:
+        return
+    targets = {id(o): o for o in plan.unit_inplace}
+    changed: set[int] | None = None  # (walked when some such object is handed one)
+    for obj in objs:
+        if type(obj) not in own or (id(obj) in old.nodes and id(obj) not in plan.replaced):
+            continue  # (an object of the inputs is referred to, not built)
+        given = _given(_code_input(obj), targets)
+        if not given:
+            continue
+        changed = _holding_new(old, post) if changed is None else changed
+        target = next((targets[t] for t in given if t in changed), None)
+        if target is None:
+            continue
+        oid = id(obj)
+        where = post.path(oid) if oid in post.nodes else old.path(oid)
+        raise Unfaithful(
+            objgraph.root_name(where[0]),
+            f"{objgraph.describe(where)} is a {type(obj).__name__} its class's own code "
+            f"builds from a {type(target).__name__} the step changed in place, which a hit "
+            "changes only after building it",
+            "mark the step `--effect`",
+        )
+
+
+def _holding_new(old: objgraph.Graph, post: objgraph.Graph) -> set[int]:
+    """The objects of the inputs through which the step's values reach an object the step
+    made (ids): each of them, or one it holds, was changed by the step."""
+    stack = [oid for oid in post.nodes if oid not in old.nodes]
+    seen = set(stack)
+    while stack:
+        oid = stack.pop()
+        holders = [post.nodes[oid][1], *(p for p, _ in post.parents.get(oid, ()))]
+        for parent in holders:
+            if parent is not None and parent not in seen:
+                seen.add(parent)
+                stack.append(parent)
+    return {oid for oid in seen if oid in old.nodes}
+
+
+def _own_code(t: type) -> bool:
+    """Whether pickle rebuilds a `t` through a reduction its class wrote in Python, a
+    `__reduce__` or `__reduce_ex__` of its own (cached per type). Objects and containers
+    only: an array or a frame is rebuilt from its data, which its reduction would copy
+    to be looked at."""
+    known = _OWN_CODE.get(t)
+    if known is None:
+        methods = (getattr(t, m, None) for m in ("__reduce__", "__reduce_ex__"))
+        known = objgraph.kind_of(t) in _BUILT_KINDS and any(
+            isinstance(m, types.FunctionType) for m in methods
+        )
+        _OWN_CODE[t] = known
+    return known
+
+
+def _code_input(obj: Any) -> list[Any]:
+    """What pickle hands `obj`'s class's own code when it rebuilds it by its own
+    reduction: the arguments of its constructor, and its state when the class also sets
+    that itself (a `__setstate__`)."""
+    try:
+        rv = obj.__reduce_ex__(5)
+    except Exception:  # (then pickling it failed, and the unit with it)
+        log.debug("no reduction of a %s", type(obj).__name__, exc_info=True)
+        return []
+    if not isinstance(rv, tuple):
+        return []  # (a global, by name)
+    given = [rv[1]] if len(rv) > 1 else []
+    if len(rv) > 2 and isinstance(getattr(type(obj), "__setstate__", None), types.FunctionType):
+        given.append(rv[2])
+    return given
+
+
+def _given(value: Any, targets: dict[int, Any]) -> list[int]:
+    """The ids of `targets` that `value` holds through tuples, lists, dicts and sets
+    (what a constructor's arguments are made of)."""
+    stack, seen, budget, found = [value], set(), _GIVEN_ITEMS, []
+    while stack and budget > 0:
+        v = stack.pop()
+        budget -= 1
+        if id(v) in targets:
+            found.append(id(v))
+            continue
+        t = type(v)
+        if t not in _ARGUMENTS or id(v) in seen:
+            continue
+        seen.add(id(v))
+        stack.extend(v.items() if t is dict else v)
+    return found
 
 
 def _kept(plan: StoragePlan, roots: dict[str, Any], fresh: dict[int, Any]) -> dict[int, Any]:

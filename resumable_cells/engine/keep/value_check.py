@@ -25,7 +25,7 @@ from typing import Any
 from ...errors import Unhashable, Unstorable
 from ...hashing import objects, opaque
 from ...hashing.plain import ATOMIC, flat_items
-from ...hashing.values import Hasher
+from ...hashing.values import Hasher, ReadAs
 from ...storage import serialize
 
 Check = Callable[[Any, bytes, list[pickle.PickleBuffer]], None]  # (value, main, buffers)
@@ -43,12 +43,22 @@ def checker(digest: str, ns: dict[str, Any], name: str) -> Check:
     return check
 
 
-def compare(value: Any, restored: Any, digest: str, ns: dict[str, Any], name: str) -> None:
+def compare(
+    value: Any,
+    restored: Any,
+    digest: str,
+    ns: dict[str, Any],
+    name: str,
+    stand_ins: dict[int, Any] | None = None,
+) -> None:
     """Raise Unstorable unless `restored`, a copy of `value` loaded back from its pickle,
-    digests as the live value did (`digest`), or as the value does now."""
+    digests as the live value did (`digest`), or as the value does now. `stand_ins`
+    (id -> object): live objects the copy reaches that a hit gives another state in
+    place, read as that state (`ReadAs`)."""
     try:
         with _bound(ns, name, value, restored):
-            again = Hasher(ns).value_digest(restored, name)
+            h = ReadAs(ns, stand_ins) if stand_ins else Hasher(ns)
+            again = h.value_digest(restored, name)
     except Unhashable as err:
         raise Unstorable(name, f"its restored copy cannot be hashed ({err.why})") from None
     if again != digest and again != _now(value, ns, name):
