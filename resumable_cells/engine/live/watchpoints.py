@@ -267,34 +267,22 @@ def _wrap_compile(original: Any) -> Any:
     return compile
 
 
-def _wrap_eval(original: Any, original_compile: Any) -> Any:
+def _wrap_runner(original: Any, original_compile: Any, mode: str) -> Any:
+    """`eval` (mode "eval") or `exec` ("exec"): a string is compiled through the watched
+    `compile`, in the caller's globals and locals as the builtin would take them."""
+
     @functools.wraps(original)
-    def eval(source: Any, globals: Any = None, locals: Any = None) -> Any:
+    def run(source: Any, globals: Any = None, locals: Any = None, **kwargs: Any) -> Any:
         __tracebackhide__ = True  # noqa: F841
         caller = sys._getframe(1)
         if isinstance(source, _STRINGS):
-            source = _compiled(source, "eval", caller, original_compile)
-        if globals is None:
-            globals = caller.f_globals
-            locals = _caller_locals(caller) if locals is None else locals
-        return original(source, globals, locals)
-
-    return eval
-
-
-def _wrap_exec(original: Any, original_compile: Any) -> Any:
-    @functools.wraps(original)
-    def exec(source: Any, globals: Any = None, locals: Any = None, **kwargs: Any) -> Any:
-        __tracebackhide__ = True  # noqa: F841
-        caller = sys._getframe(1)
-        if isinstance(source, _STRINGS):
-            source = _compiled(source, "exec", caller, original_compile)
+            source = _compiled(source, mode, caller, original_compile)
         if globals is None:
             globals = caller.f_globals
             locals = _caller_locals(caller) if locals is None else locals
         return original(source, globals, locals, **kwargs)
 
-    return exec
+    return run
 
 
 # -- where the wrappers go -----------------------------------------------------------------
@@ -424,8 +412,12 @@ def _compile_spots() -> list[_Spot]:
         return []
     return [
         _Spot(space, "compile", compile_, _wrapper_of(compile_, lambda: _wrap_compile(compile_))),
-        _Spot(space, "eval", eval_, _wrapper_of(eval_, lambda: _wrap_eval(eval_, compile_))),
-        _Spot(space, "exec", exec_, _wrapper_of(exec_, lambda: _wrap_exec(exec_, compile_))),
+        _Spot(
+            space, "eval", eval_, _wrapper_of(eval_, lambda: _wrap_runner(eval_, compile_, "eval"))
+        ),
+        _Spot(
+            space, "exec", exec_, _wrapper_of(exec_, lambda: _wrap_runner(exec_, compile_, "exec"))
+        ),
     ]
 
 

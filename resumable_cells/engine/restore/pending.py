@@ -61,9 +61,6 @@ class Pending:
     def __bool__(self) -> bool:
         return bool(self._deferred)
 
-    def __len__(self) -> int:
-        return len(self._deferred)
-
     def names(self) -> list[str]:
         return list(self._deferred)
 
