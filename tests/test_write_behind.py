@@ -114,6 +114,23 @@ def test_status_and_the_snapshot_show_the_entries_being_written(kernel):
     assert "in the background" not in repr(kernel.ok("%step status").outputs)
 
 
+def test_the_sidebar_is_told_when_an_entry_written_behind_is_stored(kernel, tmp_path):
+    kc = kernel.kc
+    opened = {"comm_id": "sidebar", "target_name": "resumable_cells", "data": {}}
+    kc.shell_channel.send(kc.session.msg("comm_open", opened))
+    kernel.ok(slow_writes(0.025))  # 0.8 s
+    kernel.ok(step("told", 2))  # returns while its value is written
+    seen = []
+    while not seen or seen[-1]["writing"]["entries"]:  # (raises Empty after its timeout)
+        msg = kc.get_iopub_msg(timeout=60)
+        data = msg["content"].get("data", {}) if msg["msg_type"] == "comm_msg" else {}
+        if data.get("type") == "cache":
+            seen.append(data["cache"])
+    assert seen[-1]["writing"] == {"entries": 0, "bytes": 0, "steps": []}, seen
+    assert seen[-1]["store"]["entries"] >= 1
+    assert stored(tmp_path, "told")  # the message came once the entry was in the store
+
+
 def test_a_lookup_of_a_key_being_written_waits_for_it_and_serves_it(kernel):
     kernel.ok(slow_writes(0.025))
     kernel.ok(step("again", 3))

@@ -5,7 +5,7 @@
  */
 
 import { formatBytes, formatDuration, formatPercent } from './format';
-import type { ICacheFigures, IStoreFigures, ITeamFigures } from './protocol';
+import type { ICacheFigures, IStoreFigures, ITeamFigures, IWritingFigures } from './protocol';
 
 /** Executions of the run by outcome, as ICounts in viewmodel.ts. */
 interface IRunCounts {
@@ -16,7 +16,7 @@ interface IRunCounts {
 
 /** One line of the cache section: a gauge when there is a limit. */
 export interface ICacheLine {
-  name: 'store' | 'team';
+  name: 'store' | 'team' | 'writing';
   /** bytes / limit in [0, 1]; null without a limit or when unknown. */
   fraction: number | null;
   text: string;
@@ -81,6 +81,18 @@ function teamLine(t: ITeamFigures): ICacheLine {
   };
 }
 
+/** `2 entries · 400.0 MB: fit, score`, as `%step status` says it. */
+function writingLine(w: IWritingFigures): ICacheLine {
+  return {
+    name: 'writing',
+    fraction: null,
+    text: `${entriesText(w.entries)} · ${formatBytes(w.bytes)}: ${w.steps.join(', ')}`,
+    title:
+      'values written in the background: each entry is served once its bytes are written ' +
+      'and match the digests taken when its step ended'
+  };
+}
+
 export function cacheView(cache: ICacheFigures | null, run: IRunCounts): ICacheView {
   const lines: ICacheLine[] = [];
   if (cache?.store) {
@@ -88,6 +100,9 @@ export function cacheView(cache: ICacheFigures | null, run: IRunCounts): ICacheV
   }
   if (cache?.team) {
     lines.push(teamLine(cache.team));
+  }
+  if (cache?.writing && cache.writing.entries > 0) {
+    lines.push(writingLine(cache.writing));
   }
   return { hitRate: hitRateText(run), lines, entries: cache?.store?.entries ?? null };
 }

@@ -101,16 +101,26 @@ export interface ITeamFigures {
   error: string | null;
 }
 
+/** Entries the kernel is still writing behind the user's back (its own; never stored). */
+export interface IWritingFigures {
+  entries: number;
+  bytes: number;
+  /** Their steps, in the order they will be stored. */
+  steps: string[];
+}
+
 export interface ICacheFigures {
   store: IStoreFigures | null;
   team?: ITeamFigures | null;
+  writing?: IWritingFigures | null;
 }
 
 /** Messages the kernel sends on the `resumable_cells` comm. */
 export type KernelMessage =
   | ({ type: 'snapshot' } & ISnapshot)
   | { type: 'execution'; execution: IExecution }
-  | { type: 'steps'; steps: IStepRow[]; budget: IBudget | null; cache?: ICacheFigures | null };
+  | { type: 'steps'; steps: IStepRow[]; budget: IBudget | null; cache?: ICacheFigures | null }
+  | { type: 'cache'; cache: ICacheFigures };
 
 /** The comm target both sides register. */
 export const COMM_TARGET = 'resumable_cells';

@@ -49,7 +49,8 @@ export function emptyState(): IRecordState {
   };
 }
 
-/** The store's figures from `incoming`, the team cache's from it when it has them. */
+/** The store's figures from `incoming`; the team cache's and the pending writes' from
+ * it when it has them (the server knows neither). */
 function mergeCache(
   known: ICacheFigures | null,
   incoming: ICacheFigures | null | undefined
@@ -58,7 +59,8 @@ function mergeCache(
     return known;
   }
   const team = incoming.team === undefined ? (known?.team ?? null) : incoming.team;
-  return { store: incoming.store ?? known?.store ?? null, team };
+  const writing = incoming.writing === undefined ? (known?.writing ?? null) : incoming.writing;
+  return { store: incoming.store ?? known?.store ?? null, team, writing };
 }
 
 /** The key of a row: one step in one cell. */
@@ -210,6 +212,9 @@ export function applyMessage(state: IRecordState, msg: KernelMessage): IRecordSt
         live: true
       };
     }
+    case 'cache':
+      // An entry written behind was stored or given up.
+      return { ...state, cache: mergeCache(state.cache, msg.cache) };
     default:
       return state;
   }

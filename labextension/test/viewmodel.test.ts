@@ -468,6 +468,41 @@ describe('the cache at a glance and the age of what is served', () => {
     expect(v2.cache.entries).toBe(0);
   });
 
+  it('shows the entries written behind until the kernel says they are stored', () => {
+    const MB = 1024 ** 2;
+    const writing = { entries: 2, bytes: 400 * MB, steps: ['fit', 'score'] };
+    const s = applyMessage(applySnapshot(emptyState(), snapshot({ cache: { store } }), 'kernel'), {
+      type: 'steps',
+      steps: [],
+      budget: null,
+      cache: { store, writing }
+    });
+    const line = buildView(s, cells, T0).cache.lines.find(l => l.name === 'writing');
+    expect(line?.text).toBe('2 entries · 400.0 MiB: fit, score');
+    expect(line?.fraction).toBeNull();
+
+    // a server snapshot knows nothing of the kernel's writes: they stay
+    const served = applySnapshot(s, snapshot({ cache: { store } }), 'server');
+    expect(buildView(served, cells, T0).cache.lines.map(l => l.name)).toContain('writing');
+
+    // the writer's own message: one stored, one left; then none
+    const one = applyMessage(served, {
+      type: 'cache',
+      cache: {
+        store: { ...store, entries: 35 },
+        writing: { ...writing, entries: 1, steps: ['score'] }
+      }
+    });
+    const v1 = buildView(one, cells, T0).cache;
+    expect(v1.entries).toBe(35);
+    expect(v1.lines.find(l => l.name === 'writing')?.text).toMatch(/^1 entry · .*: score$/);
+    const none = applyMessage(one, {
+      type: 'cache',
+      cache: { store, writing: { entries: 0, bytes: 0, steps: [] } }
+    });
+    expect(buildView(none, cells, T0).cache.lines.map(l => l.name)).toEqual(['store']);
+  });
+
   it('has no hit rate before any step, and no store line before any figures', () => {
     const v = buildView(applySnapshot(emptyState(), snapshot(), 'server'), cells, T0);
     expect(v.cache).toEqual({ hitRate: null, lines: [], entries: null });

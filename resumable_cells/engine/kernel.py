@@ -81,6 +81,7 @@ class Engine:
         self.names = step_names.Names()  # warns when two cells share a name, not their code
         self._transformed: dict[str, str] = {}
         self.writes = WriteBehind()  # entries whose values are written behind
+        self.writes.on_change.append(lambda: self.emit("writing", None))
         self.write_wait = settings.write_wait()  # seconds waited for them, at most
         # A cell outside %%step may change any figure: the digests of drawings move.
         hooks = shell.events.callbacks["post_run_cell"]

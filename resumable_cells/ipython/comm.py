@@ -74,12 +74,19 @@ class Hub:
             cache = {**(snap.get("cache") or {}), "team": teamcache.figures(self.engine.team)}
             self.send({"type": "snapshot", **snap, "steps": self.rows(True), "cache": cache})
 
+    def cache(self) -> dict:
+        return {"store": glance.store_figures(self.engine.store), "writing": self.engine.writing()}
+
     def send_rows(self) -> None:
         if self.comms:
             self.send({"type": "steps", "steps": self.rows(),
-                       "budget": self.engine.budget.snapshot(),
-                       "cache": {"store": glance.store_figures(self.engine.store),
-                                 "writing": self.engine.writing()}})  # fmt: skip
+                       "budget": self.engine.budget.snapshot(), "cache": self.cache()})  # fmt: skip
+
+    def send_cache(self) -> None:
+        """An entry written behind was stored or given up (told from the writer's thread:
+        only figures the store and the writer keep under their own locks)."""
+        if self.comms:
+            self.send({"type": "cache", "cache": self.cache()})
 
     def listener(self, kind: str, payload: Any) -> None:
         if kind == "execution" and (self.comms or self.pending):
@@ -88,6 +95,8 @@ class Hub:
                 self.send_rows()
         elif kind == "snapshot":
             self.send_snapshot()
+        elif kind == "writing":
+            self.send_cache()
 
 
 def frontend_sent_cell_ids(shell: Any) -> bool:

@@ -87,6 +87,9 @@ class WriteBehind:
         self._busy: Job | None = None
         self._worker: threading.Thread | None = None
         self._failures: list[Failure] = []
+        # told (from the writer's thread) each time an entry leaves the queue, stored or
+        # not, once `pending()` no longer counts it: the sidebar's figures follow
+        self.on_change: list[Callable[[], object]] = []
 
     def submit(self, job: Job) -> None:
         """Queue an entry; returns at once, unless the entries already queued hold
@@ -149,6 +152,8 @@ class WriteBehind:
             self._cv.notify_all()
         for job in queued:  # (the one being written finishes in the thread)
             self._finish(job, stored=False)
+        if queued:
+            self._changed()
         return [j.step for j in gone]
 
     def take_failures(self) -> list[Failure]:
@@ -190,6 +195,14 @@ class WriteBehind:
             with self._cv:
                 self._busy = None
                 self._cv.notify_all()
+            self._changed()
+
+    def _changed(self) -> None:
+        for fn in list(self.on_change):
+            try:
+                fn()
+            except Exception:  # a listener that fails never stops the writer
+                log.debug("a listener of the writer failed", exc_info=True)
 
     def _write(self, job: Job, bounce: bytearray) -> None:
         for blob in job.blobs:

@@ -349,6 +349,35 @@ test.describe.serial('the sidebar with a real kernel', () => {
     await expect(sidebar.locator('.rc-HitRate')).toContainText('50% served (3 of 6');
     await expect(store).toContainText(/ 3 entries/);
   });
+
+  test('a value written behind is shown until its entry is stored', async () => {
+    const sidebar = page.locator(SIDEBAR);
+    const store = sidebar.locator('.rc-CacheLine[data-name="store"]');
+    const writing = sidebar.locator('.rc-CacheLine[data-name="writing"]');
+    await expect(writing).toHaveCount(0);
+    // A new cell at the end: slow the kernel's blob writes (1.6 s for 32 MiB), so the
+    // write is still going when the step has returned, then bind a 32 MiB array.
+    await page.locator('.jp-NotebookPanel .jp-Cell').last().locator('.jp-InputPrompt').click();
+    await page.keyboard.press('b');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type(
+      'import time as _t, resumable_cells.storage.blobs as _b; _w = _b.BlobWriter.write; ' +
+        '_b.BlobWriter.write = lambda self, data: ' +
+        '(_t.sleep(0.05 * memoryview(data).nbytes / (1 << 20)), _w(self, data))[1]'
+    );
+    await page.keyboard.press('Shift+Enter');
+    await waitForKernelIdle(page);
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('%%step big\nimport numpy as np\nbig = np.ones(4 << 20)');
+    await page.keyboard.press('Shift+Enter');
+    await expect(stepRow(page, 'big')).toHaveAttribute('data-status', 'live');
+    await expect(writing).toContainText(/^1 entry · 32\.0 MiB: big$/);
+    await expect(writing).toHaveAttribute('title', /written in the background/);
+    await sidebar.screenshot({ path: path.join(SCREENSHOTS, 'sidebar-writing.png') });
+    // the writer's own message, once the entry is stored: the line goes, the count grows
+    await expect(writing).toHaveCount(0);
+    await expect(store).toContainText(/ 4 entries/);
+  });
 });
 
 test.describe('at scale', () => {
