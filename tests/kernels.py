@@ -56,6 +56,7 @@ class Reply:
     status: str
     outputs: list[dict] = field(default_factory=list)
     error: dict | None = None
+    execution_count: int | None = None  # the cell's prompt, In [n], from the reply
 
     @property
     def stdout(self) -> str:
@@ -132,7 +133,7 @@ class Kernel:
             reply = self.kc.get_shell_msg(timeout=timeout)
         content = reply["content"]
         error = content if content["status"] == "error" else None
-        return Reply(content["status"], outputs, error)
+        return Reply(content["status"], outputs, error, content.get("execution_count"))
 
     def _execute(self, code: str, cell_id: str | None) -> str:
         """Send an execute request; with `cell_id`, as JupyterLab sends it (the cell's

@@ -30,6 +30,7 @@ from IPython.core.error import UsageError
 
 from ..display import capture, figures
 from ..display import result as shown_result
+from ..display.prompt import prompt_number
 from ..errors import (
     BudgetExceeded,
     KeyComponentError,
@@ -96,7 +97,7 @@ def run_step(engine: Engine, args: StepArgs, line: str, cell: str) -> Any:
             "`%autoawait on`, or await inside an `async def` defined in a plain cell."
         )
     execution = Execution(engine, name, args, code, line, cell, transformed)
-    count = getattr(engine.shell, "execution_count", None)
+    count = prompt_number(engine.shell)
     clash = engine.names.check(name, code.info.normalised, execution.rec.cell_id, count)
     if clash:
         execution.rec.warn(clash)

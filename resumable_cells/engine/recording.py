@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import logs
 from ..display import statusline
+from ..display.prompt import prompt_number
 from ..errors import BudgetExceeded
 
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ class Recording:
         return {
             "id": self.id, "run": engine.run.id, "session": engine.session,
             "step": self.name, "cell_id": self.cell_id,
-            "execution_count": getattr(engine.shell, "execution_count", None),
+            "execution_count": prompt_number(engine.shell),
             "key": self.key, "status": status,
             "start": self.start, "reason": reason,
             "inputs": [{"name": n, **i} for n, i in self.inputs.items()],

@@ -16,6 +16,8 @@ import sys
 from types import CodeType, FrameType
 from typing import TYPE_CHECKING, Any
 
+from ...display.prompt import prompt_number
+
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
@@ -107,5 +109,4 @@ def _outer_cell_number(shell: InteractiveShell) -> int:
         if frame.f_code.co_filename in names:
             return names[frame.f_code.co_filename]
         frame = frame.f_back
-    count: int = shell.execution_count
-    return count
+    return prompt_number(shell) or 0
