@@ -73,16 +73,16 @@ const plugin: JupyterFrontEndPlugin<void> = {
     follow();
 
     app.commands.addCommand(CommandIDs.show, {
-      label: 'Show Resumable Cells Sidebar',
+      label: 'Show Resumable cells',
       execute: () => app.shell.activateById(sidebar.id)
     });
     app.commands.addCommand(CommandIDs.refresh, {
-      label: 'Reload Resumable Cells Record',
+      label: 'Reload Resumable cells',
       isEnabled: () => model.record !== null,
       execute: () => model.record?.refresh()
     });
-    palette?.addItem({ command: CommandIDs.show, category: 'Resumable Cells' });
-    palette?.addItem({ command: CommandIDs.refresh, category: 'Resumable Cells' });
+    palette?.addItem({ command: CommandIDs.show, category: 'Resumable cells' });
+    palette?.addItem({ command: CommandIDs.refresh, category: 'Resumable cells' });
   }
 };
 
@@ -126,8 +126,18 @@ class Opener {
 
   private _remember(_: unknown, visible: boolean): void {
     const s = this._settings;
-    if (s && this._notebook7 && s.get('openInNotebook').composite !== visible) {
-      void s.set('openInNotebook', visible);
+    if (s && this._notebook7) {
+      // Notebook 7 hides and shows the panel again while a page lays itself out: two
+      // saves in flight, and `composite` still says the old value until the first one
+      // lands, so comparing with it dropped the second and kept "closed". Compare with
+      // what was last asked for instead, and save in order: the last change wins.
+      const last = this._asked ?? s.get('openInNotebook').composite;
+      if (last !== visible) {
+        this._asked = visible;
+        this._saving = this._saving
+          .then(() => s.set('openInNotebook', visible))
+          .catch(reason => console.warn('resumable-cells: the panel state was not kept', reason));
+      }
     }
     if (s && visible && s.get('openedOnce').composite !== true) {
       this._done = true; // the user found it: it never needs to open by itself
@@ -140,6 +150,8 @@ class Opener {
   private _notebook7: boolean;
   private _settings: ISettingRegistry.ISettings | null = null;
   private _done = false;
+  private _asked: boolean | null = null;
+  private _saving: Promise<void> = Promise.resolve();
 }
 
 export default plugin;

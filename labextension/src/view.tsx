@@ -36,7 +36,7 @@ export class RecordSidebar extends ReactWidget {
     this.id = 'resumable-cells-sidebar';
     this.addClass('rc-Sidebar');
     this.title.icon = resumableIcon;
-    this.title.label = 'Steps';
+    this.title.label = 'Resumable cells';
     this.title.caption = 'Resumable cells: steps, what is stale, and the timeline';
   }
 
@@ -295,7 +295,12 @@ function StepList({ record, rows }: { record: NotebookRecord; rows: IStepView[] 
           step
         </span>
         <span title="how long the cell's last live run took">last run</span>
-        <span title="time the cell's cache hits saved, whole run">saved</span>
+        <span
+          className="rc-StepHeadSaved"
+          title="time the cell's cache hits saved, all of this run"
+        >
+          saved in run
+        </span>
       </div>
       <ul className="rc-StepList" role="list">
         {rows.map(row => (
@@ -407,7 +412,11 @@ const StepRow = React.memo(function StepRow({
 
 /**
  * How many characters of the step-name font fit in the element's width, kept current
- * with a ResizeObserver (names use a monospace font: one width per character).
+ * with a ResizeObserver (names use a monospace font: one width per character). The
+ * character is measured again when the width changes and once the page's fonts have
+ * loaded: measured in a fallback font, it came out narrower and the column's edge cut
+ * names at the end (`s21_cluster_regim…`) instead of the middle. One pixel is kept
+ * spare against rounding.
  */
 function useCharsThatFit(ref: React.RefObject<HTMLElement | null>): number {
   const width = useWidth(ref);
@@ -417,16 +426,24 @@ function useCharsThatFit(ref: React.RefObject<HTMLElement | null>): number {
     if (!el) {
       return;
     }
-    const probe = document.createElement('span');
-    probe.className = 'rc-StepName';
-    probe.style.position = 'absolute';
-    probe.style.visibility = 'hidden';
-    probe.textContent = '0123456789'.repeat(4);
-    el.appendChild(probe);
-    setCharWidth(probe.getBoundingClientRect().width / 40);
-    probe.remove();
-  }, [ref, width > 0]);
-  return width > 0 && charWidth > 0 ? Math.floor(width / charWidth) : 0;
+    const measure = () => {
+      const probe = document.createElement('span');
+      probe.className = 'rc-StepName';
+      probe.style.position = 'absolute';
+      probe.style.visibility = 'hidden';
+      probe.textContent = '0123456789'.repeat(4);
+      el.appendChild(probe);
+      setCharWidth(probe.getBoundingClientRect().width / 40);
+      probe.remove();
+    };
+    measure();
+    let live = true;
+    void document.fonts?.ready.then(() => live && measure());
+    return () => {
+      live = false;
+    };
+  }, [ref, width]);
+  return width > 0 && charWidth > 0 ? Math.floor((width - 1) / charWidth) : 0;
 }
 
 /** The pixel width of an element, kept current with a ResizeObserver. */

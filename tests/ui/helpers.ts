@@ -79,3 +79,32 @@ export async function shownNames(page: Page): Promise<{ shown: string[]; full: s
     full: await names.evaluateAll(els => els.map(e => e.getAttribute('data-name') ?? ''))
   };
 }
+
+/**
+ * The WCAG contrast ratio of an element's text against the first opaque background
+ * behind it (its own or an ancestor's).
+ */
+export async function contrastRatio(locator: Locator): Promise<number> {
+  return locator.evaluate(el => {
+    const rgb = (c: string) => (c.match(/[\d.]+/g) || []).map(Number);
+    const luminance = (c: number[]) => {
+      const [r, g, b] = c.slice(0, 3).map(v => {
+        const s = v / 255;
+        return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+      });
+      return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    let bg: number[] = [255, 255, 255];
+    for (let e: Element | null = el; e; e = e.parentElement) {
+      const c = rgb(getComputedStyle(e).backgroundColor);
+      if (c.length >= 3 && (c.length < 4 || c[3] === 1)) {
+        bg = c;
+        break;
+      }
+    }
+    const [hi, lo] = [luminance(rgb(getComputedStyle(el).color)), luminance(bg)].sort(
+      (a, b) => b - a
+    );
+    return (hi + 0.05) / (lo + 0.05);
+  });
+}

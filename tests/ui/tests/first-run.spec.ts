@@ -14,7 +14,7 @@ test('the sidebar opens by itself the first time a step runs, once per user', as
   await expect(page.locator('.jp-NotebookPanel .jp-Cell').first()).toBeVisible();
   await waitForKernelIdle(page);
   const tab = page.locator('.jp-SideBar .lm-TabBar-tab[data-id="resumable-cells-sidebar"]');
-  await expect(tab).toContainText('Steps'); // a labelled tab, not a bare icon
+  await expect(tab).toContainText('Resumable cells'); // a labelled tab, not a bare icon
   await expect(page.locator(SIDEBAR)).toBeHidden();
 
   await menu(page, 'Run', 'Run All Cells');

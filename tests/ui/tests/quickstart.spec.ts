@@ -116,4 +116,19 @@ test('the step names of 05_explain are readable at the default width', async ({ 
     'title',
     /^s18_transitions: /
   );
+
+  // a name too long for the column is cut in the middle, never by the column's edge
+  const long = 's21_cluster_regimes_over_sliding_windows';
+  await page.locator('.jp-NotebookPanel .jp-Cell').last().locator('.jp-InputPrompt').click();
+  await page.keyboard.press('b');
+  await page.keyboard.press('Enter');
+  await page.keyboard.type(`%%step ${long}\nregimes = 1`);
+  await page.keyboard.press('Escape');
+  const name = page.locator(`${SIDEBAR} .rc-StepName[data-name="${long}"]`);
+  await expect(name).toHaveText(/^s21_clus\S*…\S*windows$/);
+  const overflow = await page
+    .locator(`${SIDEBAR} .rc-StepName`)
+    .evaluateAll(els => els.filter(e => e.scrollWidth > e.clientWidth).map(e => e.textContent));
+  expect(overflow).toEqual([]);
+  await page.locator(SIDEBAR).screenshot({ path: path.join(SCREENSHOTS, 'long-names.png') });
 });

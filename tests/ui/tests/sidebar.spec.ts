@@ -10,6 +10,7 @@ import * as path from 'path';
 import { driveBigRun } from '../bigrun';
 import {
   baseURL,
+  contrastRatio,
   menu,
   rowAt,
   SCREENSHOTS,
@@ -328,6 +329,10 @@ test.describe.serial('the sidebar with a real kernel', () => {
     const store = sidebar.locator('.rc-CacheLine[data-name="store"]');
     await expect(store).toContainText(/\S+ \S+ of 10\.0 GiB · [1-9]\d* entries/);
     const clear = sidebar.locator('.rc-ClearAll');
+    for (const theme of ['JupyterLab Dark', 'JupyterLab Light'] as const) {
+      await setTheme(page, theme);
+      expect(await contrastRatio(clear), `Clear cache… in ${theme}`).toBeGreaterThanOrEqual(4.5);
+    }
 
     await clear.click();
     await expect(page.locator('.jp-Dialog')).toContainText('cached entries');
