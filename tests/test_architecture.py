@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).parent.parent / "resumable_cells"
 # Top-level rooms and modules, lowest first; a module may import its own layer and the
 # ones before it. `verify` drives the extension only through real kernels.
 LAYERS = [
-    {"_version", "errors", "logs", "settings", "formatting", "palette"},
+    {"_version", "errors", "logs", "settings", "formatting", "palette", "cells"},
     {"hashing"},
     {"storage"},
     {"display"},
@@ -24,7 +24,7 @@ LAYERS = [
     {"verify"},
     {"cli", "server", "__main__", "__init__", "labextension"},
 ]
-VERIFY_MAY_IMPORT = {"formatting", "verify", "_version", "errors", "logs"}
+VERIFY_MAY_IMPORT = {"formatting", "verify", "_version", "errors", "logs", "cells"}
 
 # The engine's rooms, lowest first (see `engine/__init__.py`).
 ENGINE_LAYERS = [

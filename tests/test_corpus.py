@@ -6,6 +6,9 @@ folders, two notebooks at a time) must find: no stepped output that differs from
 plain run, no replay that differs from the live run, no hung cell, and every
 deterministic step that did not fail in the plain run served on the second run, unless
 the engine stated one of the ACCEPTED reasons for not caching it.
+
+Twice: with `%%step` written on each cell, and in auto mode (`%step auto on`, the cells
+as they are), which must put the same cells under `%%step` and give the same outputs.
 """
 
 from __future__ import annotations
@@ -40,11 +43,12 @@ ACCEPTED = {
 SHELL_ESCAPE = re.compile(r"^not cached: it started a subprocess \(")
 
 
-@pytest.fixture(scope="module")
-def corpus_run(tmp_path_factory) -> tuple[subprocess.CompletedProcess, dict]:
+@pytest.fixture(scope="module", params=["wrapped", "auto"])
+def corpus_run(request, tmp_path_factory) -> tuple[subprocess.CompletedProcess, dict]:
     out = tmp_path_factory.mktemp("corpus") / "report.json"
+    auto = ["--auto"] if request.param == "auto" else []
     cmd = [sys.executable, "-m", "resumable_cells", "verify",
-           *(str(CORPUS / f) for f in FOLDERS),
+           *(str(CORPUS / f) for f in FOLDERS), *auto,
            "--jobs", "2", "--timeout", str(TIMEOUT_S), "--json", str(out)]  # fmt: skip
     done = subprocess.run(cmd, capture_output=True, text=True)
     assert out.exists(), done.stderr[-3000:]

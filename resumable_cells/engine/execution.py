@@ -74,6 +74,13 @@ class StepArgs:
     version: str | None = None
     deps: tuple[str, ...] = ()
     ttl: float | None = None  # seconds an entry is served for; not part of the key
+    auto: bool = False  # put on the cell by auto mode: a derived name, a quiet status line
+
+
+def header_of(args: StepArgs, line: str) -> str | None:
+    """The cell's first line as the user sees it: `%%step ...`, or none when auto mode
+    put the magic on the cell (tracebacks count the cell's lines from its code)."""
+    return None if args.auto else f"%%step {line}"
 
 
 def run_step(engine: Engine, args: StepArgs, line: str, cell: str) -> Any:
@@ -99,8 +106,10 @@ def run_step(engine: Engine, args: StepArgs, line: str, cell: str) -> Any:
     execution = Execution(engine, name, args, code, line, cell, transformed)
     count = prompt_number(engine.shell)
     clash = engine.names.check(name, code.info.normalised, execution.rec.cell_id, count)
-    if clash:
+    if clash and not args.auto:  # (auto mode's names are derived, not the user's)
         execution.rec.warn(clash)
+    if args.auto:
+        execution.rec.quiet_below = engine.auto_quiet
     if code.awaits:
         return AwaitedStep(execution.go())
     return _to_the_end(execution.go())
@@ -133,7 +142,7 @@ def _syntax_error(
     engine: Engine, err: SyntaxError, args: StepArgs, line: str, cell: str
 ) -> SyntaxError:
     """The error for the cell itself, recorded as an `error` execution."""
-    fixed = body.syntax_error(engine.shell, err, line, cell)
+    fixed = body.syntax_error(engine.shell, err, header_of(args, line), cell)
     name = args.name or "cell-" + xxhash.xxh3_64_hexdigest(cell.encode())[:8]
     rec = Recording(engine, name)
     rec.started()
@@ -434,7 +443,8 @@ class Execution:
         try:
             with watch as found:
                 with step_object.running(ctx), capture.capturing(engine.shell) as outputs:
-                    args = (engine.shell, engine.ns, self.line, self.cell, self.transformed)
+                    header = header_of(self.args, self.line)
+                    args = (engine.shell, engine.ns, header, self.cell, self.transformed)
                     if self.code.awaits:
                         result = await body.run_awaiting(*args)
                     else:

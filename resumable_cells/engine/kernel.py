@@ -72,6 +72,8 @@ class Engine:
         self.journal = Journal(self.store.dir, self.run.id)
         self.listeners: list[Callable[[str, Any], object]] = []  # the comm, tests
         self.quiet = False  # no status lines (StepMagics.quiet)
+        self.transforming = False  # in `transform`: a step's body, not a user's cell
+        self.auto_quiet = 1.0  # auto mode: no status line under this (StepMagics.auto_quiet)
         self.team: Tier | None = None  # the team cache, when one is configured
         self.cache = TieredStore(self.store)  # the store, then the team cache
         self.pending = Pending(self.store)  # names a hit bound, whose values are unread
@@ -261,7 +263,11 @@ class Engine:
         remembered, since the transform is a pure function of the text."""
         transformed = self._transformed.get(cell)
         if transformed is None:
-            transformed = self._transformed[cell] = self.shell.transform_cell(cell)
+            self.transforming = True  # (auto mode leaves what the engine transforms)
+            try:
+                transformed = self._transformed[cell] = self.shell.transform_cell(cell)
+            finally:
+                self.transforming = False
             if len(self._transformed) > _TRANSFORMS_KEPT:
                 self._transformed.pop(next(iter(self._transformed)))
         return transformed

@@ -47,6 +47,9 @@ class Recording:
         self.ran = False  # the body ran: the step's spend (`engine.step_spend`) is its own
         self.begun = False  # a start row was written
         self.ended = False  # the execution's last row was written
+        # auto mode: no status line for a run or a hit shorter than this many seconds
+        # that saved less (the cell's badge says it)
+        self.quiet_below = 0.0
 
     def started(self, reason: str | None = None) -> None:
         row = self._row(status="running", reason=reason)
@@ -92,7 +95,8 @@ class Recording:
         self.ended = True
         if note:
             self.warn(note)
-        if not self.engine.quiet and status not in _NO_STATUS_LINE:
+        trivial = status in ("live", "hit") and max(duration, saved) < self.quiet_below
+        if not self.engine.quiet and status not in _NO_STATUS_LINE and not trivial:
             age = end - computed if computed else None
             statusline.show_line(
                 self.name, status, duration, saved, reason, source, age, flush=self.wrote_streams

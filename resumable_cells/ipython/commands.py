@@ -11,10 +11,11 @@ from ..engine.kernel import Engine
 from ..records import glance, runs, staleness, views, why
 from ..storage import sizes
 from ..storage.store import Store
-from . import teamcache
+from . import auto, teamcache
 
 SUBCOMMANDS = (
-    "status", "why", "plan", "timeline", "clear", "run", "budget", "config", "push", "help",
+    "status", "why", "plan", "timeline", "clear", "run", "budget", "config", "push", "auto",
+    "help",
 )  # fmt: skip
 
 
@@ -67,7 +68,8 @@ def _help(engine: Engine, argv):
         "%step budget [--steps N] [--tokens N] [--cost X]   show or set the run's limits\n"
         "%step config [--dir PATH] [--size-limit SIZE] [--remote URL|none]\n"
         "                           show or change the store and the team cache\n"
-        "%step push [--all]         wait for pushes to the team cache (--all: every entry)"
+        "%step push [--all]         wait for pushes to the team cache (--all: every entry)\n"
+        "%step auto [on|off]        every code cell a step without %%step (kept for the notebook)"
     )
 
 
@@ -208,6 +210,23 @@ def _config(engine: Engine, argv):
     return None
 
 
+def _auto(engine: Engine, argv):
+    p = _parser("auto", "Run every code cell as a step, without %%step in it.")
+    p.add_argument("state", nargs="?", choices=["on", "off"], help="kept for this notebook")
+    args = p.parse_args(argv)
+    if args.state is not None:
+        auto.switch(engine, args.state == "on")
+    current = auto.of(engine)
+    on = current is not None and current.on
+    print(
+        "auto mode on: every code cell runs as a step (cells that start with another cell "
+        "magic stay plain); `%step auto off` to stop"
+        if on
+        else "auto mode off: only %%step cells are steps"
+    )
+    return None
+
+
 def _push(engine: Engine, argv):
     p = _parser("push", "Wait until new entries are on the team cache.")
     p.add_argument("--all", action="store_true", help="push every local entry it lacks")
@@ -237,6 +256,7 @@ def _nonneg(kind):
 _HANDLERS = {
     "help": _help, "status": _status, "why": _why, "plan": _plan, "timeline": _timeline,
     "clear": _clear, "run": _run, "budget": _budget, "config": _config, "push": _push,
+    "auto": _auto,
 }  # fmt: skip
 
 __all__ = ["dispatch", "runs"]

@@ -218,7 +218,7 @@ def _reads(engine: Any, source: str) -> frozenset[str]:
     if not source:
         return frozenset()
     try:
-        return frozenset(analysis.analyse(engine.shell.transform_cell(source)).reads)
+        return frozenset(analysis.analyse(engine.transform(source)).reads)
     except SyntaxError:  # the cell failed to run anyway: it read nothing
         log.debug("a plain cell does not parse; its reads are unknown", exc_info=True)
         return frozenset()

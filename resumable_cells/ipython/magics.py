@@ -38,6 +38,16 @@ class StepMagics(Magics):
     remote = Unicode(
         "", help="Team cache, redis://HOST:PORT/DB (default: RESUMABLE_CELLS_REMOTE; none: off)."
     ).tag(config=True)
+    auto = Bool(
+        False,
+        help="Auto mode in every notebook: each code cell runs as a step without %%step "
+        "(`%step auto on|off` sets it for one notebook, kept in its store).",
+    ).tag(config=True)
+    auto_quiet = Float(
+        1.0,
+        help="Auto mode: no status line for a cell that ran or was served in less than this "
+        "many seconds and saved less (its badge in the sidebar says it).",
+    ).tag(config=True)
     write_wait = Float(
         None,
         allow_none=True,
@@ -53,6 +63,7 @@ class StepMagics(Magics):
         )
         self.engine = Engine(shell, store)
         self.engine.quiet = self.quiet
+        self.engine.auto_quiet = self.auto_quiet
         self.engine.write_wait = settings.write_wait(configured=self.write_wait)
         teamcache.attach(self.engine, settings.team_cache(configured=self.remote))
 
@@ -62,6 +73,11 @@ class StepMagics(Magics):
         # engine exists, when there is nothing to tell yet).
         if hasattr(self, "engine"):
             self.engine.quiet = change["new"]
+
+    @observe("auto_quiet")
+    def _auto_quiet_changed(self, change) -> None:
+        if hasattr(self, "engine"):
+            self.engine.auto_quiet = change["new"]
 
     @observe("write_wait")
     def _write_wait_changed(self, change) -> None:
@@ -113,19 +129,21 @@ def load(ipython) -> None:
     ipython.register_magics(magics)
     ipython.push({"step": step_api}, interactive=False)
     awaiting.install(_ENGINE)
-    from . import comm, freshness, lazy
+    from . import auto, comm, freshness, lazy
 
     freshness.attach(_ENGINE)
     comm.attach(_ENGINE)
     lazy.attach(_ENGINE)
+    auto.attach(_ENGINE, configured=magics.auto)
 
 
 def unload(ipython) -> None:
     global _ENGINE
     awaiting.uninstall(ipython)
     if _ENGINE is not None:
-        from . import freshness, lazy
+        from . import auto, freshness, lazy
 
+        auto.detach(_ENGINE)
         lazy.detach(_ENGINE)
         freshness.detach(_ENGINE)
         _ENGINE.close()

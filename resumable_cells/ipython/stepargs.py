@@ -28,6 +28,12 @@ ARGUMENTS = (
         metavar="AGE",
         help="Run again once the entry is older than this (30m, 2h, 1d); not in the key.",
     ),
+    argument(
+        "--auto",
+        action="store_true",
+        help="Put on the cell by auto mode (`%%step auto on`): no warning when two cells "
+        "derive one name, no status line for a trivial cell.",
+    ),
 )
 _TTL_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -61,6 +67,7 @@ def parse(line: str) -> StepArgs:
         version=args.version,
         deps=tuple(args.deps),
         ttl=None if args.ttl is None else ttl_seconds(args.ttl),
+        auto=args.auto,
     )
 
 

@@ -25,11 +25,14 @@ from .workspace import Workspace
 from .wrap import LOAD, Wrapped, code_cells, wrap
 
 
-def verify_notebook(path: Path, ws: Workspace, number: int, timeout: float) -> NotebookResult:
-    """Run the four passes of the notebook at `path` and compare them."""
+def verify_notebook(
+    path: Path, ws: Workspace, number: int, timeout: float, auto: bool = False
+) -> NotebookResult:
+    """Run the four passes of the notebook at `path` and compare them (`auto`: the
+    stepped passes in auto mode rather than with `%%step` written on each cell)."""
     t0 = time.perf_counter()
     nb = nbformat.read(path, as_version=4)
-    wrapped = wrap(nb)
+    wrapped = wrap(nb, auto)
     scratch = ws.notebook_dir(path, number)
     common = {"kernels": ws.kernels, "timeout": timeout}
     runs: dict[str, PassRun] = {}
@@ -44,6 +47,7 @@ def verify_notebook(path: Path, ws: Workspace, number: int, timeout: float) -> N
             f"--StepMagics.store_dir={store}",  # over a store_dir in the user's config
             "--StepMagics.remote=none",  # never a team cache
             "--StepMagics.quiet=False",  # the status lines say what was served
+            "--StepMagics.auto_quiet=0",  # every one of them, in auto mode too
         ]
         for label in ("stepped", "replay"):
             runs[label] = run_pass(
@@ -61,11 +65,11 @@ def verify_notebook(path: Path, ws: Workspace, number: int, timeout: float) -> N
 
 
 def verify_in(
-    root: str, keep: bool, in_place: bool, path: Path, number: int, timeout: float
+    root: str, keep: bool, in_place: bool, path: Path, number: int, timeout: float, auto: bool
 ) -> NotebookResult:
     """`verify_notebook` in the workspace another process made (a `--jobs` worker)."""
     ws = Workspace(root=Path(root), keep=keep, in_place=in_place)
-    return verify_notebook(path, ws, number, timeout)
+    return verify_notebook(path, ws, number, timeout, auto)
 
 
 def compare_runs(

@@ -45,6 +45,11 @@ def add_parser(sub) -> None:
         "--jobs", type=int, default=1, metavar="N",
         help="verify N notebooks at once (default: 1; timings are then noisier)",
     )  # fmt: skip
+    c.add_argument(
+        "--auto", action="store_true",
+        help="run the stepped passes in auto mode (`%%%%step auto on`) instead of writing "
+        "%%%%step on each cell",
+    )  # fmt: skip
     c.add_argument("--keep", action="store_true", help="keep the scratch directory")
     c.set_defaults(func=run, standalone=True)
 
@@ -84,7 +89,7 @@ def _verify_all(paths: list[Path], ws, args: argparse.Namespace) -> list:
     results = []
     if args.jobs <= 1:
         for number, path in enumerate(paths, 1):
-            results.append(verify_notebook(path, ws, number, args.timeout))
+            results.append(verify_notebook(path, ws, number, args.timeout, args.auto))
             done(number, results[-1])
         return results
     import multiprocessing
@@ -93,7 +98,9 @@ def _verify_all(paths: list[Path], ws, args: argparse.Namespace) -> list:
     spawn = multiprocessing.get_context("spawn")  # no forked copies of zmq sockets
     with ProcessPoolExecutor(max_workers=args.jobs, mp_context=spawn) as pool:
         futures = [
-            pool.submit(verify_in, str(ws.root), ws.keep, ws.in_place, path, n, args.timeout)
+            pool.submit(
+                verify_in, str(ws.root), ws.keep, ws.in_place, path, n, args.timeout, args.auto
+            )
             for n, path in enumerate(paths, 1)
         ]
         for number, future in enumerate(futures, 1):

@@ -5,6 +5,10 @@ A `%load_ext resumable_cells` cell goes first; each non-empty code cell gets a b
 for a user), except a cell that starts with another cell magic (`%%timeit`, `%%bash`,
 `%%writefile`, ...): one cell magic cannot wrap another, so it stays plain and is
 reported as not wrapped. Empty cells stay as they are.
+
+With `auto`, the cells stay as they are and the load cell turns auto mode on
+(`%step auto on`), which puts the same cells under `%%step` as the kernel reads them:
+the same rule (`cells.cell_magic`), so both ways can be compared on one notebook.
 """
 
 from __future__ import annotations
@@ -13,7 +17,10 @@ from dataclasses import dataclass, field
 
 import nbformat
 
+from ..cells import cell_magic
+
 LOAD = "%load_ext resumable_cells"
+AUTO_ON = "%step auto on"
 LOAD_ID = "resumable-cells-verify-load"
 
 
@@ -29,16 +36,7 @@ def code_cells(nb: nbformat.NotebookNode) -> list[int]:
     return [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.source.strip()]
 
 
-def cell_magic(source: str) -> str | None:
-    """`%%name` when the cell starts with a cell magic (blank lines before it do not
-    count, as in IPython), else None."""
-    for line in source.splitlines():
-        if line.strip():
-            return line.split()[0] if line.startswith("%%") else None
-    return None
-
-
-def wrap(nb: nbformat.NotebookNode) -> Wrapped:
+def wrap(nb: nbformat.NotebookNode, auto: bool = False) -> Wrapped:
     wrapped = nbformat.from_dict(nb)
     out = Wrapped(wrapped, offset=1)
     for index in code_cells(nb):
@@ -46,9 +44,9 @@ def wrap(nb: nbformat.NotebookNode) -> Wrapped:
         magic = cell_magic(cell.source)
         if magic is not None:
             out.not_wrapped[index] = magic
-        else:
+        elif not auto:
             cell.source = "%%step\n" + cell.source
-    load = nbformat.v4.new_code_cell(LOAD)
+    load = nbformat.v4.new_code_cell(f"{LOAD}\n{AUTO_ON}" if auto else LOAD)
     load["id"] = LOAD_ID
     wrapped.cells.insert(0, load)
     return out

@@ -1,7 +1,7 @@
 """The cell's own code, run as IPython would run it without the magic.
 
 The body is compiled under the outer cell's name and line numbers (the `%%step` line
-counted as line 1), so tracebacks and SyntaxErrors point at the cell's own lines; it is
+counted as line 1, when the cell has one: auto mode's cells do not), so tracebacks and SyntaxErrors point at the cell's own lines; it is
 executed here, in the notebook's namespace, rather than through a nested `run_cell`
 (which would hide errors from the frontend); the last expression is evaluated and
 returned for IPython to display. A body with top-level `await` is compiled as IPython
@@ -22,22 +22,25 @@ if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
 
-def run(shell: InteractiveShell, ns: dict[str, Any], line: str, cell: str, transformed: str) -> Any:
-    """Execute the cell `cell` (IPython-transformed: `transformed`) of `%%step {line}`;
+def run(
+    shell: InteractiveShell, ns: dict[str, Any], header: str | None, cell: str, transformed: str
+) -> Any:
+    """Execute the body `cell` (IPython-transformed: `transformed`) of the cell whose
+    first line is `header` (`%%step ...`; None: the cell is the body, as in auto mode);
     returns the value of its last expression, or None."""
     __tracebackhide__ = True  # noqa: F841
-    body, last = _compiled(shell, line, cell, transformed, top_level_await=False)
+    body, last = _compiled(shell, header, cell, transformed, top_level_await=False)
     exec(body, ns)
     return eval(last, ns) if last is not None else None
 
 
 async def run_awaiting(
-    shell: InteractiveShell, ns: dict[str, Any], line: str, cell: str, transformed: str
+    shell: InteractiveShell, ns: dict[str, Any], header: str | None, cell: str, transformed: str
 ) -> Any:
     """`run` for a body with top-level `await`: compiled as IPython compiles such a
     cell and awaited where the step is awaited (IPython's event loop)."""
     __tracebackhide__ = True  # noqa: F841
-    body, last = _compiled(shell, line, cell, transformed, top_level_await=True)
+    body, last = _compiled(shell, header, cell, transformed, top_level_await=True)
     if body.co_flags & inspect.CO_COROUTINE:
         await eval(body, ns)
     else:
@@ -49,14 +52,19 @@ async def run_awaiting(
 
 
 def _compiled(
-    shell: InteractiveShell, line: str, cell: str, transformed: str, top_level_await: bool
+    shell: InteractiveShell,
+    header: str | None,
+    cell: str,
+    transformed: str,
+    top_level_await: bool,
 ) -> tuple[CodeType, CodeType | None]:
     """(the body but its last expression, that expression or None), compiled under the
     outer cell's name and line numbers."""
-    filename = register_source(shell, f"%%step {line}\n{cell}")
+    filename = register_source(shell, cell if header is None else f"{header}\n{cell}")
     tree = shell.compile.ast_parse(transformed, filename=filename)
     tree = shell.transform_ast(tree)
-    ast.increment_lineno(tree, 1)  # line 1 is the %%step line
+    if header is not None:
+        ast.increment_lineno(tree, 1)  # line 1 is the %%step line
     expr = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         expr = ast.Expression(tree.body.pop().value)
@@ -81,12 +89,14 @@ def awaited_by_cell() -> bool:
     return False
 
 
-def syntax_error(shell: InteractiveShell, err: SyntaxError, line: str, cell: str) -> SyntaxError:
+def syntax_error(
+    shell: InteractiveShell, err: SyntaxError, header: str | None, cell: str
+) -> SyntaxError:
     """`err` as Python would give it for the cell itself (its own file name and line
-    numbers, the %%step line counted)."""
-    source = f"%%step {line}\n{cell}"
+    numbers, the %%step line counted when there is one)."""
+    source = cell if header is None else f"{header}\n{cell}"
     filename = register_source(shell, source)
-    lineno = (err.lineno or 0) + 1
+    lineno = (err.lineno or 0) + (header is not None)
     lines = source.splitlines()
     text = lines[lineno - 1] if lineno - 1 < len(lines) else None
     return type(err)(err.msg, (filename, lineno, err.offset, text))
