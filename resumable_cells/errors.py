@@ -103,6 +103,16 @@ class StepRefused(ResumableCellsError):
     """A step that would start past a budget limit, as the user is told."""
 
 
+class NotServed(ResumableCellsError):
+    """A session restore met a step it cannot serve as it was served or ran then: the
+    restore stops there (`%step restore`)."""
+
+    def __init__(self, step: str, why: str) -> None:
+        super().__init__(f"{step}: {why}")
+        self.step = step
+        self.why = why
+
+
 class CLIError(ResumableCellsError):
     """A command-line mistake: printed as one line, exit status 2."""
 

@@ -147,6 +147,28 @@ export class NotebookRecord {
     }
   }
 
+  /** Restore session: the kernel serves the last session's executions again, from the
+   * code cells this notebook holds now (unsaved edits included). Its answer selects the
+   * cell where it stopped. */
+  restoreSession(): void {
+    const model = this.panel.content.model;
+    const cells: { id: string; source: string }[] = [];
+    if (model) {
+      for (let i = 0; i < model.cells.length; i++) {
+        const c = model.cells.get(i);
+        if (c.type === 'code') {
+          cells.push({ id: c.id, source: c.sharedModel.getSource() });
+        }
+      }
+    }
+    for (const comm of this._comms) {
+      if (!comm.isDisposed) {
+        comm.send({ action: 'restore', cells });
+        return;
+      }
+    }
+  }
+
   /** Ask, then drop one step's cached entries with `%step clear NAME`. */
   async clearStep(name: string): Promise<boolean> {
     const result = await showDialog({
@@ -213,9 +235,16 @@ export class NotebookRecord {
   /** Feed one comm payload (exposed for tests and for other transports). */
   handleMessage(data: unknown): void {
     if (data && typeof data === 'object' && 'type' in data) {
-      this._setState(applyMessage(this._state, data as RecordMessage));
-      if ((data as RecordMessage).type === 'execution') {
+      const msg = data as RecordMessage;
+      this._setState(applyMessage(this._state, msg));
+      if (msg.type === 'execution') {
         this._stepSeen.emit();
+      }
+      if (msg.type === 'restored' && msg.stopped?.cell_id) {
+        const at = this.cells.findIndex(c => c.id === msg.stopped?.cell_id);
+        if (at >= 0) {
+          void this.revealCell(at);
+        }
       }
     }
   }

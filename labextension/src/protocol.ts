@@ -115,12 +115,21 @@ export interface ICacheFigures {
   writing?: IWritingFigures | null;
 }
 
+/** How far a Restore session went, and where it stopped (docs/PROTOCOL.md). */
+export interface IRestored {
+  planned: number;
+  restored: number;
+  stopped: { step: string; cell_id: string | null; why: string } | null;
+  text: string;
+}
+
 /** Messages the kernel sends on the `resumable_cells` comm. */
 export type KernelMessage =
   | ({ type: 'snapshot' } & ISnapshot)
   | { type: 'execution'; execution: IExecution }
   | { type: 'steps'; steps: IStepRow[]; budget: IBudget | null; cache?: ICacheFigures | null }
-  | { type: 'cache'; cache: ICacheFigures };
+  | { type: 'cache'; cache: ICacheFigures }
+  | ({ type: 'restored' } & IRestored);
 
 /** The comm target both sides register. */
 export const COMM_TARGET = 'resumable_cells';

@@ -8,6 +8,7 @@ import type {
   IBudget,
   ICacheFigures,
   IExecution,
+  IRestored,
   IRunInfo,
   ISnapshot,
   IStepRow,
@@ -33,6 +34,8 @@ export interface IRecordState {
   readonly live: boolean;
   /** The store's figures (and the team cache's, from the kernel), when known. */
   readonly cache: ICacheFigures | null;
+  /** The answer to the last Restore session of this kernel session. */
+  readonly restored: IRestored | null;
 }
 
 export function emptyState(): IRecordState {
@@ -45,7 +48,8 @@ export function emptyState(): IRecordState {
     steps: new Map(),
     kernelSession: null,
     live: false,
-    cache: null
+    cache: null,
+    restored: null
   };
 }
 
@@ -123,6 +127,7 @@ export function applySnapshot(
     for (const e of snap.executions ?? []) {
       mergeExecution(executions, e);
     }
+    const kernelSession = source === 'kernel' ? (snap.session ?? null) : state.kernelSession;
     return {
       notebook: snap.notebook ?? state.notebook,
       run: snap.run ?? null,
@@ -130,9 +135,11 @@ export function applySnapshot(
       sessions: mergeSessions(snap.sessions ?? [], executions),
       executions,
       steps,
-      kernelSession: source === 'kernel' ? (snap.session ?? null) : state.kernelSession,
+      kernelSession,
       live: source === 'kernel' || (sameRun && state.live),
-      cache: mergeCache(state.cache, snap.cache)
+      cache: mergeCache(state.cache, snap.cache),
+      // what a restore said holds for the kernel session it restored
+      restored: kernelSession === state.kernelSession ? state.restored : null
     };
   }
   // Server snapshot of the same run while the kernel is live: only add what we lack.
@@ -189,7 +196,8 @@ export function applyMessage(state: IRecordState, msg: KernelMessage): IRecordSt
           executions: new Map([[e.id, e]]),
           kernelSession: e.session,
           live: true,
-          cache: state.cache
+          cache: state.cache,
+          restored: null
         };
       }
       const executions = new Map(state.executions);
@@ -215,6 +223,10 @@ export function applyMessage(state: IRecordState, msg: KernelMessage): IRecordSt
     case 'cache':
       // An entry written behind was stored or given up.
       return { ...state, cache: mergeCache(state.cache, msg.cache) };
+    case 'restored': {
+      const { type: _type, ...restored } = msg;
+      return { ...state, restored };
+    }
     default:
       return state;
   }

@@ -86,6 +86,23 @@ function RecordPanel({ model }: { model: SidebarModel }): JSX.Element {
     <div className="rc-Panel">
       <Title />
       <Actions record={record} view={view} />
+      {view.restore && (
+        <div className="rc-RestoreOffer">
+          <button
+            className="rc-Restore jp-Button jp-mod-styled jp-mod-accept"
+            title={view.restore.title}
+            onClick={() => record.restoreSession()}
+          >
+            Restore session
+          </button>
+          <span className="rc-RestoreWhat">{view.restore.what}</span>
+        </div>
+      )}
+      {view.restored && (
+        <p className={`rc-Restored${view.restored.stopped ? ' rc-mod-stopped' : ''}`} role="status">
+          {view.restored.text}
+        </p>
+      )}
       <Header view={view} />
       <Cache record={record} cache={view.cache} />
       <StepList record={record} rows={view.rows} />

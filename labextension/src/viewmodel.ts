@@ -15,7 +15,14 @@ import {
 } from './format';
 import { cacheView, ICacheView } from './glance';
 import { AGE_SHOWN_AFTER_S, STATUS_WORD } from './palette';
-import type { ExecutionStatus, IBudget, IExecution, IRunInfo, IStepRow } from './protocol';
+import type {
+  ExecutionStatus,
+  IBudget,
+  IExecution,
+  IRestored,
+  IRunInfo,
+  IStepRow
+} from './protocol';
 import { IRecordState, rowKey } from './state';
 import { parseStepCell } from './stepline';
 import { busySeconds, laneAxes } from './timeaxis';
@@ -141,6 +148,53 @@ export interface IRecordView {
   /** Badge per cell id. */
   badges: Map<string, IBadge>;
   running: boolean;
+  /** What Restore session would bring back, offered while this kernel session has run
+   * nothing yet and an earlier one ran steps; null otherwise. */
+  restore: IRestoreOffer | null;
+  /** What the last Restore session of this kernel session said. */
+  restored: IRestored | null;
+}
+
+export interface IRestoreOffer {
+  /** `4 cells, 1.2 MiB, ~20 ms`: what Restore session would bring back */
+  what: string;
+  title: string;
+  executions: number;
+}
+
+/** A hit costs its entry and replay, not its bytes (values are read lazily). */
+const RESTORE_S_PER_EXECUTION = 0.005;
+const RESTORED_STATUSES = new Set(['hit', 'live', 'effect']);
+
+/** The executions of the latest session before the current one that made its state,
+ * as `%step restore` takes them (resumable_cells/ipython/restore.py). */
+function restoreOffer(execs: IExecution[], currentSession: string | null): IRestoreOffer | null {
+  if (currentSession === null || execs.some(e => e.session === currentSession)) {
+    return null;
+  }
+  const earlier = execs.filter(e => e.session !== currentSession);
+  if (!earlier.length) {
+    return null;
+  }
+  const session = earlier[earlier.length - 1].session;
+  const made = earlier.filter(e => e.session === session && RESTORED_STATUSES.has(e.status));
+  if (!made.length) {
+    return null;
+  }
+  const cells = new Set(made.map(e => `${e.cell_id ?? ''}\u0000${e.step}`)).size;
+  const bytes = made.reduce(
+    (sum, e) => sum + (e.outputs ?? []).reduce((s, o) => s + (o.size ?? 0), 0),
+    0
+  );
+  const time = formatDuration(RESTORE_S_PER_EXECUTION * made.length);
+  return {
+    what: `${cells} ${cells === 1 ? 'cell' : 'cells'}, ${formatBytes(bytes)}, ~${time}`,
+    title:
+      `Serve again, in the order they ran, the ${made.length} executions of the last ` +
+      'kernel session, each as it was (%step restore); it stops at the first that cannot ' +
+      'be served (an effect, a cell edited since it ran) and says why',
+    executions: made.length
+  };
 }
 
 function executionTitle(e: IExecution, status: ExecutionStatus, now: number): string {
@@ -431,7 +485,9 @@ export function buildView(
     lanes: lanes(state, execs, effective, now),
     staleCells,
     badges,
-    running: ix.run.running > 0
+    running: ix.run.running > 0,
+    restore: state.live ? restoreOffer(execs, currentSession) : null,
+    restored: state.restored
   };
 }
 

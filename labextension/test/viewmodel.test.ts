@@ -542,3 +542,63 @@ describe('the cache at a glance and the age of what is served', () => {
     expect(row.title).toContain(`why: ${expired}`);
   });
 });
+
+describe('Restore session', () => {
+  const earlier = [
+    exec({
+      id: 'a',
+      step: 'load',
+      cell_id: 'c1',
+      start: T0,
+      outputs: [{ name: 'x', type: 'int', size: 1024 }]
+    }),
+    exec({ id: 'b', step: 'clean', cell_id: 'c3', status: 'hit', start: T0 + 2 }),
+    exec({ id: 'c', step: 'load', cell_id: 'c1', status: 'hit', start: T0 + 3 }),
+    exec({ id: 'd', step: 'w', cell_id: 'c4', status: 'error', start: T0 + 4 })
+  ];
+
+  it('is offered after a restart, before the new session runs anything', () => {
+    const s = applySnapshot(
+      emptyState(),
+      snapshot({ session: 'k-2', sessions: ['k-1', 'k-2'], executions: earlier }),
+      'kernel'
+    );
+    const offer = buildView(s, cells, T0 + 10).restore;
+    // three executions made the state (the error made none), in two cells
+    expect(offer?.executions).toBe(3);
+    expect(offer?.what).toBe('2 cells, 1.0 KiB, ~15 ms');
+
+    // once this session runs a cell, or from the disk alone, there is nothing to offer
+    const ran = applyMessage(s, {
+      type: 'execution',
+      execution: exec({ id: 'e', step: 'load', session: 'k-2', start: T0 + 20 })
+    });
+    expect(buildView(ran, cells, T0 + 30).restore).toBeNull();
+    const fromDisk = applySnapshot(emptyState(), snapshot({ executions: earlier }), 'server');
+    expect(buildView(fromDisk, cells, T0 + 10).restore).toBeNull();
+  });
+
+  it('says how far the restore went, for this kernel session only', () => {
+    const s = applySnapshot(
+      emptyState(),
+      snapshot({ session: 'k-2', sessions: ['k-1', 'k-2'], executions: earlier }),
+      'kernel'
+    );
+    const stopped = { step: 'clean', cell_id: 'c3', why: 'the cell was edited since it ran' };
+    const told = applyMessage(s, {
+      type: 'restored',
+      planned: 3,
+      restored: 1,
+      stopped,
+      text: 'restored 1 of 3 executions; stopped at clean: the cell was edited since it ran'
+    });
+    expect(buildView(told, cells, T0 + 10).restored?.stopped).toEqual(stopped);
+    // a new kernel session: what an earlier restore said no longer holds
+    const restarted = applySnapshot(
+      told,
+      snapshot({ session: 'k-3', sessions: ['k-1', 'k-2', 'k-3'], executions: earlier }),
+      'kernel'
+    );
+    expect(buildView(restarted, cells, T0 + 10).restored).toBeNull();
+  });
+});

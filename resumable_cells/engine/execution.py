@@ -36,6 +36,7 @@ from ..errors import (
     KeyComponentError,
     MissingDeps,
     NotRestored,
+    NotServed,
     StepRefused,
     StoreError,
     Unfaithful,
@@ -194,6 +195,8 @@ class Execution:
     async def _go(self) -> Any:
         __tracebackhide__ = True  # noqa: F841
         key_problem = self._compute_key()
+        if self.engine.restoring is not None:
+            return self._serve_as_before(key_problem)
         if not self.args.effect:
             self._warn_nondeterminism()
         reason = None
@@ -213,6 +216,34 @@ class Execution:
                 if served is not None:
                     return served[0]
             return await self._run_live(reason, key_problem)
+
+    def _serve_as_before(self, key_problem: KeyComponentError | None) -> Any:
+        """A session restore: serve the entry this execution was served from (or made)
+        in the earlier session, under the same key, or raise NotServed saying why; it
+        never runs the body."""
+        expected = self.engine.restoring.key if self.engine.restoring else None
+        if self.args.effect:
+            raise NotServed(self.name, "an effect: it runs every time, so it is not restored")
+        if self.key is None:
+            raise NotServed(self.name, f"its key cannot be computed ({key_problem})")
+        if self.key.address != expected:
+            raise NotServed(self.name, self._differs_from(expected))
+        served, reason = self._try_serve()
+        if served is None:
+            raise NotServed(self.name, reason or "its entry is gone")
+        return served[0]
+
+    def _differs_from(self, expected: str | None) -> str:
+        """Why this execution's key is not the one it had: what changed since."""
+        old = (
+            self.rec.best_effort(None, self.engine.store.get_entry, expected) if expected else None
+        )
+        if old is None:
+            return "its entry is gone (evicted or cleared)"
+        changed = why.miss_reason_between(old.preimage, self.known_key.preimage)
+        if changed == "code changed":
+            return "the cell was edited since it ran"
+        return changed or "its key differs"
 
     def _stored_meanwhile(self) -> bool:
         has_entry = self.engine.store.has_entry

@@ -18,6 +18,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import formatting, logs, settings
@@ -40,6 +41,16 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 _TRANSFORMS_KEPT = 512
+
+
+@dataclass(frozen=True)
+class Restoring:
+    """A session restore serves one execution of an earlier kernel session again: its
+    cell, its `In [n]` then, and the key it had (anything else is not served)."""
+
+    cell_id: str | None
+    execution_count: int | None
+    key: str
 
 
 class Freshness(Protocol):
@@ -73,6 +84,7 @@ class Engine:
         self.listeners: list[Callable[[str, Any], object]] = []  # the comm, tests
         self.quiet = False  # no status lines (StepMagics.quiet)
         self.transforming = False  # in `transform`: a step's body, not a user's cell
+        self.restoring: Restoring | None = None  # serve this execution again, or refuse
         self.auto_quiet = 1.0  # auto mode: no status line under this (StepMagics.auto_quiet)
         self.team: Tier | None = None  # the team cache, when one is configured
         self.cache = TieredStore(self.store)  # the store, then the team cache

@@ -39,7 +39,11 @@ class Recording:
         self.id = "e-" + os.urandom(8).hex()  # as uuid4().hex[:16] gave, without its object
         self.start = time.time()
         self.t0 = time.perf_counter()
-        self.cell_id = cell_id(engine.shell)
+        restoring = engine.restoring
+        self.cell_id = restoring.cell_id if restoring else cell_id(engine.shell)
+        self.execution_count = (
+            restoring.execution_count if restoring else prompt_number(engine.shell)
+        )
         self.key: str | None = None
         self.inputs: dict[str, dict[str, Any]] = {}  # name -> type, size, digest
         self.outputs: list[dict[str, Any]] = []  # name, type, size, digest of each bound value
@@ -107,7 +111,7 @@ class Recording:
         return {
             "id": self.id, "run": engine.run.id, "session": engine.session,
             "step": self.name, "cell_id": self.cell_id,
-            "execution_count": prompt_number(engine.shell),
+            "execution_count": self.execution_count,
             "key": self.key, "status": status,
             "start": self.start, "reason": reason,
             "inputs": [{"name": n, **i} for n, i in self.inputs.items()],

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..engine.recording import cell_id
 from ..records import glance, staleness
-from . import teamcache
+from . import restore, teamcache
 
 log = logging.getLogger(__name__)
 TARGET = "resumable_cells"
@@ -50,6 +50,8 @@ class Hub:
         data = msg.get("content", {}).get("data", {}) or {}
         if data.get("action") == "snapshot":
             self.send_snapshot()
+        elif data.get("action") == "restore":
+            self.restore(data.get("cells"))
 
     def send(self, data: dict, *, pending: bool = False) -> None:
         for c in self.comms + (self.pending if pending else []):
@@ -87,6 +89,25 @@ class Hub:
         only figures the store and the writer keep under their own locks)."""
         if self.comms:
             self.send({"type": "cache", "cache": self.cache()})
+
+    def restore(self, cells: Any) -> None:
+        """The panel's Restore session: the cells it holds (unsaved edits included) are
+        the code to serve; the answer says how far it went and where it stopped."""
+        if not isinstance(cells, list) or not all(
+            isinstance(c, dict) and isinstance(c.get("source"), str) for c in cells
+        ):
+            self.send({"type": "restored", "planned": 0, "restored": 0, "stopped": None,
+                       "text": "restore refused: the panel sent no cells"})  # fmt: skip
+            return
+        outcome = restore.restore(self.engine, cells)
+        stopped = outcome.stopped
+        self.send({
+            "type": "restored", "planned": len(outcome.planned),
+            "restored": len(outcome.served), "text": outcome.text(),
+            "stopped": None if stopped is None else
+            {"step": stopped.step, "cell_id": stopped.cell_id, "why": outcome.why},
+        })  # fmt: skip
+        self.send_rows()
 
     def listener(self, kind: str, payload: Any) -> None:
         if kind == "execution" and (self.comms or self.pending):

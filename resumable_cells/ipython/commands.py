@@ -11,11 +11,11 @@ from ..engine.kernel import Engine
 from ..records import glance, runs, staleness, views, why
 from ..storage import sizes
 from ..storage.store import Store
-from . import auto, teamcache
+from . import auto, notebookfile, restore, teamcache
 
 SUBCOMMANDS = (
     "status", "why", "plan", "timeline", "clear", "run", "budget", "config", "push", "auto",
-    "help",
+    "restore", "help",
 )  # fmt: skip
 
 
@@ -69,7 +69,8 @@ def _help(engine: Engine, argv):
         "%step config [--dir PATH] [--size-limit SIZE] [--remote URL|none]\n"
         "                           show or change the store and the team cache\n"
         "%step push [--all]         wait for pushes to the team cache (--all: every entry)\n"
-        "%step auto [on|off]        every code cell a step without %%step (kept for the notebook)"
+        "%step auto [on|off]        every code cell a step without %%step (kept for the notebook)\n"
+        "%step restore [--dry-run]  the last kernel session's state back, served (stops at what cannot be)"
     )
 
 
@@ -227,6 +228,19 @@ def _auto(engine: Engine, argv):
     return None
 
 
+def _restore(engine: Engine, argv):
+    p = _parser(
+        "restore",
+        "Serve again, in order, the executions of the last kernel session of this run, "
+        "each as it was; stop at the first that cannot be served and say why.",
+    )
+    p.add_argument("--dry-run", action="store_true", help="only say what it would restore")
+    p.add_argument("--notebook", metavar="PATH", help="the notebook file (default: this kernel's)")
+    args = p.parse_args(argv)
+    cells = notebookfile.code_cells(args.notebook) if args.notebook else None
+    return restore.command(engine, cells, args.dry_run)
+
+
 def _push(engine: Engine, argv):
     p = _parser("push", "Wait until new entries are on the team cache.")
     p.add_argument("--all", action="store_true", help="push every local entry it lacks")
@@ -256,7 +270,7 @@ def _nonneg(kind):
 _HANDLERS = {
     "help": _help, "status": _status, "why": _why, "plan": _plan, "timeline": _timeline,
     "clear": _clear, "run": _run, "budget": _budget, "config": _config, "push": _push,
-    "auto": _auto,
+    "auto": _auto, "restore": _restore,
 }  # fmt: skip
 
 __all__ = ["dispatch", "runs"]

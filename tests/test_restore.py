@@ -1,0 +1,101 @@
+"""`%step restore` in real kernels: after a restart, the executions of the last kernel
+session are served again in the order they ran (cells run out of order, in auto mode),
+so a probe prints what it printed before the restart; the restore stops at a cell edited
+since it ran, at an effect and at a cell that is gone, and says which and why; nothing
+is run. The record says `served` for each restored cell, under its own cell id."""
+
+from __future__ import annotations
+
+import ast
+
+import nbformat
+
+CELLS = {
+    "c1": "base = 10",
+    "c2": "import time\ntime.sleep(0.3)\nvalues = [base * i for i in range(5)]",
+    "c3": "total = sum(values)",
+    "c4": "%%step report --effect\nprint('total is', total)",
+}
+PROBE = "print(repr((base, values, total)))"
+
+
+def _probe(kernel, code: str = PROBE):
+    """A silent execution: not a step in auto mode, not in the record."""
+    msg_id = kernel.kc.execute(code, silent=True, store_history=False)
+    return ast.literal_eval(kernel.collect(msg_id).stdout.strip())
+
+
+def _notebook(tmp_path, cells: dict[str, str]) -> None:
+    nb = nbformat.v4.new_notebook()
+    for cid, source in cells.items():
+        cell = nbformat.v4.new_code_cell(source)
+        cell["id"] = cid
+        nb.cells.append(cell)
+    nbformat.write(nb, tmp_path / "test.ipynb")
+
+
+def _run(kernel, *ids: str, cells: dict[str, str] = CELLS) -> None:
+    for cid in ids:
+        kernel.ok(cells[cid], cell_id=cid)
+
+
+def _served(kernel) -> list[tuple[str, str]]:
+    record = "__import__('resumable_cells').record()"
+    return [
+        tuple(r) for r in _probe(kernel, f"print([(e['cell_id'], e['status']) for e in {record}])")
+    ]
+
+
+def _restart(kernel) -> None:
+    assert _probe(kernel, "print(__import__('resumable_cells').wait_for_writes(60))")
+    kernel.restart()
+    kernel.ok("%load_ext resumable_cells")
+
+
+def test_restore_serves_the_session_again_in_the_order_it_ran(kernel, tmp_path):
+    _notebook(tmp_path, CELLS)
+    kernel.ok("%step auto on")
+    _run(kernel, "c1", "c2", "c3")
+    _run(kernel, "c1")  # again, out of notebook order: served
+    before = _probe(kernel)
+    _restart(kernel)
+    dry = kernel.ok("%step restore --dry-run").stdout
+    assert "3 cells" in dry and dry.count("\n  ") == 4, dry
+    said = kernel.ok("%step restore").stdout
+    assert "restored 4 of 4 executions" in said, said
+    assert _probe(kernel) == before
+    assert _served(kernel)[-4:] == [("c1", "hit"), ("c2", "hit"), ("c3", "hit"), ("c1", "hit")]
+
+
+def test_restore_stops_at_a_cell_edited_since_it_ran(kernel, tmp_path):
+    _notebook(tmp_path, CELLS)
+    kernel.ok("%step auto on")
+    _run(kernel, "c1", "c2", "c3")
+    _restart(kernel)
+    _notebook(tmp_path, {**CELLS, "c2": CELLS["c2"].replace("range(5)", "range(6)")})
+    said = kernel.ok("%step restore").stdout
+    assert "restored 1 of 3 executions" in said, said
+    assert "stopped at time,values" in said and "edited since it ran" in said, said
+    assert _probe(kernel, "print(repr(base))") == 10
+    assert _probe(kernel, "print(repr('values' in globals()))") is False
+
+
+def test_restore_stops_at_an_effect_and_at_a_cell_that_is_gone(kernel, tmp_path):
+    _notebook(tmp_path, CELLS)
+    kernel.ok("%step auto on")
+    _run(kernel, "c1", "c2", "c3", "c4")
+    _restart(kernel)
+    said = kernel.ok("%step restore").stdout
+    assert "restored 3 of 4" in said and "stopped at report" in said, said
+    assert "an effect" in said, said
+    _restart(kernel)
+    _notebook(tmp_path, {k: v for k, v in CELLS.items() if k != "c3"})
+    said = kernel.ok("%step restore").stdout
+    # the session restored is now the one just ended: c1, c2, c3 served there
+    assert "stopped at total" in said and "not in the notebook" in said, said
+
+
+def test_nothing_to_restore_in_a_first_session(kernel, tmp_path):
+    _notebook(tmp_path, CELLS)
+    said = kernel.ok("%step restore").stdout
+    assert said.startswith("nothing to restore"), said
