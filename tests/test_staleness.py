@@ -118,3 +118,22 @@ def test_errors_and_refusals_keep_the_last_good_execution_for_staleness():
     ]
     rows = step_rows(execs, causes(execs, [Change("ridge", "r2", T + 3, "In [5]")]))
     assert rows[0]["status"] == "error" and rows[0]["stale"] is True
+
+
+def test_a_cause_quotes_prompts_of_this_kernel_session_only():
+    def refit(session):
+        return {
+            **ex("fit", T + 11, cell="f1", n=8, reads=[("ridge", "r10")], binds=[("coef", "c10")]),
+            "session": session,
+        }
+
+    execs = [
+        {**ex("fit", T + 1, cell="f1", n=3, reads=[("ridge", "r1")], binds=[("coef", "c1")]),
+         "session": "k-1"},
+        {**ex("evaluate", T + 3, cell="e1", n=5, reads=[("coef", "c1")]), "session": "k-1"},
+    ]  # fmt: skip
+    now = causes([*execs, refit("k-2")], session="k-2")
+    assert now[("evaluate", "e1")] == "coef changed by step fit (In [8])"
+    # a restart later: In [8] is a prompt of a session that is gone
+    later = causes([*execs, refit("k-2")], session="k-3")
+    assert later[("evaluate", "e1")] == "coef changed by step fit (earlier session)"

@@ -115,7 +115,7 @@ class Engine:
             return self.freshness.causes(deep=True)
         from ..records.staleness import causes
 
-        return causes(self.record())
+        return causes(self.record(), session=self.session)
 
     def snapshot(self) -> dict[str, Any]:
         from ..records.snapshot import build

@@ -164,7 +164,7 @@ class Watcher:
             self._resolve(name, None)
         if deep:
             self._look_deep()
-        return staleness.causes(self.engine.record(), self.changes)
+        return staleness.causes(self.engine.record(), self.changes, self.engine.session)
 
     def rows(self, deep: bool = False) -> list[dict]:
         stale = self.causes(deep)

@@ -50,15 +50,21 @@ def row_key(e: dict) -> RowKey:
     return (e["step"], e.get("cell_id"))
 
 
-def where(e: dict) -> str:
+def where(e: dict, session: str | None = None) -> str:
+    """`In [n]` of an execution ("" when unknown); given the kernel's `session`, one of
+    another session is `earlier session` (its prompts are not the notebook's now)."""
+    if session is not None and e.get("session") != session:
+        return "earlier session"
     n = e.get("execution_count")
     return f"In [{n}]" if n else ""
 
 
-def causes(execs: Iterable[dict], changes: Iterable[Change] = ()) -> dict[RowKey, str]:
+def causes(
+    execs: Iterable[dict], changes: Iterable[Change] = (), session: str | None = None
+) -> dict[RowKey, str]:
     """Stale rows -> why (`ridge changed (In [23])`, `coef changed by step fit (In [24])`,
-    `coef comes from stale step fit`)."""
-    binders, last = _timeline(execs, changes)
+    `coef comes from stale step fit`); `In [n]` only of the kernel `session` when given."""
+    binders, last = _timeline(execs, changes, session)
     by_name: dict[str, list[tuple[int, str | None]]] = {}
     for pos, b in enumerate(binders):
         for name, digest in b.binds.items():
@@ -72,7 +78,7 @@ def causes(execs: Iterable[dict], changes: Iterable[Change] = ()) -> dict[RowKey
     return stale
 
 
-def _timeline(execs, changes) -> tuple[list[_Binder], dict[RowKey, int]]:
+def _timeline(execs, changes, session) -> tuple[list[_Binder], dict[RowKey, int]]:
     events = [(e.get("start") or 0.0, i, e) for i, e in enumerate(execs) if e["status"] in FINAL]
     events += [(c.time, len(events) + i, c) for i, c in enumerate(changes)]
     events.sort(key=lambda ev: (ev[0], ev[1]))
@@ -86,7 +92,7 @@ def _timeline(execs, changes) -> tuple[list[_Binder], dict[RowKey, int]]:
             binders.append(_Binder(None, label, reads, {ev.name: ev.digest}, ev.how))
             continue
         key = row_key(ev)
-        at = where(ev)
+        at = where(ev, session)
         label = f"by step {ev['step']}" + (f" ({at})" if at else "")
         reads = {i["name"]: i.get("digest") for i in ev.get("inputs") or []}
         binds = {o["name"]: o.get("digest") for o in ev.get("outputs") or []}
