@@ -139,7 +139,7 @@ def test_a_bad_step_line_is_a_usage_error_naming_the_line(engine):
         plan.make(engine, [("--nosuch", "x = 1", None)])
 
 
-def test_step_cells_are_read_from_the_notebook_in_order(tmp_path):
+def test_cells_are_read_from_the_notebook_in_order(engine, tmp_path):
     nb = {
         "cells": [
             {"cell_type": "markdown", "source": "%%step not code"},
@@ -151,7 +151,11 @@ def test_step_cells_are_read_from_the_notebook_in_order(tmp_path):
     path = tmp_path / "nb.ipynb"
     path.write_text(json.dumps(nb))
     cells = notebookfile.code_cells(str(path))
-    assert plan.step_cells(cells) == [("one --effect", "x = 1\n", None), ("", "z = 3", "c-z")]
+    assert plan.plan_cells(engine, cells) == [
+        ("one --effect", "x = 1\n", None),
+        (None, "y = 2", None),  # a plain cell: simulated, not planned
+        ("", "z = 3", "c-z"),
+    ]
     path.write_text("{not json")
     with pytest.raises(UsageError, match="cannot read"):
         notebookfile.code_cells(str(path))
@@ -219,3 +223,29 @@ def test_a_dynamic_read_runs_in_the_plan(engine):
     engine.ns["key"] = "x"
     rows = plan.make(engine, cells_of("%%step dyn\nv = globals()[key]"))
     assert rows[0].action == "run" and "reads the namespace dynamically" in rows[0].reason
+
+
+def test_a_parameter_cell_edited_since_the_kernel_ran_it_is_simulated(engine):
+    engine.shell.run_cell("ridge = 1.0", store_history=True)
+    fit = "%%step fit\ncoef = ridge * 2"
+    step(engine, fit)
+    same = plan.make(engine, plan.plan_cells(engine, [{"source": "ridge = 1.0"}, {"source": fit}]))
+    assert actions(same) == [("fit", "serve", "")]
+    # the notebook now says 20.0 (not run): Run All would run fit, and the plan says so
+    edited = plan.plan_cells(engine, [{"source": "ridge = 20.0"}, {"source": fit}])
+    assert actions(plan.make(engine, edited)) == [("fit", "run", "input ridge changed")]
+    # and back to a value an entry was made with: served again
+    step(engine, "%%step seed\nridge = 20.0")
+    step(engine, fit)
+    engine.ns["ridge"] = 1.0
+    assert actions(plan.make(engine, edited)) == [("fit", "serve", "")]
+
+
+def test_a_plain_cell_the_plan_cannot_evaluate_makes_its_readers_run(engine):
+    engine.ns["rows"] = [1, 2, 3]
+    use = "%%step use\nn = len(rows)"
+    step(engine, use)
+    cells = [{"source": "import math\nrows = list(range(int(math.sqrt(16))))"}, {"source": use}]
+    assert actions(plan.make(engine, plan.plan_cells(engine, cells))) == [
+        ("use", "run", "input rows comes from a plain cell the plan cannot evaluate, which runs")
+    ]

@@ -99,3 +99,31 @@ def test_nothing_to_restore_in_a_first_session(kernel, tmp_path):
     _notebook(tmp_path, CELLS)
     said = kernel.ok("%step restore").stdout
     assert said.startswith("nothing to restore"), said
+
+
+def _with_cells(kernel, code: str, cells: dict[str, str]):
+    """Run `code` as the sidebar sends `%step plan` / `%step restore`: the notebook's
+    code cells, unsaved edits included, in the request's metadata."""
+    kc = kernel.kc
+    content = {"code": code, "silent": False, "store_history": True,
+               "user_expressions": {}, "allow_stdin": False, "stop_on_error": True}  # fmt: skip
+    sent = [{"id": cid, "source": src} for cid, src in cells.items()]
+    msg = kc.session.msg("execute_request", content, metadata={"resumable_cells": {"cells": sent}})
+    kc.shell_channel.send(msg)
+    return kernel.collect(msg["header"]["msg_id"])
+
+
+def test_plan_and_restore_use_the_cells_sent_with_the_request(kernel, tmp_path):
+    _notebook(tmp_path, CELLS)  # the file on disk: as run
+    kernel.ok("%step auto on")
+    _run(kernel, "c1", "c2", "c3")
+    on_disk = kernel.ok("%step plan").result()
+    assert "serve  time,values" in on_disk, on_disk
+    edited = {**CELLS, "c1": "base = 11"}  # unsaved: only the frontend has it
+    plan = _with_cells(kernel, "%step plan", edited).result()
+    assert "run    base  (code changed)" in plan, plan  # (in auto mode it is a step too)
+    assert "run    time,values  (input base comes from step base, which runs)" in plan, plan
+    _restart(kernel)
+    said = _with_cells(kernel, "%step restore", edited).stdout
+    assert "restored 0 of 3" in said and "stopped at base" in said, said
+    assert "edited since it ran" in said, said

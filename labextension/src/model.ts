@@ -38,6 +38,9 @@ export async function fetchSnapshot(
   return (await response.json()) as ISnapshot;
 }
 
+/** A cell that asks for the plan or a restore: its request carries the notebook's cells. */
+const PLAN_OR_RESTORE = /^\s*%step\s+(plan|restore)\b/m;
+
 export class NotebookRecord {
   constructor(panel: NotebookPanel, settings?: ServerConnection.ISettings) {
     this.panel = panel;
@@ -151,6 +154,17 @@ export class NotebookRecord {
    * code cells this notebook holds now (unsaved edits included). Its answer selects the
    * cell where it stopped. */
   restoreSession(): void {
+    const cells = this.codeCells();
+    for (const comm of this._comms) {
+      if (!comm.isDisposed) {
+        comm.send({ action: 'restore', cells });
+        return;
+      }
+    }
+  }
+
+  /** The code cells as this notebook holds them now, unsaved edits included. */
+  codeCells(): { id: string; source: string }[] {
     const model = this.panel.content.model;
     const cells: { id: string; source: string }[] = [];
     if (model) {
@@ -161,12 +175,7 @@ export class NotebookRecord {
         }
       }
     }
-    for (const comm of this._comms) {
-      if (!comm.isDisposed) {
-        comm.send({ action: 'restore', cells });
-        return;
-      }
-    }
+    return cells;
   }
 
   /** Ask, then drop one step's cached entries with `%step clear NAME`. */
@@ -310,11 +319,42 @@ export class NotebookRecord {
     }
     kernel.registerCommTarget(COMM_TARGET, this._onCommOpen);
     kernel.statusChanged.connect(this._onKernelStatus, this);
+    this._sendCellsWithPlans(kernel);
     this._openComm();
+  }
+
+  /**
+   * `%step plan` and `%step restore` work from the cells this notebook holds now, unsaved
+   * edits included: their execute requests carry them (metadata `resumable_cells.cells`,
+   * docs/PROTOCOL.md). A comm message would arrive too late: Run All queues every
+   * request before the kernel's comm opens. JupyterLab has no hook for a request's
+   * metadata, so this connection's `sendShellMessage` is wrapped (undone on disconnect).
+   */
+  private _sendCellsWithPlans(kernel: Kernel.IKernelConnection): void {
+    type Send = (msg: KernelMessage.IShellMessage, ...rest: unknown[]) => unknown;
+    const conn = kernel as unknown as { sendShellMessage: Send };
+    const original = conn.sendShellMessage;
+    if (typeof original !== 'function') {
+      return;
+    }
+    conn.sendShellMessage = (msg, ...rest) => {
+      if (msg.header.msg_type === 'execute_request') {
+        const code = (msg.content as { code?: unknown }).code;
+        if (typeof code === 'string' && PLAN_OR_RESTORE.test(code)) {
+          msg.metadata = { ...msg.metadata, resumable_cells: { cells: this.codeCells() } };
+        }
+      }
+      return original.call(kernel, msg, ...rest);
+    };
+    this._unwrapRequests = () => {
+      conn.sendShellMessage = original;
+    };
   }
 
   private _disconnectKernel(): void {
     const kernel = this._kernel;
+    this._unwrapRequests?.();
+    this._unwrapRequests = null;
     for (const comm of this._comms) {
       if (!comm.isDisposed) {
         comm.dispose();
@@ -386,6 +426,7 @@ export class NotebookRecord {
   } | null = null;
   private _kernel: Kernel.IKernelConnection | null = null;
   private _comms = new Set<Kernel.IComm>();
+  private _unwrapRequests: (() => void) | null = null;
   private _restarting = false;
   private _disposed = false;
   private _settings: ServerConnection.ISettings | undefined;

@@ -237,7 +237,11 @@ def _restore(engine: Engine, argv):
     p.add_argument("--dry-run", action="store_true", help="only say what it would restore")
     p.add_argument("--notebook", metavar="PATH", help="the notebook file (default: this kernel's)")
     args = p.parse_args(argv)
-    cells = notebookfile.code_cells(args.notebook) if args.notebook else None
+    cells: list[dict] | None
+    if args.notebook:
+        cells = notebookfile.code_cells(args.notebook)
+    else:  # the cells the sidebar sent with this request, else the notebook file
+        cells = notebookfile.sent_cells(engine.shell)
     return restore.command(engine, cells, args.dry_run)
 
 

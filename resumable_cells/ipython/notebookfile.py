@@ -1,4 +1,7 @@
-"""Which notebook file this kernel is running, for `%step plan`.
+"""Which cells `%step plan` and `%step restore` work from: the ones the frontend sent
+with the request (the sidebar adds the notebook's code cells, unsaved edits included, to
+the metadata of a request that runs either: `sent_cells`), else the notebook file this
+kernel is running.
 
 JupyterLab and Notebook 7 name it (`__session__`, `JPY_SESSION_NAME`). A headless run
 (nbconvert, papermill, nbclient) does not: then the notebook is recognised by its
@@ -25,6 +28,26 @@ class Located:
     path: str | None  # None: no file; `cells` are what the kernel ran
     note: str  # what was used, when the frontend did not say ("" when it did)
     cells: list[dict] | None = None
+
+
+def sent_cells(shell: Any) -> list[dict] | None:
+    """The code cells the frontend sent with the request being run (metadata
+    `resumable_cells.cells`: [{"id", "source"}]), or None when it sent none (a frontend
+    without the sidebar, nbclient) or something else."""
+    kernel = getattr(shell, "kernel", None)
+    if kernel is None:
+        return None
+    try:
+        meta = kernel.get_parent().get("metadata") or {}
+    except Exception:  # no request being handled
+        return None
+    cells = (meta.get("resumable_cells") or {}).get("cells")
+    if not isinstance(cells, list) or not all(
+        isinstance(c, dict) and isinstance(c.get("source"), str) for c in cells
+    ):
+        return None
+    return [{"id": c.get("id") if isinstance(c.get("id"), str) else None,
+             "source": c["source"]} for c in cells]  # fmt: skip
 
 
 def code_cells(path: str) -> list[dict]:

@@ -26,7 +26,8 @@ from ..hashing import reach
 from ..hashing.values import Hasher
 from ..records import why
 from ..storage.entries import Entry
-from . import notebookfile, stepargs
+from . import auto, notebookfile, stepargs
+from . import plan_plain as plain
 
 log = logging.getLogger(__name__)
 
@@ -85,34 +86,53 @@ class Plan:
         )
 
 
-def step_cells(cells: list[dict]) -> list[tuple[str, str, str | None]]:
-    """(magic line, body, cell id) of each `%%step` cell, in notebook order."""
-    out = []
+def plan_cells(engine, cells: list[dict]) -> list[tuple[str | None, str, str | None]]:
+    """(the `%%step` line, None for a plain cell; the body; the cell id) of each code
+    cell, in notebook order. In auto mode a cell it would wrap is a step."""
+    mode = auto.of(engine)
+    out: list[tuple[str | None, str, str | None]] = []
     for cell in cells:
-        first, _, body = cell["source"].partition("\n")
+        source = cell["source"]
+        first, _, body = source.partition("\n")
         if first.startswith("%%step"):
             out.append((first[len("%%step") :].strip(), body, cell.get("id")))
+        elif mode is not None and mode.on and auto.wraps(source):
+            out.append(("--auto", source, cell.get("id")))
+        elif source.strip():
+            out.append((None, source, cell.get("id")))
     return out
 
 
 def show(engine, explicit: str | None) -> Plan:
-    found = notebookfile.locate(engine.shell, explicit)
-    cells = found.cells if found.path is None else notebookfile.code_cells(found.path)
+    sent = None if explicit else notebookfile.sent_cells(engine.shell)
+    cells: list[dict] | None
+    if sent is not None:
+        cells, note = sent, ""
+    else:
+        found = notebookfile.locate(engine.shell, explicit)
+        cells = found.cells if found.path is None else notebookfile.code_cells(found.path)
+        note = found.note
     assert cells is not None  # `locate` gives the cells whenever it gives no file
-    rows = make(engine, step_cells(cells))
+    rows = make(engine, plan_cells(engine, cells))
     stale = engine.staleness()
     for row in rows:
         row.stale = stale.get((row.step, row.cell_id)) or stale.get((row.step, None))
-    return Plan(rows, found.note)
+    return Plan(rows, note)
 
 
-def make(engine, cells: list[tuple[str, str, str | None]]) -> list[PlanRow]:
-    # name -> digest from earlier steps (None: unknown); a value a hit left unread
+def make(engine, cells: list[tuple[str | None, str, str | None]]) -> list[PlanRow]:
+    """The plan of `cells` ((the %%step line or None for a plain cell, body, cell id)):
+    a row per step cell."""
+    # name -> digest from earlier cells (None: unknown); a value a hit left unread
     # counts as bound, with its stored digest
     known: dict[str, str | None] = {n: k.digest for n, k in engine.pending.known().items()}
-    producer: dict[str, str] = {}
+    producer: dict[str, str] = {}  # name -> "step NAME" / "a plain cell" that binds it
+    ran = plain.ran_here(engine.shell)
     rows = []
     for line, body, cell_id in cells:
+        if line is None:
+            plain.simulate(engine, body, ran, known, producer)
+            continue
         try:
             args = stepargs.parse(line)
         except UsageError as err:
@@ -126,7 +146,7 @@ def make(engine, cells: list[tuple[str, str, str | None]]) -> list[PlanRow]:
         rows.append(row)
         for n, d in bound.items():
             known[n] = d
-            producer[n] = name
+            producer[n] = f"step {name}"
     return rows
 
 
@@ -142,7 +162,7 @@ def _plan_step(engine, name, args, info, known, producer):
     for n, d in digests.items():
         if d is None:
             return PlanRow(
-                name, "run", f"input {n} comes from step {producer[n]}, which runs"
+                name, "run", f"input {n} comes from {producer[n]}, which runs"
             ), unknown_bound
     current = _Current(engine, known, digests)
     found, invalid = _matching_entry(engine, name, info, args, current)
@@ -240,7 +260,7 @@ def _why_not(engine, name, info, args, current: _Current, producer: dict) -> str
     old_pre = old.preimage
     for n in old_pre.get("inputs", {}):
         if current(n) is None and n in producer:
-            return f"input {n} comes from step {producer[n]}, which runs"
+            return f"input {n} comes from {producer[n]}, which runs"
     preimage = {
         "code": step_key.code_id(info.normalised),
         "version": args.version,

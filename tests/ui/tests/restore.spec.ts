@@ -2,7 +2,7 @@
  * Restore session in a real JupyterLab: cells run out of order in auto mode, the kernel
  * restarts, the panel offers the session back and serves it (a probe prints what it
  * printed before); after another restart, a cell edited since it ran (unsaved) stops the
- * restore there, saying why, with the cell selected.
+ * restore there, saying why, with the cell selected; `%step plan` sees the unsaved edit.
  */
 import { expect, Page, test } from '@playwright/test';
 import * as path from 'path';
@@ -76,4 +76,14 @@ test('Restore session brings back cells run out of order, and stops at an edit',
   );
   await expect(said).toHaveClass(/rc-mod-stopped/);
   await expect(cell(page, 3)).toHaveClass(/jp-mod-selected/);
+
+  // `%step plan` plans from the cells as the notebook holds them: the edit is not saved
+  await cell(page, 5).locator('.jp-InputPrompt').click();
+  await page.keyboard.press('b');
+  await page.keyboard.press('Enter');
+  await page.keyboard.type('%step plan');
+  await page.keyboard.press('Control+Enter');
+  await expect(cell(page, 6).locator('.jp-OutputArea-output')).toContainText(
+    /run\s*b\s*code changed/
+  );
 });

@@ -1,0 +1,104 @@
+"""What a plain cell will bind when Run All reaches it, as far as `%step plan` can tell
+without running it.
+
+A parameter cell is the common case (`ridge = 20.0` edited since the kernel ran it):
+names assigned a literal take that literal's digest, so the steps after it are planned
+against the value Run All will give them, not the one the kernel holds. A cell the
+kernel already ran with this very code is taken to bind again what it bound (its values
+are in the namespace). Imports bind modules, which steps key by version, not value.
+Anything else a cell binds is unknown until it runs: a step that reads it is planned to
+run, saying so.
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+from typing import Any
+
+from ..engine.code import analysis
+from ..errors import Unhashable
+from ..hashing.values import Hasher
+
+log = logging.getLogger(__name__)
+PLAIN = "a plain cell"
+
+
+def ran_here(shell: Any) -> set[str]:
+    """The cells this kernel ran, as typed (stripped)."""
+    hm = getattr(shell, "history_manager", None)
+    return {s.strip() for s in (getattr(hm, "input_hist_raw", None) or []) if s.strip()}
+
+
+def simulate(
+    engine: Any,
+    source: str,
+    ran: set[str],
+    known: dict[str, str | None],
+    producer: dict[str, str],
+) -> None:
+    """Update `known` (name -> digest, None: unknown) with what the plain cell `source`
+    will bind."""
+    if source.strip() in ran:
+        for name in _binds(engine, source):
+            known.pop(name, None)  # the namespace holds what it binds: read it there
+            producer.pop(name, None)
+        return
+    try:
+        tree = ast.parse(engine.transform(source))
+    except SyntaxError:  # it fails when it runs; it binds nothing
+        log.debug("a plain cell does not parse; the plan skips it", exc_info=True)
+        return
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            continue
+        literal = _literal_assignment(stmt)
+        if literal is not None:
+            names, value = literal
+            digest = _digest(value)
+            for name in names:
+                known[name] = digest
+                producer[name] = PLAIN
+            continue
+        for name in _stmt_binds(stmt):
+            known[name] = None
+            producer[name] = f"{PLAIN} the plan cannot evaluate"
+
+
+def _literal_assignment(stmt: ast.stmt) -> tuple[list[str], Any] | None:
+    """(names, value) of `a = b = <literal>` / `a: T = <literal>`, else None."""
+    if isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets):
+        targets = [t.id for t in stmt.targets if isinstance(t, ast.Name)]
+        value_node: ast.expr | None = stmt.value
+    elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+        targets, value_node = [stmt.target.id], stmt.value
+    else:
+        return None
+    if value_node is None:
+        return None
+    try:
+        return targets, ast.literal_eval(value_node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+def _digest(value: Any) -> str | None:
+    try:
+        return Hasher({}).value_digest(value, "literal")
+    except (Unhashable, RecursionError):
+        return None
+
+
+def _binds(engine: Any, source: str) -> tuple[str, ...]:
+    try:
+        return analysis.analyse(engine.transform(source)).binds
+    except SyntaxError:
+        return ()
+
+
+def _stmt_binds(stmt: ast.stmt) -> tuple[str, ...]:
+    module = ast.Module(body=[stmt], type_ignores=[])
+    try:
+        return analysis.analyse(ast.unparse(module)).binds
+    except SyntaxError:
+        return ()
