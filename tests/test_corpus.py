@@ -9,6 +9,7 @@ the engine stated one of the ACCEPTED reasons for not caching it.
 
 Twice: with `%%step` written on each cell, and in auto mode (`%step auto on`, the cells
 as they are), which must put the same cells under `%%step` and give the same outputs.
+And `%step plan`, asked before the replay, must say what the replay (a Run All) does.
 """
 
 from __future__ import annotations
@@ -110,6 +111,16 @@ def test_every_deterministic_error_free_step_is_served_or_says_why(corpus_run):
     assert not found, f"{len(found)} steps not served without an accepted reason:\n" + listing(
         found
     )
+
+
+def test_the_plan_says_what_run_all_does(corpus_run):
+    # Before the replay, `%step plan` planned every step; the replay is that Run All.
+    # It may say `run` where Run All served by early cutoff (a step before it ran again
+    # and made the same values): verify accepts that, and nothing else.
+    planned = [(nb, c) for nb, c in cells(corpus_run[1]) if c["plan"]]
+    assert len(planned) > 400
+    found = [(nb, c, c["plan_differs"]) for nb, c in planned if c["plan_differs"]]
+    assert not found, f"{len(found)} cells planned wrong:\n" + listing(found)
 
 
 def test_verify_exits_0_on_the_corpus(corpus_run):

@@ -127,3 +127,17 @@ def test_plan_and_restore_use_the_cells_sent_with_the_request(kernel, tmp_path):
     said = _with_cells(kernel, "%step restore", edited).stdout
     assert "restored 0 of 3" in said and "stopped at base" in said, said
     assert "edited since it ran" in said, said
+
+
+def test_a_cell_edited_and_run_again_is_restored_as_it_last_ran(kernel, tmp_path):
+    kernel.ok("%step auto on")
+    _run(kernel, "c1", "c2", "c3")
+    wider = {**CELLS, "c1": "base = 12"}  # edited, run again, and what reads it too
+    _run(kernel, "c1", "c2", "c3", cells=wider)
+    before = _probe(kernel)
+    _notebook(tmp_path, wider)
+    _restart(kernel)
+    said = kernel.ok("%step restore").stdout
+    assert "restored 3 of 6 executions" in said and "3 superseded" in said, said
+    assert "stopped" not in said, said
+    assert _probe(kernel) == before

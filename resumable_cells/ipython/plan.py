@@ -127,11 +127,12 @@ def make(engine, cells: list[tuple[str | None, str, str | None]]) -> list[PlanRo
     # counts as bound, with its stored digest
     known: dict[str, str | None] = {n: k.digest for n, k in engine.pending.known().items()}
     producer: dict[str, str] = {}  # name -> "step NAME" / "a plain cell" that binds it
+    modules: dict[str, str] = {}  # alias -> module path, imported by a cell before
     ran = plain.ran_here(engine.shell)
     rows = []
     for line, body, cell_id in cells:
         if line is None:
-            plain.simulate(engine, body, ran, known, producer)
+            plain.simulate(engine, body, ran, known, producer, modules)
             continue
         try:
             args = stepargs.parse(line)
@@ -141,7 +142,8 @@ def make(engine, cells: list[tuple[str | None, str, str | None]]) -> list[PlanRo
             ) from None
         info = step_code.of(engine.shell, engine.transform(body)).info
         name = args.name or info.default_name()
-        row, bound = _plan_step(engine, name, args, info, known, producer)
+        row, bound = _plan_step(engine, name, args, info, known, producer, modules)
+        modules.update(info.imports)
         row.cell_id = cell_id
         rows.append(row)
         for n, d in bound.items():
@@ -150,7 +152,7 @@ def make(engine, cells: list[tuple[str | None, str, str | None]]) -> list[PlanRo
     return rows
 
 
-def _plan_step(engine, name, args, info, known, producer):
+def _plan_step(engine, name, args, info, known, producer, modules):
     unknown_bound = {n: None for n in info.binds}
     if args.effect:
         return PlanRow(name, "effect", "effects always run"), unknown_bound
@@ -164,7 +166,7 @@ def _plan_step(engine, name, args, info, known, producer):
             return PlanRow(
                 name, "run", f"input {n} comes from {producer[n]}, which runs"
             ), unknown_bound
-    current = _Current(engine, known, digests)
+    current = _Current(engine, known, digests, modules)
     found, invalid = _matching_entry(engine, name, info, args, current)
     if found is None:
         reason = invalid or _why_not(engine, name, info, args, current, producer)
@@ -198,8 +200,9 @@ class _Current:
     it, or read from the namespace (an input an entry lists that the plan did not reach,
     through a function an earlier step binds)."""
 
-    def __init__(self, engine, known: dict, digests: dict):
+    def __init__(self, engine, known: dict, digests: dict, modules: dict[str, str]):
         self.engine, self.known, self.digests = engine, known, dict(digests)
+        self.modules = modules
         self.selected = frozenset(digests)  # what the engine's key would hold
 
     def __call__(self, name: str) -> str | None:
@@ -213,7 +216,7 @@ class _Current:
             return self.known[name]
         value = ns.get(name, reach.MISSING)
         if "." in name:
-            ref = reach.ref_of(ns, name)
+            ref = reach.ref_of(ns, name) or plain.imported_ref(name, self.modules)
             resolved = ref.resolve() if ref is not None else None
             value = resolved[1] if resolved is not None else reach.MISSING
             if value is reach.MISSING:

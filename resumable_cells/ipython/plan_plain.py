@@ -8,16 +8,23 @@ kernel already ran with this very code is taken to bind again what it bound (its
 are in the namespace). Imports bind modules, which steps key by version, not value.
 Anything else a cell binds is unknown until it runs: a step that reads it is planned to
 run, saying so.
+
+A step's input may be a module attribute (`np.nan`) of a module that a cell before it
+imports and this kernel has not imported yet: the plan imports that module to read it
+(`imported_ref`). That runs the module's own code, as Run All will; no notebook code.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
 import logging
+from types import ModuleType
 from typing import Any
 
 from ..engine.code import analysis
 from ..errors import Unhashable
+from ..hashing import reach
 from ..hashing.values import Hasher
 
 log = logging.getLogger(__name__)
@@ -36,9 +43,14 @@ def simulate(
     ran: set[str],
     known: dict[str, str | None],
     producer: dict[str, str],
+    modules: dict[str, str],
 ) -> None:
     """Update `known` (name -> digest, None: unknown) with what the plain cell `source`
-    will bind."""
+    will bind, and `modules` (alias -> module path) with what it imports."""
+    try:
+        modules.update(analysis.analyse(engine.transform(source)).imports)
+    except SyntaxError:  # it fails when it runs; it imports nothing
+        log.debug("a plain cell does not parse; the plan skips its imports", exc_info=True)
     if source.strip() in ran:
         for name in _binds(engine, source):
             known.pop(name, None)  # the namespace holds what it binds: read it there
@@ -102,3 +114,27 @@ def _stmt_binds(stmt: ast.stmt) -> tuple[str, ...]:
         return analysis.analyse(ast.unparse(module)).binds
     except SyntaxError:
         return ()
+
+
+def imported_ref(label: str, modules: dict[str, str]) -> reach.AttrRef | None:
+    """The attribute chain `label` (`np.nan`) names when its root is an alias a cell
+    before imports (`import numpy as np`), importing that module; None otherwise."""
+    root = label.split(".")[0]
+    path = modules.get(root)
+    if path is None:
+        return None
+    try:
+        module: Any = importlib.import_module(path)
+    except ImportError:  # `from pkg import name`: an attribute of `pkg`, maybe a module
+        parent, _, attr = path.rpartition(".")
+        try:
+            module = getattr(importlib.import_module(parent), attr) if parent else None
+        except Exception:
+            log.debug("the plan could not import %s", path, exc_info=True)
+            return None
+    except Exception:  # a module that fails to import fails Run All too
+        log.debug("the plan could not import %s", path, exc_info=True)
+        return None
+    if not isinstance(module, ModuleType):
+        return None
+    return reach.ref_of({root: module}, label)

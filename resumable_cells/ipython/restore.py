@@ -10,7 +10,9 @@ than run anything). So a value comes back only as the step made it then, read la
 like any hit. The restore stops at the first execution it cannot serve and says why: an
 effect (it runs every time), a cell edited since it ran, an input that a cell outside
 the record set (a plain cell, before auto mode), an entry evicted or expired, a cell
-that is gone. Failed and interrupted executions left nothing to restore and are skipped.
+that is gone. Failed and interrupted executions left nothing to restore and are skipped,
+and so is one that cannot be served when its cell ran again later in the session (a cell
+edited and run again): the later run replaced what it left.
 
 The session restored is the latest one before this kernel's, in the current run.
 Outputs are not shown again (the notebook still shows them); the cells' badges and the
@@ -53,6 +55,7 @@ class Outcome:
     session: str | None
     planned: list[Planned]
     served: list[Planned] = field(default_factory=list)
+    skipped: list[Planned] = field(default_factory=list)  # its cell ran again later
     stopped: Planned | None = None
     why: str | None = None
     seconds: float = 0.0
@@ -64,6 +67,9 @@ class Outcome:
             f"restored {len(self.served)} of {len(self.planned)} executions of session "
             f"{self.session[:12]} in {formatting.duration(self.seconds)}"
         )
+        if self.skipped:
+            n = len(self.skipped)
+            done += f" ({n} superseded by a later run of {'its' if n == 1 else 'their'} cell)"
         if self.stopped is None:
             return done
         where = f" (In [{self.stopped.execution_count}])" if self.stopped.execution_count else ""
@@ -110,15 +116,25 @@ def restore(engine: Engine, cells: list[dict] | None = None) -> Outcome:
     if cells is None:
         cells = _notebook_cells(engine)
     by_id = {c["id"]: c["source"] for c in cells if c.get("id")}
-    for p in planned:
+    for i, p in enumerate(planned):
         source = by_id.get(p.cell_id) if p.cell_id else _by_name(engine, cells, p.step)
         why = _serve(engine, p, source)
-        if why is not None:
+        if why is None:
+            out.served.append(p)
+        elif _runs_again(p, planned[i + 1 :]):
+            # Its cell ran again later (edited and run, say): what it left was replaced
+            # then. Skipping it is safe: a later execution that read what it left has
+            # another key now, and the restore stops there.
+            out.skipped.append(p)
+        else:
             out.stopped, out.why = p, why
             break
-        out.served.append(p)
     out.seconds = time.perf_counter() - t0
     return out
+
+
+def _runs_again(p: Planned, later: list[Planned]) -> bool:
+    return any((q.cell_id, q.step) == (p.cell_id, p.step) for q in later)
 
 
 def _serve(engine: Engine, p: Planned, source: str | None) -> str | None:

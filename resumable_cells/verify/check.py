@@ -13,6 +13,7 @@ whether the replay served the step and, when not, why.
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -43,15 +44,20 @@ def verify_notebook(
                 nb, folder, ws.env(path), label=label, log_file=scratch / f"{label}.log", **common
             )
         folder, store = ws.folder(path, scratch / "stepped"), scratch / "store"
+        # The replay asks `%step plan` first, of the notebook as the kernel runs it.
+        planned = scratch / "planned.ipynb"
+        nbformat.write(wrapped.nb, planned)
+        replay_nb = nbformat.from_dict(wrapped.nb)
+        replay_nb.cells[0].source += f"\n%step plan --notebook {planned}"
         config = [
             f"--StepMagics.store_dir={store}",  # over a store_dir in the user's config
             "--StepMagics.remote=none",  # never a team cache
             "--StepMagics.quiet=False",  # the status lines say what was served
             "--StepMagics.auto_quiet=0",  # every one of them, in auto mode too
         ]
-        for label in ("stepped", "replay"):
+        for label, ran in (("stepped", wrapped.nb), ("replay", replay_nb)):
             runs[label] = run_pass(
-                wrapped.nb, folder, ws.env(path, store), label=label, extra_arguments=config,
+                ran, folder, ws.env(path, store), label=label, extra_arguments=config,
                 after_restart=LOAD, log_file=scratch / f"{label}.log", **common,
             )  # fmt: skip
         if ws.keep:  # for a look at what each pass showed
@@ -91,6 +97,11 @@ def compare_runs(
     load = runs["stepped"].cells.get(0)
     if load is not None and _error(load.outputs):
         result.problems.append(f"`{LOAD}` failed: {_error(load.outputs)}")
+    plan = plan_rows(runs["replay"].cells.get(0))
+    steps = [i for i in code_cells(nb) if wrapped.not_wrapped.get(i, "%%step") == "%%step"]
+    planned = dict(zip(steps, plan, strict=False)) if len(plan) == len(steps) else {}
+    if plan and not planned:
+        result.problems.append(f"`%step plan` listed {len(plan)} steps, not {len(steps)}")
     for index in code_cells(nb):
         at = {label: run.cells.get(index) for label, run in runs.items() if "plain" in label}
         at.update(
@@ -99,8 +110,48 @@ def compare_runs(
                 for label in ("stepped", "replay")
             }
         )
-        result.cells.append(_cell(nb.cells[index], index, wrapped, at))
+        res = _cell(nb.cells[index], index, wrapped, at)
+        if index in planned:
+            res.plan, res.plan_reason = planned[index]
+            res.plan_differs = _plan_differs(res)
+        result.cells.append(res)
     return result
+
+
+_PLAN_ROW = re.compile(r"^(serve|run|effect) +(\S+)(?:  \((.*)\))?$")
+_DOES = {"serve": "hit", "run": "live", "effect": "effect"}
+
+
+def plan_rows(load: CellRun | None) -> list[tuple[str, str | None]]:
+    """(action, why) of each row of the plan the replay's first cell printed."""
+    if load is None:
+        return []
+    text = next(
+        (o["data"].get("text/plain", "") for o in load.outputs
+         if o.get("output_type") == "execute_result"),
+        "",
+    )  # fmt: skip
+    rows = []
+    for line in text.splitlines():
+        m = _PLAN_ROW.match(line)
+        if m:
+            rows.append((m.group(1), m.group(3)))
+    return rows
+
+
+def _plan_differs(res: CellResult) -> str | None:
+    """The plan against what Run All did. A plan may say `run` where Run All served a
+    step that read a value a step before it ran again and made the same (early cutoff:
+    no plan can know it without running), or a cell that fails or is nondeterministic
+    (what it binds is new each time); anything else is a wrong plan."""
+    if res.plan is None or res.replay in ("hung", "died", "not run") or res.hung:
+        return None
+    if _DOES[res.plan] == res.replay or (res.plan == "run" and res.replay == "error"):
+        return None
+    if res.plan == "run" and res.replay == "hit" and "which runs" in (res.plan_reason or ""):
+        return None  # early cutoff
+    why = f" ({res.plan_reason})" if res.plan_reason else ""
+    return f"said {res.plan}{why}, Run All: {res.replay}"
 
 
 def _cell(cell, index: int, wrapped: Wrapped, at: dict[str, CellRun | None]) -> CellResult:
@@ -120,7 +171,7 @@ def _cell(cell, index: int, wrapped: Wrapped, at: dict[str, CellRun | None]) -> 
     own = "".join(stderr_of(p.outputs) for p in (p1, p2) if p is not None)
     live, live_step = _stepped(s, own)
     again, again_step = _stepped(r, own)
-    if res.wrapped:
+    if res.wrapped or res.magic == "%%step":  # (a step of the notebook's own too)
         res.stepped, res.replay = _status(s, live_step), _status(r, again_step)
         res.messages = list(dict.fromkeys(live_step.messages + again_step.messages))
         if res.replay != "hit":

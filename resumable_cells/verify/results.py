@@ -35,6 +35,9 @@ class CellResult:
     reason: str | None = None  # why the replay did not serve it
     messages: list[str] = field(default_factory=list)  # the extension's, both passes
     seconds: dict[str, float] = field(default_factory=dict)  # by pass
+    plan: str | None = None  # what `%step plan` said before the replay: serve|run|effect
+    plan_reason: str | None = None
+    plan_differs: str | None = None  # the plan against what the replay did
 
     @property
     def served(self) -> bool:
@@ -59,6 +62,8 @@ class CellResult:
         expected = self.plain_error is not None and self.replay == "error"  # it raises
         if self.wrapped and not self.served and not self.hung and not expected:
             out.append(f"not served: {self.reason or 'no reason given'}")
+        if self.plan_differs:
+            out.append("plan: " + self.plan_differs)
         if not self.wrapped:
             out.append(f"not wrapped ({self.magic})")
         if self.slow:
