@@ -18,6 +18,14 @@ and which edits to try after the resume:
   `new` in the cell with that id, save, and execute again in a new kernel, one edit after
   the other, as a person editing the notebook and pressing Restart and Run All would.
 - `"resume_note"`: one line printed under the table, saying why its resume runs steps.
+- `"session": {"order": [...], "resume": [...]}`: a session out of order (06). The first
+  run executes the cells of `order` in that order, as a person did (an entry
+  `{"cell", "old", "new"}` edits that cell and runs it, `"run": false` only edits it;
+  the edit stays, as in an editor);
+  the notebook is saved as edited; the resume executes only the cells of `resume` in a
+  new kernel (the load and `%step restore`). Such a notebook is counted from its record:
+  each execution of a session, served or ran, whether or not it shows a status line (in
+  auto mode a trivial cell shows none).
 
 The exit status is non-zero when a notebook fails in a way it does not announce.
 """
@@ -47,6 +55,8 @@ __all__ = [
     "apply_edit",
     "budget",
     "execute",
+    "record",
+    "restore_said",
     "run_notebook",
     "main",
 ]
@@ -66,10 +76,15 @@ class Execution:
     crashed: bool = False  # the kernel died
     error: str | None = None  # `ename: evalue` of the cell that stopped the execution
     error_cell: int | None = None
+    recorded: list[dict] | None = None  # a session demo's executions, from its record
 
     @property
     def statuses(self) -> list[tuple[str, str]]:
-        """(step, status) of every status line, in order: hit, live or effect."""
+        """(step, status) of every status line, in order: hit, live or effect (of a
+        session demo: of every execution its record holds)."""
+        if self.recorded is not None:
+            return [(e["step"], e["status"]) for e in self.recorded
+                    if e["status"] in ("hit", "live", "effect")]  # fmt: skip
         out = []
         for cell in self.nb.cells:
             for o in cell.get("outputs", []):
@@ -189,9 +204,12 @@ def execute(
     *,
     name: str,
     kernels: Path | None = None,
+    order: list[tuple[int, str | None]] | None = None,
 ) -> Execution:
     """Execute `nb` top to bottom in a new kernel process started in `workdir` with `env`
-    (the kernelspec `KERNEL` from the directory `kernels`, else the default `python3`).
+    (the kernelspec `KERNEL` from the directory `kernels`, else the default `python3`);
+    with `order`, the cells at those indices in that order (a source given: the cell's
+    new code from then on).
 
     The execution stops at the first cell that raises (recorded in `error`) or when the
     kernel dies (`crashed`); it never raises for either, so callers decide what was
@@ -227,7 +245,11 @@ def execute(
             # and `km` is ours (the workspace's kernelspec); without it each one lives on.
             with client.setup_kernel(env=env, stdout=log, stderr=log, cleanup_kc=True):
                 t0 = time.perf_counter()
-                for index, cell in enumerate(nb.cells):
+                steps = order if order is not None else [(i, None) for i in range(len(nb.cells))]
+                for index, source in steps:
+                    cell = nb.cells[index]
+                    if source is not None:
+                        cell.source = source
                     try:
                         client.execute_cell(cell, index)
                     except CellExecutionError as err:
@@ -267,6 +289,10 @@ def run_notebook(path: Path, ws: Workspace, *, with_edits: bool = True) -> Noteb
     work = ws.prepare(path)
     env = ws.env(path)
 
+    session = meta.get("session")
+    if session:
+        first, resume = _run_session(nb, path, work, env, ws, session, expect_crash)
+        return NotebookDemo(path.name, work, first, resume, note=meta.get("resume_note", ""))
     first = execute(nb, work, env, name=path.name, kernels=ws.kernels)
     if expect_crash and not first.crashed:
         raise DemoFailed(f"{path.name}: the first run should crash, and it did not")
@@ -287,6 +313,55 @@ def run_notebook(path: Path, ws: Workspace, *, with_edits: bool = True) -> Noteb
             _check(run, path.name, f"after edit {edit['title']!r}")
             demo.edits.append((edit["title"], run))
     return demo
+
+
+def _run_session(nb, path: Path, work: Path, env, ws, session: dict, expect_crash: bool):
+    """A session out of order, then the resume its metadata names (`session`)."""
+    index = {c.get("id"): i for i, c in enumerate(nb.cells)}
+    edited = nbformat.from_dict(nb)
+    order: list[tuple[int, str | None]] = []
+    for item in session["order"]:
+        if isinstance(item, str):
+            order.append((index[item], None))
+            continue
+        edited = apply_edit(edited, {"title": f"edit of {item['cell']}", **item})
+        if item.get("run", True):  # (an edit not run: the restore meets it)
+            i = index[item["cell"]]
+            order.append((i, edited.cells[i].source))
+    first = execute(nb, work, env, name=path.name, kernels=ws.kernels, order=order)
+    if expect_crash and not first.crashed:
+        raise DemoFailed(f"{path.name}: the first run should crash, and it did not")
+    _check(first, path.name, "first run", allow_crash=expect_crash)
+    nbformat.write(edited, work / path.name)  # saved: `%step restore` reads the file
+    again = [(index[c], None) for c in session["resume"]]
+    resume = execute(edited, work, env, name=path.name, kernels=ws.kernels, order=again)
+    _check(resume, path.name, "resume")
+    sessions = _sessions(record(work, path.name))
+    if len(sessions) != 2:
+        raise DemoFailed(f"{path.name}: {len(sessions)} kernel sessions recorded, not 2")
+    first.recorded, resume.recorded = sessions
+    return first, resume
+
+
+def record(workdir: Path, notebook: str) -> list[dict]:
+    """The executions of the notebook's current run, from its store's record."""
+    from resumable_cells.records.journal import Journal
+    from resumable_cells.storage.store import Store
+
+    store = Store(Path(workdir) / ".resumable_cells")
+    try:
+        run = store.ledger.run(notebook)
+        return [] if run is None else Journal(store.dir, run["id"]).executions()
+    finally:
+        store.close()
+
+
+def _sessions(execs: list[dict]) -> list[list[dict]]:
+    """The executions grouped by kernel session, in the order the sessions began."""
+    out: dict[str, list[dict]] = {}
+    for e in sorted(execs, key=lambda e: e.get("start") or 0.0):
+        out.setdefault(e["session"], []).append(e)
+    return list(out.values())
 
 
 def budget(workdir: Path, notebook: str) -> dict | None:
@@ -357,7 +432,10 @@ def table(demos: list[NotebookDemo]) -> str:
 def notes(demos: list[NotebookDemo]) -> str:
     out = []
     for d in demos:
-        if d.first.crashed:
+        restored = restore_said(d.resume)
+        if restored:
+            out.append(f"{d.notebook}: after the crash, %step restore {restored}")
+        elif d.first.crashed:
             live = d.resume.steps("live")
             out.append(
                 f"{d.notebook}: the first run crashed, as the notebook teaches, after "
@@ -373,6 +451,15 @@ def notes(demos: list[NotebookDemo]) -> str:
                 f"in {run.wall_s:.1f} s"
             )
     return "\n".join(out)
+
+
+def restore_said(run: Execution) -> str | None:
+    """What a `%step restore` cell of the run printed, without its leading `restored`."""
+    for cell in run.nb.cells:
+        if cell.cell_type == "code" and cell.source.strip().startswith("%step restore"):
+            said = "".join(o.get("text", "") for o in cell.get("outputs", [])).strip()
+            return said.removeprefix("restored ") or None
+    return None
 
 
 def _ranges(names: list[str]) -> str:

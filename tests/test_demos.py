@@ -78,10 +78,10 @@ def test_notebooks_are_committed_without_outputs_and_load_the_extension_first(na
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
     nbformat.validate(nb)
     code = [c for c in nb.cells if c.cell_type == "code"]
-    assert code[0].source.strip() == "%load_ext resumable_cells"
+    assert code[0].source.splitlines()[0] == "%load_ext resumable_cells"
     for c in code:
         assert c.outputs == [] and c.execution_count is None, f"{name}: {c.source[:40]!r}"
-    assert len(ALL) == 5
+    assert len(ALL) == 6
 
 
 # -- 01: restart and resume ------------------------------------------------------------
@@ -335,3 +335,35 @@ def test_the_readme_section_links_every_notebook_and_shows_the_table_make_demo_p
     assert demo.LEGEND.replace("\n", " ") in " ".join(text.split("\n"))
     readme = (NOTEBOOKS.parent / "README.md").read_text()
     assert re.findall(r"\]\(demo_notebooks/([\w.]+\.ipynb)\)", readme) == ALL
+
+
+def test_06_restore_serves_the_session_as_it_last_ran_and_stops_at_the_edit(ran):
+    d = ran("06_carry_on.ipynb")
+    assert d.first.crashed
+    # nine cells of the session ran, each a step in auto mode (the crash cell is none)
+    assert [s for _, s in d.first.statuses] == ["live"] * 9
+    said = demo.restore_said(d.resume)
+    assert said is not None and said.startswith("3 of 9 executions"), said
+    assert "(4 superseded by a later run of their cell)" in said, said
+    assert "stopped at trend,turns" in said and "edited since it ran" in said, said
+    assert d.resume.served == 3  # the load, window = 200, its smoothing
+    probe = d.resume.text("carry-13")
+    assert "window 200: 1,999,801 points, turns restored: False" in probe, probe
+
+
+def test_the_plan_says_what_run_all_does_on_every_demo(tmp_path):
+    # `resumable-cells verify` asks `%step plan` before its replay (a Run All in a new
+    # kernel) and compares each step's row with what the replay did; it may say `run`
+    # where Run All served by early cutoff, and nothing else.
+    import subprocess
+
+    out = tmp_path / "demos.json"
+    cmd = [sys.executable, "-m", "resumable_cells", "verify", *(str(NOTEBOOKS / n) for n in ALL),
+           "--jobs", "2", "--json", str(out)]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    assert out.exists(), done.stderr[-3000:]
+    report = json.loads(out.read_text())
+    cells = [(nb["notebook"], c) for nb in report["notebooks"] for c in nb["cells"]]
+    assert sum(1 for _, c in cells if c["plan"]) > 80
+    wrong = [(nb, c["index"], c["line"], c["plan_differs"]) for nb, c in cells if c["plan_differs"]]
+    assert not wrong, wrong

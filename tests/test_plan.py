@@ -249,3 +249,23 @@ def test_a_plain_cell_the_plan_cannot_evaluate_makes_its_readers_run(engine):
     assert actions(plan.make(engine, plan.plan_cells(engine, cells))) == [
         ("use", "run", "input rows comes from a plain cell the plan cannot evaluate, which runs")
     ]
+
+
+def test_clear_and_new_run_cells_before_a_step_are_planned(engine):
+    a = "%%step a\nbase = list(range(5))"
+    seeded = "%%step seeded\ndraw = int(step.rng().integers(1000))"
+    step(engine, a)
+    step(engine, seeded)
+    cells = [{"source": a}, {"source": seeded}]
+    assert [r.action for r in plan.make(engine, plan.plan_cells(engine, cells))] == ["serve"] * 2
+    cleared = [{"source": "%step clear a"}, *cells]
+    assert actions(plan.make(engine, plan.plan_cells(engine, cleared)))[0] == (
+        "a",
+        "run",
+        "a cell before it clears its entries",
+    )
+    new_run = [{"source": "x = 1\n%step run --new"}, *cells]
+    assert actions(plan.make(engine, plan.plan_cells(engine, new_run))) == [
+        ("a", "serve", ""),
+        ("seeded", "run", "run seed changed"),
+    ]

@@ -129,9 +129,11 @@ def make(engine, cells: list[tuple[str | None, str, str | None]]) -> list[PlanRo
     producer: dict[str, str] = {}  # name -> "step NAME" / "a plain cell" that binds it
     modules: dict[str, str] = {}  # alias -> module path, imported by a cell before
     ran = plain.ran_here(engine.shell)
+    said = plain.Commands(engine.run)  # what `%step clear` / `%step run --new` cells do
     rows = []
     for line, body, cell_id in cells:
         if line is None:
+            said.read(body)
             plain.simulate(engine, body, ran, known, producer, modules)
             continue
         try:
@@ -142,17 +144,24 @@ def make(engine, cells: list[tuple[str | None, str, str | None]]) -> list[PlanRo
             ) from None
         info = step_code.of(engine.shell, engine.transform(body)).info
         name = args.name or info.default_name()
-        row, bound = _plan_step(engine, name, args, info, known, producer, modules)
+        if said.cleared(name):
+            row = PlanRow(name, "run", "a cell before it clears its entries")
+            bound: dict[str, str | None] = {n: None for n in info.binds}
+            said.runs(name)
+        else:
+            row, bound = _plan_step(engine, name, args, info, known, producer, modules, said.run)
         modules.update(info.imports)
         row.cell_id = cell_id
         rows.append(row)
+        if row.action != "serve":  # its body runs: a `%step clear` in it too
+            said.read(body)
         for n, d in bound.items():
             known[n] = d
             producer[n] = f"step {name}"
     return rows
 
 
-def _plan_step(engine, name, args, info, known, producer, modules):
+def _plan_step(engine, name, args, info, known, producer, modules, run):
     unknown_bound = {n: None for n in info.binds}
     if args.effect:
         return PlanRow(name, "effect", "effects always run"), unknown_bound
@@ -167,7 +176,7 @@ def _plan_step(engine, name, args, info, known, producer, modules):
                 name, "run", f"input {n} comes from {producer[n]}, which runs"
             ), unknown_bound
     current = _Current(engine, known, digests, modules)
-    found, invalid = _matching_entry(engine, name, info, args, current)
+    found, invalid = _matching_entry(engine, name, info, args, current, run)
     if found is None:
         reason = invalid or _why_not(engine, name, info, args, current, producer)
         return PlanRow(name, "run", reason), unknown_bound
@@ -229,7 +238,9 @@ class _Current:
             return None
 
 
-def _matching_entry(engine, name, info, args, current: _Current) -> tuple[Entry | None, str | None]:
+def _matching_entry(
+    engine, name, info, args, current: _Current, run
+) -> tuple[Entry | None, str | None]:
     """(the latest entry of `name` that Run All would serve: the same code, --version,
     input digests, package versions, local sources and --deps files, and valid in this
     run, or None; why the latest one that matches is not valid (`expired (...)`), or
@@ -249,7 +260,7 @@ def _matching_entry(engine, name, info, args, current: _Current) -> tuple[Entry 
         )
         if not same:
             continue
-        reason = validity.invalid_reason(e, engine.run, args.ttl, current)
+        reason = validity.invalid_reason(e, run, args.ttl, current)
         if reason is None:
             return e, None
         invalid = invalid or reason

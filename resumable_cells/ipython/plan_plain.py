@@ -9,6 +9,10 @@ are in the namespace). Imports bind modules, which steps key by version, not val
 Anything else a cell binds is unknown until it runs: a step that reads it is planned to
 run, saying so.
 
+Our own commands in a plain cell change what Run All serves after them: `%step clear
+NAME` (or `--all`) leaves those steps nothing to serve, `%step run --new` starts a run
+whose epoch and seed no entry used (`Commands`).
+
 A step's input may be a module attribute (`np.nan`) of a module that a cell before it
 imports and this kernel has not imported yet: the plan imports that module to read it
 (`imported_ref`). That runs the module's own code, as Run All will; no notebook code.
@@ -17,6 +21,7 @@ imports and this kernel has not imported yet: the plan imports that module to re
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib
 import logging
 from types import ModuleType
@@ -26,9 +31,40 @@ from ..engine.code import analysis
 from ..errors import Unhashable
 from ..hashing import reach
 from ..hashing.values import Hasher
+from ..records.runs import Run
 
 log = logging.getLogger(__name__)
 PLAIN = "a plain cell"
+
+
+class Commands:
+    """The `%step clear` and `%step run --new` lines of the plain cells planned so far."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self._cleared: set[str] = set()
+        self._all = False
+        self._made: set[str] = set()  # cleared steps planned to run since: they have entries again
+
+    def read(self, source: str) -> None:
+        for line in source.splitlines():
+            words = line.split()
+            if words[:2] == ["%step", "clear"]:
+                names = [w for w in words[2:] if not w.startswith("-")]
+                if "--all" in words:
+                    self._all, self._made = True, set()
+                self._cleared.update(names)
+                self._made.difference_update(names)
+            elif words[:2] == ["%step", "run"] and "--new" in words:
+                # no entry used this epoch or seed: those that used the run's are not served
+                self.run = dataclasses.replace(self.run, epoch="(a new run)", seed=-1)
+
+    def cleared(self, step: str) -> bool:
+        return (self._all or step in self._cleared) and step not in self._made
+
+    def runs(self, step: str) -> None:
+        """A cleared step is planned to run: Run All stores its entry again."""
+        self._made.add(step)
 
 
 def ran_here(shell: Any) -> set[str]:
