@@ -111,6 +111,7 @@ export default async function globalSetup(): Promise<void> {
   // (in a folder of its own: its store, beside it, must not serve the Lab tests' steps)
   fs.mkdirSync(path.join(root, 'nb7'));
   fs.copyFileSync(path.join(notebooks, 'steps.ipynb'), path.join(root, 'nb7', 'steps.ipynb'));
+  fs.copyFileSync(path.join(notebooks, 'carry.ipynb'), path.join(root, 'nb7', 'carry.ipynb'));
   const demos = path.resolve(__dirname, '..', '..', 'demo_notebooks');
   fs.copyFileSync(path.join(demos, '05_explain.ipynb'), path.join(root, '05_explain.ipynb'));
   // No news pop-up over the screenshots.

@@ -79,3 +79,43 @@ test('Notebook 7: panel and badges through a run, a restart and the resume', asy
     await expect(badges).toHaveText(['served', 'served', 'effect', 'served']);
   }
 });
+
+test('Notebook 7: Restore session brings back cells run out of order', async ({ page }) => {
+  await page.goto(`${baseURL()}/notebooks/nb7/carry.ipynb?token=${token()}`);
+  const cells = page.locator('.jp-Cell');
+  await expect(cells.first()).toBeVisible();
+  await waitForIdle(page);
+  const run = async (i: number) => {
+    await cells.nth(i).locator('.jp-InputPrompt').click();
+    await page.keyboard.press('Control+Enter');
+    await expect(cells.nth(i).locator('.jp-InputPrompt')).toHaveText(/\[\d+\]/);
+    await waitForIdle(page);
+  };
+  const sidebar = page.locator(SIDEBAR);
+  if (!(await sidebar.isVisible())) {
+    await page.locator('.lm-MenuBar-itemLabel', { hasText: /^View$/ }).click();
+    await page.locator('.lm-Menu-itemLabel', { hasText: /^Right Sidebar$/ }).hover();
+    await page.locator('.lm-Menu-itemLabel', { hasText: /^Show Resumable cells/ }).click();
+  }
+  for (const i of [0, 1, 3, 2, 4]) {
+    await run(i);
+  }
+  await expect(cells.nth(4).locator('.jp-OutputArea-output')).toHaveText('probe 2 20 22');
+  await menu(page, 'Kernel', 'Restart Kernel…');
+  await page.locator('.jp-Dialog .jp-mod-accept').click();
+  await waitForIdle(page);
+  await run(0);
+  const restore = sidebar.locator('.rc-Restore');
+  await expect(sidebar.locator('.rc-RestoreWhat')).toHaveText(/^4 cells, /);
+  await restore.click();
+  await expect(sidebar.locator('.rc-Restored')).toContainText(/restored 4 of 4 executions/);
+  await expect(page.locator('.jp-Cell .rc-CellBadge')).toHaveText([
+    'served',
+    'served',
+    'served',
+    'served'
+  ]);
+  // a probe prints what the session had
+  await run(4);
+  await expect(cells.nth(4).locator('.jp-OutputArea-output')).toHaveText('probe 2 20 22');
+});
