@@ -243,6 +243,9 @@ class Execution:
         changed = why.miss_reason_between(old.preimage, self.known_key.preimage)
         if changed == "code changed":
             return "the cell was edited since it ran"
+        if changed and changed.startswith("input "):
+            # what a plain cell set is not in the record (in auto mode every cell is)
+            return f"{changed} (a cell that is not a step sets it: run it, or use auto mode)"
         return changed or "its key differs"
 
     def _stored_meanwhile(self) -> bool:
