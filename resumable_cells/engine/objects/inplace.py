@@ -207,6 +207,18 @@ def restore(target: Any, fresh: Any, raw: bool = False) -> None:
         _instance(target, fresh)
 
 
+def runs_code(target: Any, raw: bool = False) -> bool:
+    """Whether `restore(target, ..., raw)` gives `target` its state through its class's
+    own `__setstate__` (which may look at the objects the state holds)."""
+    t = type(target)
+    kind = objgraph.kind_of(t)
+    if kind in _CONTAINERS or kind in (objgraph.ARRAY, objgraph.CELL, objgraph.FUNC):
+        return False
+    if _random_kind(target) is not None or (raw and raw_state(t)):
+        return False
+    return getattr(t, "__setstate__", None) is not None
+
+
 def _seq(target: Any, fresh: Any) -> None:
     if isinstance(target, deque):
         target.clear()
