@@ -12,7 +12,9 @@ same both times. A step that cannot be served right runs live again, saying why.
   its other inputs, and a valid unit was refused when its entry had such a copy
   (`engine/units/byvalue.py`, `engine/restore/load.py`).
 - Attributes set on a notebook function (`f.cache = 5`) were no part of its digest: lost
-  on a hit, and a later step reading them was served the old ones (`hashing/code.py`).
+  on a hit, and a later step reading them was served the old ones (`hashing/code.py`);
+  a notebook class a step changed was bound to a copy of it on a hit, leaving its
+  instances with the old class (`engine/objects/objgraph.py`, `engine/objects/inplace.py`).
 """
 
 from __future__ import annotations
@@ -168,3 +170,32 @@ def test_a_step_reading_a_function_attribute_is_keyed_on_it(kernel):
     r = kernel.ok("%%step t\ny = f.cache")
     assert "served" not in r.status_lines()[0]
     assert kernel.ok("print(y)").stdout == "6\n"
+
+
+@pytest.mark.parametrize(
+    "step, probe",
+    [
+        ("%%step s\nC.limit = 5", "(C.limit, c.limit, type(c) is C)"),
+        ("%%step s\nC.seen.append(1)", "(C.seen, c.seen is C.seen, type(c) is C)"),
+        ("%%step s\nC.twice = lambda self: 2 * self.n", "(c.twice(), type(c) is C)"),
+        ("%%step s\nC.one = C()\nC.seen.append(C.one)", "(type(C.one) is C, C.seen[0] is C.one)"),
+        ("%%step s\nseen = C.seen\nseen.append(2)", "(seen is C.seen, c.seen, c.size())"),
+        ("%%step s\ndel C.seen", "(hasattr(c, 'seen'), type(c) is C)"),
+    ],
+    ids=["set", "append", "method", "instance", "alias", "delete"],
+)
+def test_a_notebook_class_a_step_changes_stays_the_class_of_its_instances(kernel, step, probe):
+    # The hit bound `C` to a copy of the class: `c`, made before, was no longer a `C`.
+    setup = (
+        "class C:\n    seen = []\n    def __init__(self):\n        self.n = 1\n"
+        "    def size(self):\n        return len(super().__dir__())\nc = C()"
+    )
+    live, again = replay(kernel, [setup, step], probe)
+    assert live == again
+
+
+def test_a_notebook_class_changed_through_its_subclass_is_changed_on_a_hit(kernel):
+    setup = "class C:\n    seen = []\nclass D(C):\n    pass"
+    step = "%%step s\nD.seen.append(1)\nD.own = 2"
+    live, again = replay(kernel, [setup, step], "(C.seen, D.seen is C.seen, D.own)")
+    assert live == again == "([1], True, 2)\n"

@@ -163,7 +163,9 @@ def _bound_digest_as_live(
     itself."""
     old = plan.graphs()[0]
     ns = old.main_ns or {}
-    fresh = {id(target): state for target, state in copy["inplace"]}
+    # (a class is read as it is: a stand-in is an object of its type, and a class's
+    # state is not a class; its live attributes are those the hit gives it)
+    fresh = {id(t): state for t, state in copy["inplace"] if not isinstance(t, type)}
     live_values = {**{n: plan.changed_roots[n] for n in whole}, **plan.unit_bind}
     pairs = [(live_values[n], v, n) for n, v in copy["bind"].items() if n in live_values]
     for target, state, name in pairs:

@@ -38,7 +38,11 @@ def needed(plan: StoragePlan, ref: Stream) -> list[str]:
     an object pickled through its constructor (a plotly figure), not by its state. An
     estimator or a frame comes back laid out as it was, and is not kept twice."""
     inner = set(ref.inner)
-    names = {r for r in plan.changed_roots if r in inner and r.isidentifier()}
+    names = {
+        r
+        for r, obj in plan.changed_roots.items()
+        if r in inner and r.isidentifier() and not isinstance(obj, type)  # (in place)
+    }
     if not names:
         return []
     graph = plan.graphs()[0]  # a plan with a unit: made by the sharing analysis

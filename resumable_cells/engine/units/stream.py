@@ -73,6 +73,8 @@ class StateOf:
         t = self.target
         if isinstance(t, types.FunctionType):
             return serialize.function_reduce(t)
+        if isinstance(t, type):  # a notebook class: its attributes
+            return inplace.ClassState, (inplace.class_attrs(t),)
         if isinstance(t, types.CellType):
             try:
                 return _full_cell, (t.cell_contents,)
