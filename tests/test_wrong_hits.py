@@ -11,8 +11,10 @@ same both times. A step that cannot be served right runs live again, saying why.
 - A hit served through a unit's by-value copy dropped what the step changed in place in
   its other inputs, and a valid unit was refused when its entry had such a copy
   (`engine/units/byvalue.py`, `engine/restore/load.py`).
-- Attributes set on a notebook function (`f.cache = 5`) were no part of its digest: lost
-  on a hit, and a later step reading them was served the old ones (`hashing/code.py`);
+- Attributes set on a notebook function (`f.cache = 5`, `f.__doc__`) were no part of its
+  digest: lost on a hit, and a later step reading them was served the old ones
+  (`hashing/code.py`); a default a call fills (`def f(x, acc=[])`) came back as a copy
+  (`engine/objects/objgraph.py`);
   a notebook class a step changed was bound to a copy of it on a hit, leaving its
   instances with the old class (`engine/objects/objgraph.py`, `engine/objects/inplace.py`).
 """
@@ -155,8 +157,23 @@ def test_a_unit_whose_paths_all_lead_somewhere_is_served_without_its_copy(kernel
             "%%step s\ny = f(2)",
             "(y, f.calls)",
         ),
+        (
+            "def f(x, acc=[]):\n    acc.append(x)\n    return acc\nkeep = f.__defaults__[0]",
+            "%%step s\ny = f(1)",
+            "(y, y is f.__defaults__[0], keep is y)",
+        ),
+        (
+            "def f(x, *, acc={}):\n    acc[x] = 1\n    return acc",
+            "%%step s\ny = f(1)",
+            "(y, y is f.__kwdefaults__['acc'])",
+        ),
+        (
+            "def f(x): return x",
+            "%%step s\nf.__doc__ = 'doc'\nf.__name__ = 'g'",
+            "(f.__doc__, f.__name__)",
+        ),
     ],
-    ids=["set", "set-and-append", "append", "counted-by-itself"],
+    ids=["set", "set-and-append", "append", "counted-by-itself", "default", "kwdefault", "doc"],
 )
 def test_attributes_a_step_sets_on_a_notebook_function_are_served(kernel, setup, step, probe):
     live, again = replay(kernel, [setup, step], probe)

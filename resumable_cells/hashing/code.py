@@ -87,6 +87,8 @@ def _function(h: Hasher, fn: types.FunctionType) -> None:
     if fn.__dict__:  # attributes set on it (`f.cache = {}`) are its state, as a class's are
         h.tag(b"D")
         h.mapping(fn.__dict__, b"a", path, attributes=True, by_name=True)
+    # (set beside the code by `functools.wraps`, or by a step: `f.__doc__ = ...`)
+    h.value((fn.__name__, fn.__qualname__, fn.__doc__, fn.__module__), path)
     g = fn.__globals__
     reads = bytecode.scan(fn.__code__)
     if g is h.main_ns:  # its globals are inputs of the step: the key digests them

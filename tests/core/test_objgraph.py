@@ -234,6 +234,18 @@ def test_a_notebook_class_is_walked_through_its_attributes_another_is_not():
     assert objgraph.describe(("D", ("b", 0), ("a", "seen"))) == "D.__bases__[0].seen"
 
 
+def test_a_notebook_function_is_walked_through_its_defaults():
+    ns = {"__name__": "__main__"}
+    exec("def f(x, acc=[], *, seen={}):\n    return x", ns)
+    g = Graph(ns)
+    g.add("f", ns["f"])
+    f = ns["f"]
+    assert g.path(id(f.__defaults__[0])) == ("f", ("D", 0))
+    assert g.path(id(f.__kwdefaults__["seen"])) == ("f", ("K", "seen"))
+    assert objgraph.resolve(("f", ("K", "seen")), ns) is f.__kwdefaults__["seen"]
+    assert objgraph.describe(("f", ("D", 0))) == "f.__defaults__[0]"
+
+
 def test_a_class_is_walked_after_a_step_only_when_it_was_an_input():
     ns = {"__name__": "__main__"}
     exec(NOTEBOOK_CLASS, ns)

@@ -13,7 +13,8 @@ from the store). What is restored, per type:
 - numpy arrays (`ndarray` and subclasses written in Python that pickle as numpy does,
   with the shape and dtype they had before the step): the data, copied into the same
   memory, so views of it see it too, and a subclass's instance attributes;
-- closure cells: the contents; notebook functions: defaults, attributes and code;
+- closure cells: the contents; notebook functions: defaults, attributes, code, name
+  and docstring;
   notebook classes: their attributes (set, or deleted);
 - `random.Random`, numpy `Generator`, `RandomState` and bit generators: their state;
 - instances of pure-Python classes (every class of the MRO but `object` written in
@@ -292,7 +293,12 @@ def _function(target: types.FunctionType, fresh: types.FunctionType) -> None:
         target.__code__ = fresh.__code__
     target.__defaults__ = fresh.__defaults__
     target.__kwdefaults__ = fresh.__kwdefaults__
+    for name in _NAMES:  # (what a step may set beside the code: `f.__doc__ = ...`)
+        setattr(target, name, getattr(fresh, name))
     _replace_dict(target, fresh)
+
+
+_NAMES = ("__name__", "__qualname__", "__doc__", "__module__")
 
 
 class ClassState:

@@ -5,8 +5,8 @@ A node is an object whose identity can be seen through a mutation: lists, dicts,
 bytearrays and deques (and their subclasses), numpy arrays (with the memory they view:
 their *owner*, the last array down their `.base` chain), pandas objects (whole: under
 copy-on-write their parts are not shared), matplotlib artists (whole, with the figure
-they belong to: their *drawing*), instances with attributes, notebook functions and
-their closure cells, the notebook's classes (their attributes and bases: a step may set
+they belong to: their *drawing*), instances with attributes, notebook functions (with
+their defaults) and their closure cells, the notebook's classes (their attributes and bases: a step may set
 an attribute, or change one in place, `C.seen.append(1)`, through a subclass too), and any other object the walk does not know
 (a leaf: a random generator, a connection). Tuples, bound methods and a class's
 staticmethods, classmethods and properties are walked through but are not nodes (they
@@ -17,7 +17,8 @@ restores them by name, so their identity survives anyway).
 A path is `(name, step, step, ...)`: `("i", 3)` an item of a sequence, `("k", key)` the
 value of a dict under an atomic key, `("p", n)` the n-th value of a dict, `("a", name)`
 an attribute in the instance dict (or a class's), `("s", name)` a slot, `("c", n)` a
-closure cell, `("x",)` a cell's contents, `("m",)` a bound method's object, `("w",)` a
+closure cell, `("D", n)` and `("K", name)` a function's default and keyword default,
+`("x",)` a cell's contents, `("m",)` a bound method's object, `("w",)` a
 weak reference's referent, `("e", n)` an element of an object array, `("d", "fget")`
 what a staticmethod, classmethod or property wraps, `("b", n)` a class's base. `resolve` follows one
 in another kernel, where the key guarantees that the same names hold equal values.
@@ -253,9 +254,15 @@ class Graph:
                 self._items(steps, oid, stack, name)
         elif kind == ARRAY:
             self._array(obj, oid, stack)
-        elif kind == FUNC:
+        elif kind == FUNC:  # its closure, and its defaults (a call may fill a list one)
             for i, cell in enumerate(obj.__closure__ or ()):
                 stack.append((cell, oid, ("c", i)))
+            for i, v in enumerate(obj.__defaults__ or ()):
+                if type(v) not in NO_IDENTITY:
+                    stack.append((v, oid, ("D", i)))
+            for k, v in (obj.__kwdefaults__ or {}).items():
+                if type(v) not in NO_IDENTITY:
+                    stack.append((v, oid, ("K", k)))
         elif kind == CELL:
             try:
                 stack.append((obj.cell_contents, oid, ("x",)))
@@ -418,6 +425,10 @@ def step(obj: Any, s: Step) -> Any:
         return getattr(obj, s[1])
     if op == "c":
         return obj.__closure__[s[1]]
+    if op == "D":
+        return obj.__defaults__[s[1]]
+    if op == "K":
+        return obj.__kwdefaults__[s[1]]
     if op == "x":
         return obj.cell_contents
     if op == "m":
@@ -468,6 +479,10 @@ def describe(path: Path) -> str:
             out += f".__closure__[{s[1]}]"
         elif op == "b":
             out += f".__bases__[{s[1]}]"
+        elif op == "D":
+            out += f".__defaults__[{s[1]}]"
+        elif op == "K":
+            out += f".__kwdefaults__[{s[1]!r}]"
         elif op == "x":
             out += ".cell_contents"
         elif op == "m":
