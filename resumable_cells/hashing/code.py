@@ -2,11 +2,13 @@
 
 Notebook-defined functions and classes are hashed by what they do: bytecode, constants,
 defaults and closure cells, so editing a helper in an earlier cell invalidates exactly
-the steps that reach it. The notebook globals they read are not part of their digest:
-they are inputs of the step that reaches them, told to the hasher's `reach` (see
-`reach`). Imported ones are hashed by module, qualified name and the module's version
-(the version goes into the key), or for a local module the digest of its source
-(`sources`); what functions of a local module read from it is told to `reach` too.
+the steps that reach it; and by what they hold: a class's attributes, the attributes set
+on a function (`f.cache = {}`), which a step that sets them changes in place. The
+notebook globals they read are not part of their digest: they are inputs of the step
+that reaches them, told to the hasher's `reach` (see `reach`). Imported ones are hashed
+by module, qualified name and the module's version (the version goes into the key), or
+for a local module the digest of its source (`sources`); what functions of a local
+module read from it is told to `reach` too.
 """
 
 from __future__ import annotations
@@ -82,6 +84,11 @@ def _function(h: Hasher, fn: types.FunctionType) -> None:
             h.tag(b"0")
             continue
         h.value(contents, f"{path}.<closure {fn.__code__.co_freevars[i]}>")
+    if fn.__dict__:  # attributes set on it (`f.cache = {}`) are its state, as a class's are
+        h.tag(b"D")
+        h.mapping(fn.__dict__, b"a", path, attributes=True, by_name=True)
+    # (set beside the code by `functools.wraps`, or by a step: `f.__doc__ = ...`)
+    h.value((fn.__name__, fn.__qualname__, fn.__doc__, fn.__module__), path)
     g = fn.__globals__
     reads = bytecode.scan(fn.__code__)
     if g is h.main_ns:  # its globals are inputs of the step: the key digests them

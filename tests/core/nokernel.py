@@ -20,6 +20,7 @@ from typing import Any
 from resumable_cells.engine.code import analysis, inputs
 from resumable_cells.engine.keep import changes, sharing, unit_check, value_check
 from resumable_cells.engine.objects import inplace, objgraph
+from resumable_cells.engine.restore import load
 from resumable_cells.engine.units import byvalue, replaced, stream
 from resumable_cells.engine.units.layout import StoragePlan
 from resumable_cells.errors import Unfaithful, Unstorable
@@ -157,7 +158,7 @@ class Notebook:
         if plan.has_unit:
             kept.unit = unit_check.put(plan, store)
             names = byvalue.needed(plan, kept.unit)
-            kept.whole = byvalue.put(plan, store, names) if names else None
+            kept.whole = unit_check.put_whole(plan, store, names) if names else None
         return kept
 
     def serve(self, kept: Kept) -> None:
@@ -173,9 +174,7 @@ class Notebook:
             if name in kept.code:  # bound as they load: later values refer to them
                 ns[name] = values[name]
         payload = self._unit(kept, roots, whole_roots) if kept.unit else None
-        pairs = [(ns.get(n), values[n]) for n in kept.inplace]
-        pairs += payload["inplace"] if payload is not None else []
-        for target, fresh in pairs:
+        for target, fresh in [(ns.get(n), values[n]) for n in kept.inplace]:
             problem = inplace.problem(target, fresh)
             if problem:
                 raise Unfaithful(type(target).__name__, problem)
@@ -193,13 +192,17 @@ class Notebook:
         ns, store = self.ns, self.store
         try:
             payload = stream.load(kept.unit, store, roots)
-            replaced.check(stream.replaced_by(payload, roots), payload, ns, {}, (roots,))
+            ours = (roots, *(whole_roots or ()))
+            replaced.check(stream.replaced_by(payload, roots), payload, ns, {}, ours)
+            load.check_payload(payload, ns)
             return payload
         except Unfaithful:
             if kept.whole is None:
                 raise
         payload = None
-        return byvalue.load(kept.whole, store, whole_roots, ns, {}, (roots,))
+        payload = byvalue.load(kept.whole, store, whole_roots, ns, {}, (roots,))
+        load.check_payload(payload, ns)
+        return payload
 
 
 def plan_of(

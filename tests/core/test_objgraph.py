@@ -66,7 +66,8 @@ get = outer()
         (1, objgraph.SKIP),
         ("s", objgraph.SKIP),
         (None, objgraph.SKIP),
-        (Obj, objgraph.SKIP),  # a class: global, restored by name
+        (Obj, objgraph.CLASS),  # walked when it is the notebook's
+        (staticmethod(len), objgraph.WRAPPER),  # walked through
         (np, objgraph.SKIP),  # a module
         (len, objgraph.SKIP),  # a builtin function
         (RootKind.BOUND, objgraph.SKIP),  # an enum member
@@ -191,6 +192,72 @@ def test_a_function_of_another_module_is_not_walked_a_notebook_one_is():
     assert {g.root[oid] for oid in g.nodes} == {"get"}
     cell = ns["get"].__closure__[0]
     assert g.paths(id(cell.cell_contents)) == [("get", ("c", 0), ("x",))]
+
+
+NOTEBOOK_CLASS = """
+class C:
+    seen = [1]
+    limit = 5
+    __slots__ = ('x',)
+    def method(self):
+        return super().__repr__()
+    @staticmethod
+    def helper():
+        return 1
+    @property
+    def size(self):
+        return 2
+"""
+
+
+def test_a_notebook_class_is_walked_through_its_attributes_another_is_not():
+    ns = {"__name__": "__main__"}
+    exec(NOTEBOOK_CLASS, ns)
+    ns["theirs"] = Obj  # a class of this module: a library's
+    g = Graph(ns)
+    for name in ("C", "theirs"):
+        g.add(name, ns[name])
+    cls = ns["C"]
+    assert {g.root[oid] for oid in g.nodes} == {"C"}
+    assert g.is_node(id(cls)) and g.path(id(cls.seen)) == ("C", ("a", "seen"))
+    helper = vars(cls)["helper"]
+    assert not g.is_node(id(helper))  # a staticmethod: walked through
+    assert g.path(id(helper.__func__)) == ("C", ("a", "helper"), ("d", "__func__"))
+    assert objgraph.resolve(g.path(id(vars(cls)["size"].fget)), ns) is vars(cls)["size"].fget
+    assert objgraph.describe(g.path(id(helper.__func__))) == "C.helper.__func__"
+    # the method's `__class__` cell holds the class: another holder, not another node
+    assert (id(cls) in g.parents) and ("x",) in [s for _, s in g.parents[id(cls)]]
+    assert id(vars(cls)["x"]) not in g.nodes  # a slot's descriptor: made by type()
+    exec("class D(C):\n    pass", ns)
+    g.add("D", ns["D"])
+    assert g.paths(id(cls))[-1] == ("D", ("b", 0))  # a base: what a subclass reads
+    assert objgraph.describe(("D", ("b", 0), ("a", "seen"))) == "D.__bases__[0].seen"
+
+
+def test_a_notebook_function_is_walked_through_its_defaults():
+    ns = {"__name__": "__main__"}
+    exec("def f(x, acc=[], *, seen={}):\n    return x", ns)
+    g = Graph(ns)
+    g.add("f", ns["f"])
+    f = ns["f"]
+    assert g.path(id(f.__defaults__[0])) == ("f", ("D", 0))
+    assert g.path(id(f.__kwdefaults__["seen"])) == ("f", ("K", "seen"))
+    assert objgraph.resolve(("f", ("K", "seen")), ns) is f.__kwdefaults__["seen"]
+    assert objgraph.describe(("f", ("D", 0))) == "f.__defaults__[0]"
+
+
+def test_a_class_is_walked_after_a_step_only_when_it_was_an_input():
+    ns = {"__name__": "__main__"}
+    exec(NOTEBOOK_CLASS, ns)
+    before = Graph(ns)
+    before.add("C", ns["C"])
+    exec(NOTEBOOK_CLASS.replace("class C", "class D"), ns)
+    after = Graph(ns)
+    after.old, after.open = before.nodes, {id(ns["C"])}
+    after.new_classes = False
+    for name in ("C", "D"):
+        after.add(name, ns[name])
+    assert {after.root[oid] for oid in after.nodes} == {"C"}
 
 
 def test_an_object_reached_twice_records_its_other_holders_and_links_the_roots():

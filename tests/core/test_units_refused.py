@@ -7,6 +7,7 @@ of tests/test_whole.py)."""
 
 from __future__ import annotations
 
+import keepers
 import pytest
 from boards import BOARD, GROW, MAKE, MAKE_FULL
 
@@ -111,6 +112,36 @@ def test_an_object_built_by_its_own_code_from_an_object_changed_in_place_is_refu
     )
 
 
+@pytest.mark.parametrize("kind", list(keepers.CASES))
+def test_an_object_pickle_builds_by_code_of_its_own_from_an_input_the_step_changed_is_refused(
+    notebook, kind
+):
+    # (a `__setstate__`, a `__new__`, a dict subclass's `__setitem__`: as `__reduce__`)
+    cls, step, _ = keepers.CASES[kind]
+    notebook.run(cls + "\na = []")
+    assert notebook.run(step) == "ran"
+    assert notebook.notes["keep"].startswith(
+        "k: k is a Keeper its class's own code builds from a list the step changed in place"
+    )
+
+
+def test_one_built_from_a_part_of_a_changed_input_is_served_only_when_the_part_is_unchanged(
+    notebook,
+):
+    # Which part of `d` the step changed is not known when the entry is written: the hit
+    # compares the part the constructor is given with its state after the live run.
+    setup = KEEPER + "\nd = {'x': [1], 'y': []}"
+    for part in ("x", "y"):
+        cell = f"%%step keep\nd['y'].append(5)\nk = Keeper(d['{part}'])"
+        notebook.run(setup)
+        assert notebook.run(cell) == "ran"
+        notebook.restart()
+        notebook.run(setup)
+        assert notebook.run(cell) == ("served" if part == "x" else "ran")
+        assert notebook.ns["k"].items is notebook.ns["d"][part]
+    assert notebook.misses["keep"].startswith("k: k is a Keeper its class's own code builds")
+
+
 def test_an_object_built_by_its_own_code_from_an_unchanged_input_is_served(notebook):
     cells = [KEEPER + "\na = [5]", "%%step keep\nk = Keeper(a)\nboth = [k, a]"]
     live, again = notebook.replay(cells, "(k.items is a, both[0] is k, a)")
@@ -199,6 +230,19 @@ def test_an_input_too_large_to_follow_is_not_cached_when_the_step_shares_it(note
 def test_a_changed_input_laid_out_otherwise_after_a_hit_is_served(notebook, make):
     live, again = notebook.replay([BOARD, make, GROW], "(board.spec(), board.part('x').items)")
     assert live == again == "({'x': [1, 2]}, [1, 2])"
+
+
+@pytest.mark.parametrize("make", [MAKE, MAKE_FULL], ids=["whole", "replaced"])
+def test_a_hit_served_whole_gives_the_other_changed_inputs_their_states(notebook, make):
+    grow = "%%step grow\nboard.part('x').items.append(2)\nrows[0].append(10)"
+    live, again = notebook.replay([BOARD, "rows = [[0], [1]]", make, grow], "(board.spec(), rows)")
+    assert live == again == "({'x': [1, 2]}, [[0, 10], [1]])"
+    (kept,) = [e for e in notebook.entries.values() if e.whole is not None]
+    payload = byvalue.load(
+        kept.whole, notebook.store, byvalue.roots_of(kept.whole, notebook.ns), notebook.ns, {}
+    )
+    rows = notebook.ns["rows"]  # (each of its objects, as the unit gives them)
+    assert {id(target) for target, _ in payload["inplace"]} == {id(rows), *map(id, rows)}
 
 
 def test_a_changed_input_a_library_lays_out_anew_is_also_kept_whole(notebook):

@@ -151,7 +151,8 @@ def _build(
     if plan.has_unit:
         stream = unit_check.put(plan, store, digests.of, keep.later)
         names = byvalue.needed(plan, stream)
-        unit = Unit(stream, byvalue.put(plan, store, names, keep.later) if names else None)
+        whole = unit_check.put_whole(plan, store, names, digests.of, keep.later) if names else None
+        unit = Unit(stream, whole)
     stored_state = None
     if state:
         d = Hasher(ns).value_digest(repr(state), "state")

@@ -118,6 +118,7 @@ def analyse(
     post = objgraph.Graph(ns, old.limit)
     post.old = old.nodes
     post.open = {oid for oid, root in old.root.items() if root in changed}
+    post.new_classes = False
     for name in kept:
         post.add(name, ns[name])
     for name, obj in changed.items():
@@ -383,6 +384,8 @@ def _data(value: Any, kind: int) -> bool:
         return type(value).__module__ == "__main__"
     return kind not in (
         objgraph.FUNC,
+        objgraph.CLASS,
+        objgraph.WRAPPER,
         objgraph.SKIP,
         objgraph.TUPLE,
         objgraph.METHOD,

@@ -17,12 +17,10 @@ from __future__ import annotations
 
 import logging
 import pickle
-import types
 from collections.abc import Callable, Sequence
-from operator import itemgetter
 from typing import Any
 
-from ...errors import Unfaithful, Unhashable
+from ...errors import Unfaithful, Unhashable, Unstorable
 from ...hashing.values import Hasher
 from ...storage import serialize
 from ...storage.deferred import Batch
@@ -31,9 +29,9 @@ from ...storage.store import Store
 from ..objects import inplace, objgraph
 from ..objects.objgraph import RootKind
 from ..state import module_attrs
-from ..units import stream
-from ..units.layout import Payload, StoragePlan
-from . import value_check
+from ..units import byvalue, stream
+from ..units.layout import Handed, Payload, StoragePlan
+from . import own_code, value_check
 
 log = logging.getLogger(__name__)
 DigestOf = Callable[[str], str]  # a bound name's live digest (`keep/changes.Digests.of`)
@@ -51,29 +49,68 @@ def put(
     they were (`digest_of(name)`: the digest a bound name's live value has, when the
     caller has it already); where the sharing is not kept and the objects it restores in
     place include some whose class has a pickled state of its own, with their raw states
-    instead (`inplace.raw_state`). Raises Unfaithful or Unstorable."""
-    _built_from_changed(plan)
-    try:
-        return _put(plan, store, False, digest_of, later)
-    except Unfaithful:
-        if not any(inplace.raw_state(type(o)) for o in plan.unit_inplace):
-            raise
-        log.debug("the unit is written again with raw states", exc_info=True)
-    return _put(plan, store, True, digest_of, later)
+    instead (`inplace.raw_state`). Refused too where a class's own code would build an
+    object from one the hit changes only after (`own_code`). Raises Unfaithful or
+    Unstorable."""
+    main, buffers, roots, inner = _checked(plan, frozenset(), digest_of)
+    return stream.put_stream(store, main, buffers, roots, inner=sorted(inner), later=later)
 
 
-def _put(
+def put_whole(
     plan: StoragePlan,
     store: Store,
+    names: list[str],
+    digest_of: DigestOf | None = None,
+    later: Batch | None = None,
+) -> Stream | None:
+    """Store the unit's by-value copy with the changed inputs `names` whole
+    (`units/byvalue.py`), checked as the unit is: loaded back, the sharing of the live
+    values kept, its values as they were, the states it gives the other changed inputs
+    with it. None when it cannot be kept so, or is larger than `byvalue.MAX_BYTES` (the
+    unit alone then serves, where it can)."""
+    try:
+        main, buffers, roots, _ = _checked(plan, frozenset(names), digest_of)
+    except (Unfaithful, Unstorable):
+        log.debug("the changed inputs %s cannot be kept whole", names, exc_info=True)
+        return None
+    if len(main) + sum(b.raw().nbytes for b in buffers) > byvalue.MAX_BYTES:
+        return None
+    return stream.put_stream(store, main, buffers, roots, names=names, later=later)
+
+
+Dumped = tuple[bytes, list[pickle.PickleBuffer], list[str], set[str]]  # `stream.dump_payload`
+
+
+def _checked(plan: StoragePlan, whole: frozenset[str], digest_of: DigestOf | None) -> Dumped:
+    """The unit's stream (or its by-value copy's, with the changed inputs `whole`),
+    checked (`check`); written again with raw states where the first fails and may be
+    kept so. Raises Unfaithful or Unstorable."""
+    handed = own_code.handed(plan, whole)
+    try:
+        return _dumped(plan, whole, False, handed, digest_of)
+    except Unfaithful:
+        if not any(inplace.raw_state(type(o)) for o in byvalue.inplace_of(plan, whole)):
+            raise
+        log.debug("the unit is written again with raw states", exc_info=True)
+    return _dumped(plan, whole, True, handed, digest_of)
+
+
+def _dumped(
+    plan: StoragePlan,
+    whole: frozenset[str],
     raw: bool,
+    handed: list[Handed],
     digest_of: DigestOf | None,
-    later: Batch | None,
-) -> Stream:
-    writer = stream.Writer(plan)
-    payload = stream.payload_of(plan, raw)
-    main, buffers, roots, inner = stream.dump_payload(payload, writer, "shared values")
-    check(plan, writer, main, buffers, digest_of)
-    return stream.put_stream(store, main, buffers, roots, inner=sorted(inner), later=later)
+) -> Dumped:
+    if whole:
+        writer = byvalue.writer(plan, whole)
+        payload = byvalue.payload_of(plan, whole, raw, handed)
+    else:
+        writer = stream.Writer(plan)
+        payload = stream.payload_of(plan, raw, handed)
+    dumped = stream.dump_payload(payload, writer, "shared values")
+    check(plan, writer, dumped[0], dumped[1], digest_of, whole)
+    return dumped
 
 
 def check(
@@ -82,17 +119,20 @@ def check(
     main: bytes,
     buffers: list[pickle.PickleBuffer],
     digest_of: DigestOf | None = None,
+    whole: frozenset[str] = frozenset(),
 ) -> None:
     """Raise Unfaithful when the copy of the stream `writer` made does not reach one
     object along every path along which the live values reach one, or when an object
     the hit keeps (restored in place, or referred to) is not itself at its place in
-    the copy (a `__setstate__` that copies: the holder would get a copy of it)."""
+    the copy (a `__setstate__` that copies: the holder would get a copy of it).
+    `whole`: the changed inputs the stream binds whole (a by-value copy)."""
     copy = _load(writer, main, buffers)
+    anew = plan.replaced | {id(plan.changed_roots[n]) for n in whole}
     if not copy.get("raw", False):
-        _bound_digest_as_live(plan, copy, digest_of)
-    roots = _roots(plan, copy)
+        _bound_digest_as_live(plan, copy, digest_of, whole)
+    roots = _roots(plan, copy, anew, whole)
     fresh = {id(target): state for target, state in copy["inplace"]}
-    found = _kept(plan, roots, fresh)
+    found = _kept(plan, roots, fresh, anew)
     post = plan.graphs()[1]  # a plan with a unit: made by the sharing analysis
     for oid, holders in post.parents.items():
         seen = [(post.path(oid), found[oid])]
@@ -104,9 +144,12 @@ def check(
             _refuse(post.nodes[oid][0], seen)
 
 
-def _bound_digest_as_live(plan: StoragePlan, copy: Payload, digest_of: DigestOf | None) -> None:
+def _bound_digest_as_live(
+    plan: StoragePlan, copy: Payload, digest_of: DigestOf | None, whole: frozenset[str]
+) -> None:
     """Raise Unstorable when a value the unit binds (a changed input it replaces by a new
-    object, a value sharing parts with others) would not be what the live run left:
+    object or keeps `whole`, a value sharing parts with others) would not be what the
+    live run left:
     loaded back, it must digest as the live one does (an astropy `WCS` with a CD matrix
     comes back with PC and CDELT: equal in use, another value). Exact kinds (arrays,
     frames) are not read. (An object given its state in place is not compared: its state
@@ -120,8 +163,11 @@ def _bound_digest_as_live(plan: StoragePlan, copy: Payload, digest_of: DigestOf 
     itself."""
     old = plan.graphs()[0]
     ns = old.main_ns or {}
-    fresh = {id(target): state for target, state in copy["inplace"]}
-    pairs = [(plan.unit_bind[n], v, n) for n, v in copy["bind"].items() if n in plan.unit_bind]
+    # (a class is read as it is: a stand-in is an object of its type, and a class's
+    # state is not a class; its live attributes are those the hit gives it)
+    fresh = {id(t): state for t, state in copy["inplace"] if not isinstance(t, type)}
+    live_values = {**{n: plan.changed_roots[n] for n in whole}, **plan.unit_bind}
+    pairs = [(live_values[n], v, n) for n, v in copy["bind"].items() if n in live_values]
     for target, state, name in pairs:
         if value_check.exact(target):
             continue
@@ -133,130 +179,14 @@ def _bound_digest_as_live(plan: StoragePlan, copy: Payload, digest_of: DigestOf 
         value_check.compare(target, state, live, ns, name, fresh)
 
 
-_GIVEN_ITEMS = 10_000  # items of the arguments a class's own code is given, looked at most
-_ARGUMENTS = frozenset({tuple, list, dict, set, frozenset})  # what arguments are made of
-_OWN_CODE: dict[type, bool] = {}
-_BUILT_KINDS = frozenset({objgraph.OBJ, objgraph.SEQ, objgraph.MAP, objgraph.SET})
-
-
-def _built_from_changed(plan: StoragePlan) -> None:
-    """Raise Unfaithful where the unit builds an object anew through its class's own
-    reduction (a `__reduce__` written in Python: its constructor is the class's code)
-    and hands that code an object the step certainly changed, one the hit gives a new
-    state in place that holds an object the step made. A hit loads the unit before it
-    gives any object its state, so that code sees the object as it was before the step,
-    where the live run (and the load back, whose references lead to the live objects)
-    saw it after: `R(items)` that keeps `items or []` holds a list of its own when
-    `items` was still empty, and the state the hit gives `items` then reaches nobody's
-    `R`. (Every object of a changed input is restored in place, changed or not, and
-    which ones changed is not known: a plotly figure's reduction hands its constructor
-    its `_grid_ref` list, the same before as after. An object whose new state holds one
-    the step made cannot have held it before. Objects pickled by their state are left to
-    the checks of the copy: a `__setstate__` that copies what it is given breaks a
-    sharing they compare, and one that only sets it, as attrs' and pydantic's do, is
-    faithful.)"""
-    if not plan.unit_inplace:
-        return
-    old, post = plan.graphs()  # a plan with a unit: made by the sharing analysis
-    objs = list(map(itemgetter(0), post.nodes.values()))
-    objs += [old.nodes[oid][0] for oid in plan.replaced]
-    # (the types at C speed first: most units hold no object of such a class)
-    own = {t for t in set(map(type, objs)) if _own_code(t)}
-    if not own:
-        return
-    targets = {id(o): o for o in plan.unit_inplace}
-    changed: set[int] | None = None  # (walked when some such object is handed one)
-    for obj in objs:
-        if type(obj) not in own or (id(obj) in old.nodes and id(obj) not in plan.replaced):
-            continue  # (an object of the inputs is referred to, not built)
-        given = _given(_code_input(obj), targets)
-        if not given:
-            continue
-        changed = _holding_new(old, post) if changed is None else changed
-        target = next((targets[t] for t in given if t in changed), None)
-        if target is None:
-            continue
-        oid = id(obj)
-        where = post.path(oid) if oid in post.nodes else old.path(oid)
-        raise Unfaithful(
-            objgraph.root_name(where[0]),
-            f"{objgraph.describe(where)} is a {type(obj).__name__} its class's own code "
-            f"builds from a {type(target).__name__} the step changed in place, which a hit "
-            "changes only after building it",
-            "mark the step `--effect`",
-        )
-
-
-def _holding_new(old: objgraph.Graph, post: objgraph.Graph) -> set[int]:
-    """The objects of the inputs through which the step's values reach an object the step
-    made (ids): each of them, or one it holds, was changed by the step."""
-    stack = [oid for oid in post.nodes if oid not in old.nodes]
-    seen = set(stack)
-    while stack:
-        oid = stack.pop()
-        holders = [post.nodes[oid][1], *(p for p, _ in post.parents.get(oid, ()))]
-        for parent in holders:
-            if parent is not None and parent not in seen:
-                seen.add(parent)
-                stack.append(parent)
-    return {oid for oid in seen if oid in old.nodes}
-
-
-def _own_code(t: type) -> bool:
-    """Whether pickle rebuilds a `t` through a reduction its class wrote in Python, a
-    `__reduce__` or `__reduce_ex__` of its own (cached per type). Objects and containers
-    only: an array or a frame is rebuilt from its data, which its reduction would copy
-    to be looked at."""
-    known = _OWN_CODE.get(t)
-    if known is None:
-        methods = (getattr(t, m, None) for m in ("__reduce__", "__reduce_ex__"))
-        known = objgraph.kind_of(t) in _BUILT_KINDS and any(
-            isinstance(m, types.FunctionType) for m in methods
-        )
-        _OWN_CODE[t] = known
-    return known
-
-
-def _code_input(obj: Any) -> list[Any]:
-    """What pickle hands `obj`'s class's own code when it rebuilds it by its own
-    reduction: the arguments of its constructor, and its state when the class also sets
-    that itself (a `__setstate__`)."""
-    try:
-        rv = obj.__reduce_ex__(5)
-    except Exception:  # (then pickling it failed, and the unit with it)
-        log.debug("no reduction of a %s", type(obj).__name__, exc_info=True)
-        return []
-    if not isinstance(rv, tuple):
-        return []  # (a global, by name)
-    given = [rv[1]] if len(rv) > 1 else []
-    if len(rv) > 2 and isinstance(getattr(type(obj), "__setstate__", None), types.FunctionType):
-        given.append(rv[2])
-    return given
-
-
-def _given(value: Any, targets: dict[int, Any]) -> list[int]:
-    """The ids of `targets` that `value` holds through tuples, lists, dicts and sets
-    (what a constructor's arguments are made of)."""
-    stack, seen, budget, found = [value], set(), _GIVEN_ITEMS, []
-    while stack and budget > 0:
-        v = stack.pop()
-        budget -= 1
-        if id(v) in targets:
-            found.append(id(v))
-            continue
-        t = type(v)
-        if t not in _ARGUMENTS or id(v) in seen:
-            continue
-        seen.add(id(v))
-        stack.extend(v.items() if t is dict else v)
-    return found
-
-
-def _kept(plan: StoragePlan, roots: dict[str, Any], fresh: dict[int, Any]) -> dict[int, Any]:
+def _kept(
+    plan: StoragePlan, roots: dict[str, Any], fresh: dict[int, Any], replaced: set[int]
+) -> dict[int, Any]:
     """The object at each live node's path in the copy (id -> object, or `_NOWHERE`);
     raises Unfaithful where an object the hit keeps is not there itself, below an
     instance restored by its state. A state that leaves the object out (a cache its
-    `__getstate__` drops) keeps nobody from it: its holders still hold it."""
+    `__getstate__` drops) keeps nobody from it: its holders still hold it. `replaced`:
+    the objects of the inputs the copy makes anew."""
     old, post = plan.graphs()
     found: dict[int, Any] = {}
     anew: set[int] = set()  # nodes inside an object the hit replaces: its pickling's own
@@ -265,10 +195,10 @@ def _kept(plan: StoragePlan, roots: dict[str, Any], fresh: dict[int, Any]) -> di
             found[oid] = roots[s[1]]
             continue
         found[oid] = there = _step(found[parent], s, fresh)
-        if parent in anew or parent in plan.replaced:
+        if parent in anew or parent in replaced:
             anew.add(oid)
             continue
-        if there is obj or there is _NOWHERE or oid not in old.nodes or oid in plan.replaced:
+        if there is obj or there is _NOWHERE or oid not in old.nodes or oid in replaced:
             continue
         if _by_state(parent, post, fresh):
             _refuse(obj, [(post.path(oid), there), (None, obj)])
@@ -298,11 +228,14 @@ def _step(obj: Any, s: objgraph.Step, fresh: dict[int, Any]) -> Any:
         return _NOWHERE
 
 
-def _roots(plan: StoragePlan, copy: Payload) -> dict[str, Any]:
+def _roots(
+    plan: StoragePlan, copy: Payload, replaced: set[int], whole: frozenset[str]
+) -> dict[str, Any]:
     """The roots as the hit leaves them: the copy's values of the names and module
     attributes it binds; the changed inputs' own objects (the copy holds their new
     states), or the copy's object where the hit rebinds the input and replaces its
-    old object."""
+    old object (`replaced`); for the inputs a by-value copy holds `whole`, its value,
+    or nothing where the step rebound the input (the copy holds only the new value)."""
     post = plan.graphs()[1]
     roots = {step[1]: obj for obj, parent, step in post.nodes.values() if parent is None}
     for oid, holders in post.parents.items():
@@ -310,7 +243,9 @@ def _roots(plan: StoragePlan, copy: Payload) -> dict[str, Any]:
     for name, value in copy["bind"].items():
         roots[name] = value
         changed = objgraph.root(RootKind.CHANGED, name)
-        if id(roots.get(changed)) in plan.replaced:
+        if name in whole:
+            roots[changed] = _NOWHERE if name in plan.unit_bind else value
+        elif id(roots.get(changed)) in replaced:
             roots[changed] = value
     for name, value in module_attrs.values(copy["modules"]).items():
         roots[objgraph.root(RootKind.MODULE_ATTRIBUTE, name)] = value

@@ -13,7 +13,9 @@ from the store). What is restored, per type:
 - numpy arrays (`ndarray` and subclasses written in Python that pickle as numpy does,
   with the shape and dtype they had before the step): the data, copied into the same
   memory, so views of it see it too, and a subclass's instance attributes;
-- closure cells: the contents; notebook functions: defaults, attributes and code;
+- closure cells: the contents; notebook functions: defaults, attributes, code, name
+  and docstring;
+  notebook classes: their attributes (set, or deleted);
 - `random.Random`, numpy `Generator`, `RandomState` and bit generators: their state;
 - instances of pure-Python classes (every class of the MRO but `object` written in
   Python, pandas objects among them) that pickle by their state (no `__reduce__` of
@@ -91,8 +93,8 @@ def restorable(obj: Any, shape: tuple[Any, Any] | None = None) -> bool:
     if kind == objgraph.ARRAY:
         same = shape is None or shape == (obj.shape, obj.dtype)
         return same and _array_type(t)
-    if kind in (objgraph.CELL, objgraph.FUNC):
-        return True
+    if kind in (objgraph.CELL, objgraph.FUNC, objgraph.CLASS):
+        return True  # (the walk makes nodes of the notebook's classes only)
     if _random_kind(obj) is not None:
         return True
     if t in _NAMESPACES:
@@ -165,6 +167,10 @@ def set_raw(obj: Any, state: RawState) -> None:
 def problem(target: Any, fresh: Any) -> str | None:
     """Why `restore(target, fresh)` would fail, or None: asked of every object of a hit
     before any is restored, so that a hit restores all of them or none."""
+    if isinstance(target, type):
+        if isinstance(fresh, (type, ClassState)):
+            return None
+        return f"a class is here where a {type(fresh).__name__} was"
     if type(fresh) is not type(target):
         return f"a {type(target).__name__} is here where a {type(fresh).__name__} was"
     kind = objgraph.kind_of(type(target))
@@ -198,6 +204,8 @@ def restore(target: Any, fresh: Any, raw: bool = False) -> None:
         _cell(target, fresh)
     elif kind == objgraph.FUNC:
         _function(target, fresh)
+    elif kind == objgraph.CLASS:
+        _class(target, fresh)
     elif _random_kind(target) is not None:
         _generator(target, fresh)
     elif raw and raw_state(type(target)):
@@ -205,6 +213,20 @@ def restore(target: Any, fresh: Any, raw: bool = False) -> None:
         set_raw(target, raw_of(fresh))
     else:
         _instance(target, fresh)
+
+
+def runs_code(target: Any, raw: bool = False) -> bool:
+    """Whether `restore(target, ..., raw)` gives `target` its state through its class's
+    own `__setstate__` (which may look at the objects the state holds)."""
+    t = type(target)
+    kind = objgraph.kind_of(t)
+    if kind in _CONTAINERS or kind in (objgraph.ARRAY, objgraph.CELL, objgraph.FUNC):
+        return False
+    if kind == objgraph.CLASS:
+        return False
+    if _random_kind(target) is not None or (raw and raw_state(t)):
+        return False
+    return getattr(t, "__setstate__", None) is not None
 
 
 def _seq(target: Any, fresh: Any) -> None:
@@ -271,7 +293,47 @@ def _function(target: types.FunctionType, fresh: types.FunctionType) -> None:
         target.__code__ = fresh.__code__
     target.__defaults__ = fresh.__defaults__
     target.__kwdefaults__ = fresh.__kwdefaults__
+    for name in _NAMES:  # (what a step may set beside the code: `f.__doc__ = ...`)
+        setattr(target, name, getattr(fresh, name))
     _replace_dict(target, fresh)
+
+
+_NAMES = ("__name__", "__qualname__", "__doc__", "__module__")
+
+
+class ClassState:
+    """The attributes a class had after a step (`class_attrs`), as its own attributes:
+    the state a unit gives a notebook class in place (not a class of its own: making
+    one would run its bases' `__init_subclass__` and add it to their subclasses)."""
+
+    def __init__(self, attrs: dict[str, Any]) -> None:
+        self.__dict__.update(attrs)
+
+
+def class_attrs(cls: type) -> dict[str, Any]:
+    """A class's attributes: its dict but what `type()` makes (the instance dict and
+    weakref descriptors, the slots' descriptors) and the caches of copyreg and abc."""
+    return {
+        k: v
+        for k, v in vars(cls).items()
+        if k not in objgraph.CLASS_SKIP
+        and not isinstance(v, (types.MemberDescriptorType, types.GetSetDescriptorType))
+    }
+
+
+def _class(target: type, fresh: Any) -> None:
+    """Give a class the attributes of `fresh` (a `ClassState`, or a copy of the class):
+    set those that are other objects, delete those it no longer has."""
+    new = class_attrs(fresh) if isinstance(fresh, type) else dict(vars(fresh))
+    own = class_attrs(target)
+    for k in own.keys() - new.keys():
+        delattr(target, k)
+    for k, v in new.items():
+        if own.get(k, _MISSING) is not v:
+            setattr(target, k, v)
+
+
+_MISSING = object()
 
 
 def _generator(target: Any, fresh: Any) -> None:

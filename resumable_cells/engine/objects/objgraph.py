@@ -5,18 +5,22 @@ A node is an object whose identity can be seen through a mutation: lists, dicts,
 bytearrays and deques (and their subclasses), numpy arrays (with the memory they view:
 their *owner*, the last array down their `.base` chain), pandas objects (whole: under
 copy-on-write their parts are not shared), matplotlib artists (whole, with the figure
-they belong to: their *drawing*), instances with attributes, notebook functions and
-their closure cells, and any other object the walk does not know (a leaf: a random
-generator, a connection). Tuples and bound methods are walked through but are
-not nodes (they cannot be mutated, or are made anew on each access). Not walked at all:
-atomic values, classes, modules, library functions and enum members, which are global
-(pickle restores them by name, so their identity survives anyway).
+they belong to: their *drawing*), instances with attributes, notebook functions (with
+their defaults) and their closure cells, the notebook's classes (their attributes and bases: a step may set
+an attribute, or change one in place, `C.seen.append(1)`, through a subclass too), and any other object the walk does not know
+(a leaf: a random generator, a connection). Tuples, bound methods and a class's
+staticmethods, classmethods and properties are walked through but are not nodes (they
+cannot be mutated, or are made anew on each access). Not walked at all: atomic values,
+other classes, modules, library functions and enum members, which are global (pickle
+restores them by name, so their identity survives anyway).
 
 A path is `(name, step, step, ...)`: `("i", 3)` an item of a sequence, `("k", key)` the
 value of a dict under an atomic key, `("p", n)` the n-th value of a dict, `("a", name)`
-an attribute in the instance dict, `("s", name)` a slot, `("c", n)` a closure cell,
-`("x",)` a cell's contents, `("m",)` a bound method's object, `("w",)` a weak
-reference's referent, `("e", n)` an element of an object array. `resolve` follows one
+an attribute in the instance dict (or a class's), `("s", name)` a slot, `("c", n)` a
+closure cell, `("D", n)` and `("K", name)` a function's default and keyword default,
+`("x",)` a cell's contents, `("m",)` a bound method's object, `("w",)` a
+weak reference's referent, `("e", n)` an element of an object array, `("d", "fget")`
+what a staticmethod, classmethod or property wraps, `("b", n)` a class's base. `resolve` follows one
 in another kernel, where the key guarantees that the same names hold equal values.
 
 The walk is iterative, visits each object once, and stops after `limit` nodes (the
@@ -26,6 +30,7 @@ graph then says which names it did not finish).
 from __future__ import annotations
 
 import enum
+import functools
 import gc
 import itertools
 import logging
@@ -55,11 +60,19 @@ _IMMUTABLE_MODULES = frozenset({"datetime", "decimal", "fractions", "uuid", "ipa
 _KEYS = frozenset({str, bytes, int, bool, type(None)})
 
 SKIP, SEQ, TUPLE, MAP, SET, BYTES, ARRAY, FRAME, FUNC, CELL, METHOD, OBJ, DRAWING = range(13)
-NODE_KINDS = frozenset({SEQ, MAP, SET, BYTES, ARRAY, FRAME, FUNC, CELL, OBJ, DRAWING})
+CLASS, WRAPPER = 13, 14  # a class; a staticmethod, classmethod or property of one
+NODE_KINDS = frozenset({SEQ, MAP, SET, BYTES, ARRAY, FRAME, FUNC, CELL, OBJ, DRAWING, CLASS})
 _GLOBAL_TYPES: tuple[type, ...] = (type, types.ModuleType, types.BuiltinFunctionType, enum.Enum)
 _GLOBAL_TYPES += (types.MethodDescriptorType, types.WrapperDescriptorType)
 _KINDS: dict[type, int] = {}
 _PLAIN = frozenset({list, dict, tuple, set, bytearray})  # no attributes, no slots
+# What a class holds beside its attributes (made again by `type()`, or caches): not walked.
+CLASS_SKIP = frozenset(
+    {"__dict__", "__weakref__", "__module__", "__qualname__", "__slotnames__", "_abc_impl"}
+)
+_SLOT_DESCRIPTORS = (types.MemberDescriptorType, types.GetSetDescriptorType)
+_WRAPPERS = (staticmethod, classmethod, property, functools.cached_property)
+_WRAPPED = ("__func__", "fget", "fset", "fdel", "func")  # what a wrapper holds
 _OBJECT_ARRAY_MAX = 100_000  # elements of an object array walked one by one
 
 
@@ -72,6 +85,10 @@ def kind_of(t: type) -> int:
 
 
 def _classify(t: type) -> int:
+    if issubclass(t, type):
+        return CLASS
+    if issubclass(t, _WRAPPERS):
+        return WRAPPER
     if t in NO_IDENTITY or issubclass(t, _GLOBAL_TYPES):
         return SKIP
     if _immutable(t):
@@ -158,6 +175,8 @@ class Graph:
         self.old: dict[int, Node] = {}  # nodes of an earlier graph: not walked into...
         self.open: set[int] = set()  # ...but for these
         self.weak = True  # whether a weak reference's referent is walked
+        self.classes = True  # whether the notebook's classes of the walk are walked...
+        self.new_classes = True  # ...those not in `old` too
 
     def is_node(self, oid: int) -> bool:
         entry = self.nodes.get(oid)
@@ -187,6 +206,8 @@ class Graph:
             kind = kind_of(type(obj))
             if kind == SKIP or (kind == FUNC and obj.__globals__ is not self.main_ns):
                 continue
+            if kind == CLASS and not self._walks(obj, oid):
+                continue
             if len(nodes) >= self.limit:
                 self.truncated.add(name)
                 return
@@ -203,6 +224,16 @@ class Graph:
                 self._children(obj, oid, kind, stack, name)
             except Exception:  # an object whose parts cannot be listed: a leaf
                 log.debug("the walk treats a %s as a leaf", type(obj).__name__, exc_info=True)
+
+    def _walks(self, cls: type, oid: int) -> bool:
+        """Whether a class is walked: one of the notebook's (others are global), but in
+        a graph after a step (`new_classes` off) only one of the inputs' (a class the
+        step made is stored whole, by its code and attributes)."""
+        return (
+            self.classes
+            and getattr(cls, "__module__", None) == "__main__"
+            and (self.new_classes or oid in self.old)
+        )
 
     def _again(self, oid: int, parent: int | None, step: Step, name: str) -> None:
         """A node reached once more: another holder (None: a root), perhaps from
@@ -223,9 +254,15 @@ class Graph:
                 self._items(steps, oid, stack, name)
         elif kind == ARRAY:
             self._array(obj, oid, stack)
-        elif kind == FUNC:
+        elif kind == FUNC:  # its closure, and its defaults (a call may fill a list one)
             for i, cell in enumerate(obj.__closure__ or ()):
                 stack.append((cell, oid, ("c", i)))
+            for i, v in enumerate(obj.__defaults__ or ()):
+                if type(v) not in NO_IDENTITY:
+                    stack.append((v, oid, ("D", i)))
+            for k, v in (obj.__kwdefaults__ or {}).items():
+                if type(v) not in NO_IDENTITY:
+                    stack.append((v, oid, ("K", k)))
         elif kind == CELL:
             try:
                 stack.append((obj.cell_contents, oid, ("x",)))
@@ -233,6 +270,17 @@ class Graph:
                 pass
         elif kind == METHOD:
             stack.append((obj.__self__, oid, ("m",)))
+        elif kind == CLASS:  # its attributes, and its bases' (a subclass reads them)
+            for k, v in list(vars(obj).items()):
+                if k not in CLASS_SKIP and type(v) not in NO_IDENTITY:
+                    if not isinstance(v, _SLOT_DESCRIPTORS):
+                        stack.append((v, oid, ("a", k)))
+            stack.extend((b, oid, ("b", i)) for i, b in enumerate(obj.__bases__))
+        elif kind == WRAPPER:
+            for attr in _WRAPPED:
+                v = getattr(obj, attr, None)
+                if v is not None and type(v) not in NO_IDENTITY:
+                    stack.append((v, oid, ("d", attr)))
         elif type(obj) is weakref.ReferenceType and self.weak:
             referent = obj()
             if referent is not None:
@@ -369,8 +417,18 @@ def step(obj: Any, s: Step) -> Any:
         return object.__getattribute__(obj, "__dict__")[s[1]]
     if op == "s":
         return object.__getattribute__(obj, s[1])
+    if op == "b":
+        return obj.__bases__[s[1]]
+    if op == "d":
+        if s[1] not in _WRAPPED:
+            raise ValueError(f"unknown path step {s!r}")
+        return getattr(obj, s[1])
     if op == "c":
         return obj.__closure__[s[1]]
+    if op == "D":
+        return obj.__defaults__[s[1]]
+    if op == "K":
+        return obj.__kwdefaults__[s[1]]
     if op == "x":
         return obj.cell_contents
     if op == "m":
@@ -415,10 +473,16 @@ def describe(path: Path) -> str:
             out += f"[{s[1]!r}]"
         elif op == "p":
             out += f".values()[{s[1]}]"
-        elif op in ("a", "s"):
+        elif op in ("a", "s", "d"):
             out += f".{s[1]}"
         elif op == "c":
             out += f".__closure__[{s[1]}]"
+        elif op == "b":
+            out += f".__bases__[{s[1]}]"
+        elif op == "D":
+            out += f".__defaults__[{s[1]}]"
+        elif op == "K":
+            out += f".__kwdefaults__[{s[1]!r}]"
         elif op == "x":
             out += ".cell_contents"
         elif op == "m":

@@ -5,8 +5,10 @@ Values stored alone are read by digest (classes and functions first, bound as th
 load: instances in later values refer to them by name). The unit is loaded with its
 references resolved in this kernel (`units/stream.py`), and nothing else may hold what
 it replaces (`units/replaced.py`); where that fails and the entry has its changed
-inputs whole, those are loaded instead (`units/byvalue.py`). Every object to be given
-its state in place is asked first whether it can take it (`objects/inplace.py`). A
+inputs whole, those are loaded instead (`units/byvalue.py`). An object of the inputs that
+a class's own code was handed while the unit was built must be as the live run left it
+(`check_payload`). Every object to be given its state in place is asked first whether it
+can take it (`objects/inplace.py`). A
 failure raises Unfaithful (the hit becomes a miss, and nothing was changed), or what a
 damaged or missing blob raises.
 """
@@ -17,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...display.result import Bundle
-from ...errors import Unfaithful
+from ...errors import Unfaithful, Unhashable
+from ...hashing.values import Hasher
 from ...storage.entries import Entry, Unit
 from ...storage.store import Store
 from ..objects import inplace
@@ -96,13 +99,15 @@ def _unit(
     hidden: dict[str, Any],
     kept_roots: byvalue.Roots | None,
 ) -> Payload:
-    """The unit's payload; where its references lead nowhere or what it replaces is held
-    elsewhere, the one with its changed inputs whole, when the entry has one and nothing
-    else holds them."""
+    """The unit's payload, checked (`check_payload`); where its references lead nowhere,
+    what it replaces is held elsewhere or it cannot be given, the one with its changed
+    inputs whole, when the entry has one and nothing else holds them."""
     payload: Payload | None = None  # (let go of below, once it failed)
+    ours = (roots, *(kept_roots or ()))  # (the copy's lookups hold the inputs too)
     try:
         payload = stream.load(unit.stream, store, roots)
-        replaced.check(stream.replaced_by(payload, roots), payload, ns, hidden, (roots,))
+        replaced.check(stream.replaced_by(payload, roots), payload, ns, hidden, ours)
+        check_payload(payload, ns)
         return payload
     except Unfaithful as err:
         if kept_roots is None or unit.byvalue is None:
@@ -111,15 +116,36 @@ def _unit(
         # whose frames hold the failed load's objects: they would count as holders)
     payload = None  # (what it held, to be collected)
     try:  # outside the handler: the failed load's frames are garbage by now
-        return byvalue.load(unit.byvalue, store, kept_roots, ns, hidden, (roots,))
+        payload = byvalue.load(unit.byvalue, store, kept_roots, ns, hidden, (roots,))
+        check_payload(payload, ns)
+        return payload
     except Unfaithful as err:
         why = f"{failed.why}; nor whole, as {err.name} is not alone: {err.why}"
         raise Unfaithful(failed.name, why, err.way_out) from None
 
 
+def check_payload(payload: Payload, ns: dict[str, Any]) -> None:
+    """Raise Unfaithful unless every object the payload gives a state in place can take
+    it, and each one a class's own code was handed while the payload was built
+    (`keep/own_code.py`) is here as the live run left it: the step did not change it,
+    so that code saw what it saw live, though the object gets its state only after."""
+    _problems(payload["inplace"])
+    for index, digest, name, why in payload.get("handed", ()):
+        target = payload["inplace"][index][0]
+        try:
+            now: str | None = Hasher(ns).value_digest(target, name)
+        except Unhashable:
+            now = None
+        if now != digest:
+            raise Unfaithful(name, why)
+
+
 def _check_inplace(entry: Entry, loaded: Loaded, ns: dict[str, Any]) -> None:
-    pairs = [(ns.get(b.name), loaded.values[b.name]) for b in entry.bindings if b.inplace]
-    pairs += loaded.unit["inplace"] if loaded.unit is not None else []
+    """The values stored alone and given in place (the unit's: `check_payload`)."""
+    _problems([(ns.get(b.name), loaded.values[b.name]) for b in entry.bindings if b.inplace])
+
+
+def _problems(pairs: list[tuple[Any, Any]]) -> None:
     for target, fresh in pairs:
         problem = inplace.problem(target, fresh)
         if problem:

@@ -8,10 +8,13 @@ nowhere and the entry could not be served. Beside such a unit the entry keeps th
 values with the changed inputs whole, by value, as the library pickles them; when the
 unit's paths fail on a hit, each of those names is bound to its stored value instead.
 
-That is faithful only when nothing else in the kernel holds the object the name held or
-any part of it: they would keep the old one, where live they saw the change. The
-objects are checked as any object a hit replaces (`replaced.py`): any other holder keeps
-the hit a miss. Kept whole up to `MAX_BYTES`; above that, such a unit is a miss.
+What the step changed in its other inputs the copy gives them in place, as the unit
+does; it is written and loaded back, and checked as the unit is (`keep/unit_check.py:
+put_whole`). Binding the names anew is faithful only when nothing else in the kernel
+holds the object a name held or any part of it: they would keep the old one, where live
+they saw the change. The objects are checked as any object a hit replaces
+(`replaced.py`): any other holder keeps the hit a miss. Kept whole up to `MAX_BYTES`;
+above that, such a unit is a miss.
 """
 
 from __future__ import annotations
@@ -19,13 +22,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ...errors import Unstorable
-from ...storage.deferred import Batch
 from ...storage.entries import Stream
 from ...storage.store import Store
 from ..objects import inplace, objgraph
 from . import replaced, stream
-from .layout import Payload, StoragePlan
+from .layout import Handed, Payload, StoragePlan
 
 log = logging.getLogger(__name__)
 MAX_BYTES = 64 << 20  # a unit's changed inputs kept whole up to this size
@@ -37,7 +38,11 @@ def needed(plan: StoragePlan, ref: Stream) -> list[str]:
     an object pickled through its constructor (a plotly figure), not by its state. An
     estimator or a frame comes back laid out as it was, and is not kept twice."""
     inner = set(ref.inner)
-    names = {r for r in plan.changed_roots if r in inner and r.isidentifier()}
+    names = {
+        r
+        for r, obj in plan.changed_roots.items()
+        if r in inner and r.isidentifier() and not isinstance(obj, type)  # (in place)
+    }
     if not names:
         return []
     graph = plan.graphs()[0]  # a plan with a unit: made by the sharing analysis
@@ -54,28 +59,40 @@ def _rebuilt(obj: object) -> bool:
     return kind in (objgraph.OBJ, objgraph.FRAME) and not inplace.by_state(type(obj))
 
 
-def put(
-    plan: StoragePlan, store: Store, names: list[str], later: Batch | None = None
-) -> Stream | None:
-    """Store the unit's values with `names` whole; None when they are too large to keep
-    twice or cannot be stored (the unit alone then serves, where it can). `later`: see
-    `stream.put_stream`."""
-    graph = _without(plan.graphs()[0], set(names))
-    values = {n: plan.changed_roots[n] for n in names}  # (a name rebound binds its new value)
-    payload: Payload = {
+def inplace_of(plan: StoragePlan, whole: frozenset[str] = frozenset()) -> list[Any]:
+    """The objects the unit gives a state in place, in its order, but those of the
+    changed inputs `whole` (which the by-value copy binds to their stored values)."""
+    if not whole:
+        return plan.unit_inplace
+    graph = plan.graphs()[0]  # a plan with a unit: made by the sharing analysis
+    return [o for o in plan.unit_inplace if graph.root[id(o)] not in whole]
+
+
+def payload_of(
+    plan: StoragePlan, whole: frozenset[str], raw: bool = False, handed: list[Handed] | None = None
+) -> Payload:
+    """The by-value copy's payload: the unit's, with the changed inputs `whole` bound to
+    their values (a name the step rebound, to its new value) rather than given their
+    states in place; what the step changed in its other inputs is given in place as by
+    the unit (`stream.payload_of` says what each key holds)."""
+    values = {n: plan.changed_roots[n] for n in sorted(whole)}
+    inplace = inplace_of(plan, whole)
+    graph = plan.graphs()[0]
+    return {
         "bind": {**values, **plan.unit_bind},
-        "inplace": [],
+        "inplace": [(obj, stream.StateOf(obj, raw)) for obj in inplace],
+        "raw": raw,
+        "rooted": [i for i, o in enumerate(inplace) if graph.nodes[id(o)][1] is None],
         "modules": plan.modules,
+        "orphans": stream.orphans(plan, whole),
+        "handed": list(handed or []),
     }
-    writer = stream.Writer(plan, graph, fallbacks=0)
-    try:
-        main, buffers, roots, _ = stream.dump_payload(payload, writer, "shared values")
-    except Unstorable:
-        log.debug("the changed inputs %s cannot be kept whole", names, exc_info=True)
-        return None
-    if len(main) + sum(b.raw().nbytes for b in buffers) > MAX_BYTES:
-        return None
-    return stream.put_stream(store, main, buffers, roots, names=names, later=later)
+
+
+def writer(plan: StoragePlan, whole: frozenset[str]) -> stream.Writer:
+    """The writer of the by-value copy: the objects first reached from `whole` are held
+    by value, not by reference, and no reference carries a fallback."""
+    return stream.Writer(plan, _without(plan.graphs()[0], whole), fallbacks=0)
 
 
 # (the values a by-value stream's references start from, the objects its names hold now)
@@ -102,11 +119,12 @@ def load(
     caller's dicts of them)."""
     refs, targets = roots
     payload = stream.load(ref, store, refs)
-    replaced.check(targets, payload, ns, hidden, (refs, *ours))
+    old = {**stream.replaced_by(payload, refs), **targets}
+    replaced.check(old, payload, ns, hidden, (refs, targets, *ours))
     return payload
 
 
-def _without(graph: objgraph.Graph, names: set[str]) -> objgraph.Graph:
+def _without(graph: objgraph.Graph, names: frozenset[str]) -> objgraph.Graph:
     """`graph` without the objects first reached from `names`: the stream holds them by
     value, not by reference."""
     out = objgraph.Graph(graph.main_ns, graph.limit)

@@ -6,10 +6,15 @@ told in `keep/sharing.py`'s docstring: alone, one unit, in place, replaced."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any, TypeAlias, TypedDict
 
 from ..objects import objgraph
 from ..state import module_attrs
+
+# An object the unit gives a state in place that a class's own code is handed while a hit
+# builds the unit (`keep/own_code.py`): (its index in `inplace`, its digest after the live
+# run, the name to blame, why it matters). A tuple: it is pickled in the stream.
+Handed: TypeAlias = tuple[int, str, str, str]
 
 
 class _PayloadParts(TypedDict):
@@ -25,6 +30,7 @@ class Payload(_PayloadParts, total=False):
     raw: bool  # the states are the instance dicts themselves (`stream.StateOf`)
     rooted: list[int]  # indices of `inplace` whose objects are the values of names
     orphans: list[objgraph.Path]  # paths of the objects it replaces (`replaced.py`)
+    handed: list[Handed]  # objects a class's own code is handed, as the live run left them
 
 
 @dataclass

@@ -60,6 +60,7 @@ def _kept(payload: Payload, ns: dict[str, Any]) -> set[int]:
     fresh = {id(t): state for t, state in payload["inplace"]}
     graph = objgraph.Graph(ns, WALK_LIMIT)
     graph.weak = False
+    graph.classes = False  # (a class is restored in place, never replaced: not a part)
     graph.add(objgraph.root(RootKind.HELD, "bind"), list(payload["bind"].values()))
     graph.add(
         objgraph.root(RootKind.HELD, "rooted"),
@@ -85,6 +86,7 @@ def _check_one(
     targets, places, payload = known
     graph = objgraph.Graph(ns, WALK_LIMIT)
     graph.weak = False  # a weak reference does not hold its referent
+    graph.classes = False
     graph.add(label, old_objects[label])  # (not a variable here: one more reference)
     if graph.truncated:
         raise Unfaithful(label, f"it holds more than {WALK_LIMIT:,} objects to check")

@@ -45,7 +45,7 @@ from ...storage.entries import Stream
 from ...storage.store import Store
 from ..objects import inplace, objgraph
 from ..state import module_attrs
-from .layout import Payload, StoragePlan
+from .layout import Handed, Payload, StoragePlan
 
 log = logging.getLogger(__name__)
 # The kinds of persistent ids (the first item of each; see the module docstring).
@@ -73,6 +73,8 @@ class StateOf:
         t = self.target
         if isinstance(t, types.FunctionType):
             return serialize.function_reduce(t)
+        if isinstance(t, type):  # a notebook class: its attributes
+            return inplace.ClassState, (inplace.class_attrs(t),)
         if isinstance(t, types.CellType):
             try:
                 return _full_cell, (t.cell_contents,)
@@ -302,24 +304,35 @@ def _bytes_of(owner: Any) -> Any:
     return owner.reshape(-1, order="A").view(np.uint8)
 
 
-def payload_of(plan: StoragePlan, raw: bool = False) -> Payload:
+def payload_of(plan: StoragePlan, raw: bool = False, handed: list[Handed] | None = None) -> Payload:
     """What the stream holds: the names it binds, the objects it restores in place with
     their states (`rooted`: those that are the values of names; `raw`: the states are
-    the instance dicts themselves, see `StateOf`), the module attributes set, and the
-    paths of the objects it replaces (`replaced.py` checks them on a hit)."""
-    graph = plan.graphs()[0]
+    the instance dicts themselves, see `StateOf`; `handed`: those a class's own code is
+    given, `keep/own_code.py`), the module attributes set, and the paths of the objects
+    it replaces (`replaced.py` checks them on a hit)."""
+    graph = plan.graphs()[0]  # a unit's plan: made by the sharing analysis
     return {
         "bind": plan.unit_bind,
         "inplace": [(obj, StateOf(obj, raw)) for obj in plan.unit_inplace],
         "raw": raw,
         "rooted": [i for i, o in enumerate(plan.unit_inplace) if graph.nodes[id(o)][1] is None],
         "modules": plan.modules,
-        "orphans": [
-            graph.path(oid)
-            for oid in plan.replaced
-            if objgraph.kind_of(type(graph.nodes[oid][0])) != objgraph.DRAWING
-        ],
+        "orphans": orphans(plan),
+        "handed": list(handed or []),
     }
+
+
+def orphans(plan: StoragePlan, whole: frozenset[str] = frozenset()) -> list[objgraph.Path]:
+    """The paths of the objects of the inputs a payload replaces (but drawings, whose
+    parts are rebound whole, and the objects of the changed inputs `whole`, which a
+    by-value copy checks as they are)."""
+    graph = plan.graphs()[0]
+    return [
+        graph.path(oid)
+        for oid in plan.replaced
+        if objgraph.kind_of(type(graph.nodes[oid][0])) != objgraph.DRAWING
+        and graph.root[oid] not in whole
+    ]
 
 
 def dump_payload(
@@ -460,8 +473,18 @@ def array_of(pid: PersistentId, find: Callable[[objgraph.Path], Any]) -> Any:
 
 
 def apply(payload: Payload, ns: dict[str, Any]) -> None:
-    """Restore the unit's states in place, set the module attributes, bind its names."""
+    """Restore the unit's states in place, set the module attributes, bind its names.
+    Objects whose class's own `__setstate__` gives them their state go last, the ones
+    the walk met last first: such code may look at the objects it holds (a count of a
+    list), which must have their new states by then, as they had live."""
+    raw = payload.get("raw", False)
+    later = []
     for target, fresh in payload["inplace"]:
-        inplace.restore(target, fresh, raw=payload.get("raw", False))
+        if inplace.runs_code(target, raw):
+            later.append((target, fresh))
+        else:
+            inplace.restore(target, fresh, raw=raw)
+    for target, fresh in reversed(later):
+        inplace.restore(target, fresh, raw=raw)
     module_attrs.apply(payload["modules"])
     ns.update(payload["bind"])
