@@ -113,19 +113,21 @@ def load(ipython) -> None:
     ipython.register_magics(magics)
     ipython.push({"step": step_api}, interactive=False)
     awaiting.install(_ENGINE)
-    from . import comm, freshness, lazy
+    from . import comm, freshness, lazy, outside
 
     freshness.attach(_ENGINE)
     comm.attach(_ENGINE)
     lazy.attach(_ENGINE)
+    outside.attach(_ENGINE)
 
 
 def unload(ipython) -> None:
     global _ENGINE
     awaiting.uninstall(ipython)
     if _ENGINE is not None:
-        from . import freshness, lazy
+        from . import freshness, lazy, outside
 
+        outside.detach(_ENGINE)
         lazy.detach(_ENGINE)
         freshness.detach(_ENGINE)
         _ENGINE.close()
