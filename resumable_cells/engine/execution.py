@@ -46,7 +46,7 @@ from ..hashing.values import Hasher
 from ..records import why
 from ..storage.store import FORMAT_VERSION
 from .code import inputs, nondeterminism, step_code
-from .keep import admit, changes, sharing
+from .keep import admit, changes, sharing, value_check
 from .keep.build import LiveRun
 from .kernel import Engine
 from .live import body, step_object, tripwire
@@ -401,7 +401,8 @@ class Execution:
         if not effect:  # so the next miss can say why there was nothing to serve
             code = self.key.preimage.get("code") if self.key is not None else None
             rec.best_effort(None, why.remember_uncached, engine.store, self.name, note, code)
-        engine.carry.keep(engine.ns, digests.data_values())  # for the next step's key
+        # For the next step's key: values whose storing ran no code that could change them.
+        engine.carry.keep(engine.ns, (d for d in digests.data_values() if value_check.exact(d[1])))
         rec.finished("effect" if effect else "live", reason=reason, note=note)
         return result
 

@@ -20,8 +20,10 @@ The rule (docs/guarantees.md), all of it checked when the next step starts:
   comm message, an inspection, a completion), and IPython's cell events have no callback
   of the notebook's own (only IPython's, ipykernel's, matplotlib's and this package's);
   `ipython/outside.py` tells these;
-- the name still holds the very object digested, and its digest reached no code (data:
-  arrays, frames, plain containers, whose digest depends on nothing but their state).
+- the name still holds the very object digested, its digest reached no code, and storing
+  it runs none either (`keep/value_check.exact`: arrays and frames of plain dtypes,
+  atoms, plain containers of them): its digest depends on nothing but its state, which
+  nothing after the digest (pickling it, loading it back) can have changed.
 
 What the rule cannot see is code the notebook left running in the background: a thread,
 an asyncio task, a timer, a signal handler changing a value in place between two cells.
