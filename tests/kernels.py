@@ -160,6 +160,17 @@ class Kernel:
         r = self.ok(f"print(repr({expr}))")
         return ast.literal_eval(r.stdout.strip())
 
+    def printed_until(self, text: str, timeout: float = 60) -> str:
+        """What the kernel prints, outside any cell of ours (a comm callback), until it
+        prints `text`; fails on an error message, or after `timeout` s without output."""
+        printed = ""
+        while text not in printed:  # (get_iopub_msg raises Empty after its timeout)
+            msg = self.kc.get_iopub_msg(timeout=timeout)
+            if msg["msg_type"] == "stream" and msg["content"]["name"] == "stdout":
+                printed += msg["content"]["text"]
+            assert msg["msg_type"] != "error", msg["content"]
+        return printed
+
     def wait_for_writes(self, timeout: float = 120) -> None:
         """Wait until the entries the kernel writes behind are stored (or failed)."""
         done = self.value(f"__import__('resumable_cells').wait_for_writes({timeout})")

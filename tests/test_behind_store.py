@@ -6,6 +6,8 @@ once its blobs are written, keeps them from eviction meanwhile, and says what fa
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 
 import numpy as np
@@ -19,7 +21,7 @@ from resumable_cells.errors import NotWritten
 from resumable_cells.hashing import arrays
 from resumable_cells.hashing.values import Hasher
 from resumable_cells.storage import blobs
-from resumable_cells.storage.behind import Job, WriteBehind
+from resumable_cells.storage.behind import NICENESS, Job, WriteBehind
 from resumable_cells.storage.deferred import BEHIND_MIN, Batch
 from resumable_cells.storage.entries import Value
 from resumable_cells.storage.store import Store
@@ -192,3 +194,19 @@ def test_dropping_pending_entries_stores_none_of_them(tmp_path):
     assert store.get_entry("first") is not None and store.get_entry("second") is None
     assert [(f.step, f.why) for f in writes.take_failures()] == [("second", "the kernel ended")]
     assert {n for n in files(store)} == set(store.get_entry("first").blobs()) - {"00" * 16}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's own nice value")
+def test_the_writer_yields_to_the_kernels_thread(tmp_path):
+    store = Store(tmp_path / "s")
+    writes = WriteBehind()
+    seen = []
+
+    def put(key, e):  # (runs in the writer's thread)
+        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+        store.put_entry(key, e)
+
+    writes.submit(_job(store, "k", big(), put))
+    assert writes.wait(60)
+    mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    assert seen == [min(19, mine + NICENESS)]  # (19: the lowest priority there is)

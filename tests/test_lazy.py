@@ -186,12 +186,7 @@ def test_a_widget_callback_reads_a_pending_value_it_names(kernel):
     opened = {"comm_id": "c1", "target_name": "lazy-test", "data": {}}
     kc.shell_channel.send(kc.session.msg("comm_open", opened))
     kc.shell_channel.send(kc.session.msg("comm_msg", {"comm_id": "c1", "data": {}}))
-    printed = ""
-    while "total" not in printed:  # (get_iopub_msg raises Empty after its timeout)
-        msg = kc.get_iopub_msg(timeout=60)
-        if msg["msg_type"] == "stream" and msg["content"]["name"] == "stdout":
-            printed += msg["content"]["text"]
-        assert msg["msg_type"] != "error", msg["content"]
+    printed = kernel.printed_until("total")
     assert printed.strip() == f"total {expected}", printed
 
 

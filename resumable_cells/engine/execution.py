@@ -48,7 +48,7 @@ from ..hashing.values import Hasher
 from ..records import why
 from ..storage.store import FORMAT_VERSION
 from .code import inputs, nondeterminism, step_code
-from .keep import admit, changes, sharing
+from .keep import admit, changes, sharing, value_check
 from .keep.build import LiveRun
 from .kernel import Engine
 from .live import body, step_object, tripwire
@@ -187,7 +187,8 @@ class Execution:
         a body without `await` runs it to the end at once (`_to_the_end`)."""
         __tracebackhide__ = True  # noqa: F841
         try:
-            return await self._go()
+            with self.engine.carry.step():
+                return await self._go()
         except (KeyboardInterrupt, CancelledError):  # Ctrl-C (in an awaited cell: a cancel)
             self.rec.interrupted()
             raise
@@ -256,6 +257,8 @@ class Execution:
         """Set the key (None when a component cannot be computed: returned, to say
         why the step is not cached). UsageError on a --deps pattern matching nothing."""
         engine = self.engine
+        carried = engine.carry.take(engine.ns)  # digests the step before took at its end
+        known = {**carried, **engine.pending.known()} if engine.pending else carried
         try:
             self.key, self.rec.inputs = step_key.compute(
                 format_version=FORMAT_VERSION,
@@ -264,7 +267,7 @@ class Execution:
                 version_tag=self.args.version,
                 ns=engine.ns,
                 deps=list(self.args.deps),
-                known=engine.pending.known() if engine.pending else None,
+                known=known,
                 **inputs.of_cell(
                     self.info, self.args.ignore, engine.ns, engine.hidden, engine.pending
                 ),
@@ -273,6 +276,7 @@ class Execution:
             raise UsageError(f"%%step {self.name}: {err}") from None
         except KeyComponentError as err:
             return err
+        engine.carry.used(carried, self.key.digests)
         self.rec.key = self.key.address
         return None
 
@@ -441,6 +445,8 @@ class Execution:
         if not effect:  # so the next miss can say why there was nothing to serve
             code = self.key.preimage.get("code") if self.key is not None else None
             rec.best_effort(None, why.remember_uncached, engine.store, self.name, note, code)
+        # For the next step's key: values whose storing ran no code that could change them.
+        engine.carry.keep(engine.ns, (d for d in digests.data_values() if value_check.exact(d[1])))
         rec.finished("effect" if effect else "live", reason=reason, note=note)
         return result
 

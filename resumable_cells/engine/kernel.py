@@ -34,6 +34,7 @@ from ..storage.entries import Entry
 from ..storage.store import Store
 from ..storage.tiers import Tier, TieredStore
 from .code import step_names
+from .code.carry import Carry
 from .restore.pending import Pending
 
 if TYPE_CHECKING:
@@ -89,6 +90,7 @@ class Engine:
         self.team: Tier | None = None  # the team cache, when one is configured
         self.cache = TieredStore(self.store)  # the store, then the team cache
         self.pending = Pending(self.store)  # names a hit bound, whose values are unread
+        self.carry = Carry()  # digests the last live step took at its end, for the next key
         self.store.pinned = self.pending.pinned
         self.step_spend = {"tokens": 0, "cost": 0.0}  # of the step running now
         self.freshness: Freshness | None = None  # staleness from every input

@@ -120,6 +120,19 @@ class Hub:
             self.send_cache()
 
 
+def to_sidebar(kernel: Any, msg: dict[str, Any]) -> bool:
+    """Whether a kernel message opens, closes or talks to the sidebar's comm: it runs
+    this package's code only, never the notebook's."""
+    kind = (msg.get("header") or {}).get("msg_type")
+    content = msg.get("content") or {}
+    if kind == "comm_open":
+        return content.get("target_name") == TARGET
+    if kind not in ("comm_msg", "comm_close"):
+        return False
+    comms = getattr(getattr(kernel, "comm_manager", None), "comms", {})
+    return getattr(comms.get(content.get("comm_id")), "target_name", None) == TARGET
+
+
 def frontend_sent_cell_ids(shell: Any) -> bool:
     """Whether the request being executed came from a frontend that sends cell ids
     (JupyterLab, Notebook 7): one that may have the sidebar, unlike nbclient."""

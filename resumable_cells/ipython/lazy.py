@@ -25,7 +25,7 @@ from IPython.core.error import InputRejected
 from ..engine.code import plain_reads
 from ..engine.kernel import Engine
 from ..errors import NotRestored
-from .comm import TARGET
+from .comm import to_sidebar
 
 log = logging.getLogger(__name__)
 
@@ -135,7 +135,7 @@ def _wrap_comm_messages(engine: Engine) -> None:
     original = handlers["comm_msg"]
 
     def comm_msg(stream: Any, ident: Any, msg: dict[str, Any]) -> Any:
-        if engine.pending and not _ours(kernel, msg):
+        if engine.pending and not to_sidebar(kernel, msg):
             try:
                 engine.pending.materialise_all(engine.ns)
             except NotRestored as err:  # the handler runs; a read of it fails there
@@ -143,10 +143,3 @@ def _wrap_comm_messages(engine: Engine) -> None:
         return original(stream, ident, msg)
 
     handlers["comm_msg"] = comm_msg
-
-
-def _ours(kernel: Any, msg: dict[str, Any]) -> bool:
-    """A message to the sidebar's comm: it reads no variable."""
-    comm_id = (msg.get("content") or {}).get("comm_id")
-    comms = getattr(getattr(kernel, "comm_manager", None), "comms", {})
-    return getattr(comms.get(comm_id), "target_name", None) == TARGET

@@ -129,11 +129,12 @@ def load(ipython) -> None:
     ipython.register_magics(magics)
     ipython.push({"step": step_api}, interactive=False)
     awaiting.install(_ENGINE)
-    from . import auto, comm, freshness, lazy
+    from . import auto, comm, freshness, lazy, outside
 
     freshness.attach(_ENGINE)
     comm.attach(_ENGINE)
     lazy.attach(_ENGINE)
+    outside.attach(_ENGINE)
     auto.attach(_ENGINE, configured=magics.auto)
 
 
@@ -141,9 +142,10 @@ def unload(ipython) -> None:
     global _ENGINE
     awaiting.uninstall(ipython)
     if _ENGINE is not None:
-        from . import auto, freshness, lazy
+        from . import auto, freshness, lazy, outside
 
         auto.detach(_ENGINE)
+        outside.detach(_ENGINE)
         lazy.detach(_ENGINE)
         freshness.detach(_ENGINE)
         _ENGINE.close()

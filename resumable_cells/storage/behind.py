@@ -14,12 +14,16 @@ the changed bytes under the old digest. A kernel killed mid-write leaves a temp 
 
 What failed is kept for the engine to say (`take_failures`); the blobs an entry that
 failed had written are released. Queued entries hold views of the values' memory, never
-copies; past `MAX_PENDING` bytes queued, `submit` waits for the writer.
+copies; past `MAX_PENDING` bytes queued, `submit` waits for the writer. The writer runs
+at a lower priority than the kernel's own thread (Linux: `NICENESS`): on a busy machine
+the user's next cell goes first, and the writes take what is left.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import sys
 import threading
 import time
 from collections import deque
@@ -34,6 +38,7 @@ from .store import Store
 
 log = logging.getLogger(__name__)
 MAX_PENDING = 4 << 30  # bytes of values queued before a new entry waits for the writer
+NICENESS = 10  # the writer thread's, above the kernel's: the user's code goes first
 
 
 @dataclass
@@ -177,6 +182,7 @@ class WriteBehind:
             return self._busy
 
     def _work(self) -> None:
+        _yield_to_the_kernel()
         bounce = bytearray(blobs.BOUNCE)
         while True:
             job = self._next()
@@ -233,3 +239,16 @@ class WriteBehind:
                 fn()
             except Exception:
                 log.debug("what waited for the entry of %s failed", job.step, exc_info=True)
+
+
+def _yield_to_the_kernel() -> None:
+    """Lower the calling thread's priority, so that on a busy machine the kernel's own
+    thread (the user's next cell) runs first and the writes fill the gaps. Linux only,
+    where a thread has a nice value of its own (elsewhere the id names a process)."""
+    if not NICENESS or not sys.platform.startswith("linux"):
+        return
+    tid = threading.get_native_id()
+    try:
+        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + NICENESS)
+    except OSError:  # not allowed: the writer runs as it is
+        log.debug("the writer thread keeps its priority", exc_info=True)

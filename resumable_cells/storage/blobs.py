@@ -3,8 +3,9 @@
 Layout: magic, header length, JSON header, then the pickle stream and each out-of-band
 buffer at 64-byte aligned offsets. Buffers are written straight from the value's memory
 and read back with `readinto` into fresh buffers, so neither direction copies a large
-array twice. The header carries an HMAC over the pickle stream and the seeded xxh3
-digests of the buffers: a file that fails it is never unpickled.
+array twice; a large buffer read is hashed by a thread of its own as its chunks arrive.
+The header carries an HMAC over the pickle stream and the seeded xxh3 digests of the
+buffers: a file that fails it is never unpickled.
 
 `write_copied` writes a blob from memory the user may be changing: through a bounce
 buffer, each chunk hashed as written, and checked against a digest taken before (the
@@ -19,10 +20,13 @@ from __future__ import annotations
 import json
 import mmap
 import os
+import queue
 import struct
 import sys
+import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +38,7 @@ from . import auth, serialize
 MAGIC = b"RCB1"
 _ALIGN = 64
 _READ_CHUNK = 4 << 20  # read, then hash while the chunk is still in the CPU cache
+_HASH_BEHIND_MIN = 32 << 20  # a buffer this large is hashed by a thread as it is read
 _WRITE_CHUNK = 4 << 20
 BOUNCE = 256 << 10  # the bounce buffer of `write_copied`: copied, hashed twice, written from L2
 _LARGE = 1 << 20
@@ -365,16 +370,46 @@ def _read_buffer(f, n: int, expected: str, seed: int, name: str):
     buf = _new_buffer(n)
     view = memoryview(buf).cast("B")
     h = xxhash.xxh3_128(seed=seed)
-    pos = 0
-    while pos < n:  # hash each chunk while it is still in the CPU cache
-        got = f.readinto(view[pos : pos + _READ_CHUNK])
-        if not got:
-            raise BlobError(f"blob {name[:12]} is truncated")
-        h.update(view[pos : pos + got])
-        pos += got
+    if n >= _HASH_BEHIND_MIN:
+        with _hashing_behind(view, h) as hash_chunk:
+            _read_chunks(f, view, hash_chunk, name)
+    else:  # each chunk hashed while it is still in the CPU cache
+        _read_chunks(f, view, lambda start, end: h.update(view[start:end]), name)
     if h.hexdigest() != expected:
         raise BlobError(f"blob {name[:12]} fails its integrity check")
     return buf
+
+
+def _read_chunks(f, view: memoryview, read: Callable[[int, int], None], name: str) -> None:
+    """Fill `view` from `f` a chunk at a time, telling `read(start, end)` of each."""
+    pos, n = 0, view.nbytes
+    while pos < n:
+        got = f.readinto(view[pos : pos + _READ_CHUNK])
+        if not got:
+            raise BlobError(f"blob {name[:12]} is truncated")
+        read(pos, pos + got)
+        pos += got
+
+
+@contextmanager
+def _hashing_behind(view: memoryview, h: Any) -> Iterator[Callable[[int, int], None]]:
+    """A thread of its own hashes each chunk of `view` it is told of, in order, while the
+    next is read (`readinto` and xxh3 both let go of the interpreter lock): with a core
+    free, the check costs next to nothing over the read, and the digest is the one a
+    single pass gives. The block ends once every chunk told of is hashed."""
+    read: queue.SimpleQueue[tuple[int, int] | None] = queue.SimpleQueue()
+
+    def hash_in_order() -> None:
+        while (piece := read.get()) is not None:
+            h.update(view[piece[0] : piece[1]])
+
+    hasher = threading.Thread(target=hash_in_order, name="resumable-cells-check", daemon=True)
+    hasher.start()
+    try:
+        yield lambda start, end: read.put((start, end))
+    finally:  # (an error or an interrupt too: the thread ends before the buffer is let go)
+        read.put(None)
+        hasher.join()
 
 
 def _read_exact(f, n: int, name: str) -> bytes:

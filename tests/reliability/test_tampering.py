@@ -71,6 +71,31 @@ def test_truncated_blobs_fail_cleanly(tmp_path, cut):
         store.get_blob(name)
 
 
+@pytest.mark.parametrize("damage", ["intact", "a byte changed near its end", "cut in its middle"])
+def test_a_large_buffer_checked_while_it_is_read_fails_when_damaged(tmp_path, damage):
+    # 40 MB: past the size whose chunks a thread hashes while the next ones are read
+    import numpy as np
+
+    store = Store(tmp_path / "s")
+    name = "34" * 16
+    value = np.random.default_rng(1).random(5 << 20)
+    store.put_blob(name, value)
+    path = blobs.blob_path(store.blob_dir, name)
+    if damage == "intact":
+        assert np.array_equal(store.get_blob(name), value)
+        return
+    with open(path, "r+b") as f:
+        if damage == "cut in its middle":
+            f.truncate(os.path.getsize(path) // 2)
+        else:
+            f.seek(-1000, os.SEEK_END)
+            byte = f.read(1)
+            f.seek(-1000, os.SEEK_END)
+            f.write(bytes([byte[0] ^ 1]))
+    with pytest.raises(blobs.BlobError):
+        store.get_blob(name)
+
+
 def test_a_tampered_entry_row_fails_authentication(tmp_path):
     store = Store(tmp_path / "s")
     store.put_entry("k1", entry(store, "s", []))

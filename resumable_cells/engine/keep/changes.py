@@ -27,14 +27,26 @@ class Digests:
         self.ns = ns
         self._done: dict[str, str] = {}
         self._reached: dict[str, tuple[str, ...] | None] = {}
+        self._objects: dict[str, Any] = {}  # name -> the object digested
 
     def of(self, name: str) -> str:
         """The digest of `name`'s value. Raises Unhashable."""
         if name not in self._done:
             h = Hasher(self.ns)
-            self._done[name] = h.value_digest(self.ns[name], name)
+            value = self.ns[name]
+            self._done[name] = h.value_digest(value, name)
             self._reached[name] = _data_only(h)
+            self._objects[name] = value
         return self._done[name]
+
+    def data_values(self) -> list[tuple[str, Any, str, tuple[str, ...]]]:
+        """(name, the object digested, its digest, the packages it reached) of each value
+        digested so far whose digest reached no code (`data_only`)."""
+        return [
+            (name, self._objects[name], digest, reached)
+            for name, digest in self._done.items()
+            if (reached := self._reached[name]) is not None
+        ]
 
     def data_only(self, name: str) -> tuple[str, ...] | None:
         """The packages the digest of `name` reached, when it reached no code (no
