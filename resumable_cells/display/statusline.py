@@ -4,8 +4,10 @@ with metadata `{"resumable_cells": {"status", "step"}}`, so tools can tell it ap
 from __future__ import annotations
 
 import html
+import sys
 
 from .. import formatting
+from .capture import unsent
 
 
 def show_line(
@@ -21,8 +23,9 @@ def show_line(
 ) -> None:
     """Publish the step's status line; a hit says how old its value is (`age`, seconds)
     when that is more than a few minutes. `flush=False` when the step wrote nothing to
-    stdout/stderr: ipykernel then need not wait for its IO thread to flush them first
-    (half the cost of a trivial hit)."""
+    stdout/stderr since they were last flushed: ipykernel then need not wait for its I/O
+    thread to flush them first (half the cost of a trivial hit), unless they hold text
+    written some other way (a logging handler that kept the stream)."""
     from IPython import get_ipython
     from IPython.display import publish_display_data
 
@@ -44,6 +47,7 @@ def show_line(
     }
     metadata = {"resumable_cells": {"status": status, "step": name}}
     pub = getattr(get_ipython(), "display_pub", None)
+    flush = flush or unsent(sys.stdout) or unsent(sys.stderr)
     if flush or pub is None or not hasattr(pub, "_flush_streams"):
         publish_display_data(bundle, metadata=metadata)
         return
