@@ -260,10 +260,9 @@ class Execution:
                 release()
 
     def _told_to_wait(self, holder: dict[str, Any]) -> None:
-        self.rec.warn(
-            f"waiting: process {holder.get('pid')} on {holder.get('host')} is computing "
-            "this step with the same inputs"
-        )
+        pid, host = holder.get("pid"), holder.get("host")
+        who = f"process {pid} on {host}" if pid is not None else "another kernel"
+        self.rec.warn(f"waiting: {who} is computing this step with the same inputs")
 
     # -- hit ------------------------------------------------------------------------------
     def _try_serve(self) -> tuple[tuple[Any] | None, str | None]:

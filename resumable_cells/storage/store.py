@@ -8,14 +8,14 @@ storage package:
                       under the per-user key over its canonical JSON
     used:{key}        when the entry was last served (for least-recently-used eviction)
     hist:{step}       the keys of the step's latest entries, oldest first (for `why`)
-    lock:{key}        a kernel's claim to compute the key (`claims.py`)
     nocache:{step}    why the step's last live run left no entry, by code id ("*": any)
     blobbytes         the bytes the blob files take
     entrycount        how many entry rows there are (counted once when missing)
     cfg:size_limit    the size limit set with `%step config --size-limit`
     run:, budget:, spent:, once:, intent:    the runs' rows (`ledger.py`)
 
-Blob files live in `blobs/{name[:2]}/{name}` (`blobs.py`). The interface is small on
+Blob files live in `blobs/{name[:2]}/{name}` (`blobs.py`); kernels claim a key they
+compute by locking a byte of the file `claims` (`claims.py`). The interface is small on
 purpose (entries, blobs, the ledger): a team cache plugs in behind it (`tiers.py`).
 Large values can be left to write behind (`put_value(..., later=batch)`: `deferred.py`,
 `behind.py`); their blobs, once written and until their entry is put, are kept from
@@ -196,7 +196,7 @@ class Store:
     def claim(self, key: str, on_wait: Callable[[dict], None] | None = None):
         """Hold the right to compute `key` (see `claims`): a context manager that
         yields whether it had to wait for another kernel."""
-        return claims.claim(self.index, key, on_wait)
+        return claims.claim(self.dir, key, on_wait)
 
     def history(self, step: str) -> list[str]:
         """Keys of `step`'s latest entries, oldest first (at most 20)."""
