@@ -73,6 +73,7 @@ class Store:
         self._untold: dict[str, float] = {}  # ... not yet written (`touch`)
         self._told_at = time.monotonic()
         self._parsed: dict[str, tuple[str, bytes, Entry]] = {}  # `get_entry`
+        self._put: dict[str, tuple[str, frozenset[str]]] = {}  # key -> row put, its blobs
         self._writing: set[str] = set()  # blobs written behind whose entry is not put yet
         self._writing_lock = threading.Lock()
         # The blobs eviction must keep: those of values a kernel has not read yet
@@ -153,19 +154,36 @@ class Store:
         entry.key = key
         row = entry.to_json()
         row["mac"] = auth.sign(auth.canonical(row))
+        raw = json.dumps(row, sort_keys=True)
+        named = set(entry.blobs())
         with self.index.transact():
             replaced = self.index.get("entry:" + key)  # (one read, as the count needs)
             if replaced is None:  # a replaced entry is not another one
                 self.index.incr("entrycount")
-            self.index.set("entry:" + key, json.dumps(row, sort_keys=True))
+            self.index.set("entry:" + key, raw)
             self.index.set("used:" + key, time.time())
             hist = [k for k in self.history(entry.step) if k != key]
             set_json(self.index, "hist:" + entry.step, (hist + [key])[-_HISTORY:])
-        old = self._readable(replaced) if replaced is not None else None
-        if old is not None:
-            self.release(set(old.blobs()) - set(entry.blobs()))
-        if self.used_bytes() > self.size_limit:
+        if replaced is not None:
+            self.release(self._blobs_of(key, replaced) - named)
+        self._put[key] = (raw, frozenset(named))
+        if len(self._put) > _ENTRIES_KEPT:
+            del self._put[next(iter(self._put))]
+        # Only an entry with blob files can have taken the store over its limit: blobs are
+        # counted as they are written, before their entry is put (another kernel's evict
+        # after their own puts).
+        if named and self.used_bytes() > self.size_limit:
             self.evict(self.size_limit)
+
+    def _blobs_of(self, key: str, raw: str) -> set[str]:
+        """The blobs the row `raw` under `key` names: known when it is the row this store
+        put there (a step run again with `--force`), else read from the row, which must
+        authenticate (a row that does not names nothing to delete)."""
+        put = self._put.get(key)
+        if put is not None and put[0] == raw:
+            return set(put[1])
+        old = self._readable(raw)
+        return set(old.blobs()) if old is not None else set()
 
     def touch(self, key: str) -> None:
         """Mark an entry used, for LRU eviction. The times are written together, at most
@@ -285,21 +303,19 @@ class Store:
     def note_uncached(self, step: str, note: str | None, code: str | None = None) -> None:
         """Keep (or, with None, forget) why `step` with `code` has no entry: two cells
         may share a step name, and one of them may be cached while the other is not."""
-        notes = self._uncached_notes(step)
+        raw = self.index.get("nocache:" + step)  # (one read: a live step's usual case)
+        notes = _notes(None if raw is None else json.loads(raw))
         if note:
             notes[code or ANY_CODE] = note
         else:
             notes.pop(code or ANY_CODE, None)
         if notes:
             set_json(self.index, "nocache:" + step, dict(list(notes.items())[-_HISTORY:]))
-        elif self.index.get("nocache:" + step) is not None:
+        elif raw is not None:
             self.index.delete("nocache:" + step)
 
     def _uncached_notes(self, step: str) -> dict[str, str]:
-        row = get_json(self.index, "nocache:" + step)
-        if isinstance(row, str):  # a store from before notes were kept per code
-            return {ANY_CODE: row}
-        return dict(row) if isinstance(row, dict) else {}
+        return _notes(get_json(self.index, "nocache:" + step))
 
     # -- blobs -------------------------------------------------------------------------
     def has_blob(self, name: str) -> bool:
@@ -497,3 +513,10 @@ def _make_private_dir(path: Path) -> None:
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
     if not existed:
         os.chmod(path, 0o700)
+
+
+def _notes(row: Any) -> dict[str, str]:
+    """The uncached notes of a `nocache:` row, by code."""
+    if isinstance(row, str):  # a store from before notes were kept per code
+        return {ANY_CODE: row}
+    return dict(row) if isinstance(row, dict) else {}
