@@ -8,8 +8,9 @@ claim outlives its kernel. A second kernel finds the byte locked, is told which
 process holds it, and polls until it is free (then it finds the entry).
 
 Record locks belong to a process, and closing any descriptor of the file would drop
-all of them: the file is opened once per process and kept open, and claims on one key
-within a process are counted, the byte unlocked when the last is let go (a step run
+all of them: the file is opened once per process and kept open (the few most recently
+used stores' files; one is closed only when no claim on it is held), and claims on one
+key within a process are counted, the byte unlocked when the last is let go (a step run
 again while its first run's entry is still being written behind). Two offsets can
 coincide (one key in two billion): the second kernel then waits for the first, looks
 the key up and, finding nothing, claims it and runs.
@@ -35,8 +36,10 @@ _OFFSETS = 1 << 31  # lock offsets below 2**31: what every lock manager takes, N
 _HELD = (errno.EACCES, errno.EAGAIN)  # what a lock another process holds fails with
 FILE = "claims"
 
+_FILES_KEPT = 8  # claims files kept open (one per store this process claims in)
+
 _lock = threading.Lock()  # the descriptors and counts below, and taking and letting go
-_files: dict[str, int] = {}  # the claims file's path -> its descriptor, never closed
+_files: dict[str, tuple[int, int, int]] = {}  # path -> (descriptor, device, inode)
 _counts: dict[tuple[int, int, int], int] = {}  # (device, inode, offset) -> claims held
 
 
@@ -99,25 +102,44 @@ def _let_go(held: tuple[int, int, int, int]) -> None:
 
 
 def _descriptor(path: str) -> tuple[int, int, int]:
-    """The open claims file at `path`: (descriptor, device, inode). Opened again when
-    the file there is another one (the store was deleted and made again); the old one
-    is closed only when no claim on it is held."""
-    fd = _files.get(path)
-    if fd is not None:
+    """The open claims file at `path`: (descriptor, device, inode), opened once (and
+    again after `reopen`)."""
+    known = _files.pop(path, None)
+    if known is None:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        st = os.fstat(fd)
+        known = (fd, st.st_dev, st.st_ino)
+        _close_unused()
+    _files[path] = known  # (the most recently used last)
+    return known
+
+
+def reopen(store_dir: Path) -> None:
+    """A store is opened at `store_dir`: when the claims file there is not the one this
+    process has open (the store was deleted and made again), claims there open it anew."""
+    path = os.path.join(store_dir, FILE)
+    with _lock:
+        known = _files.get(path)
+        if known is None:
+            return
         try:
-            here = os.stat(path)
+            st = os.stat(path)
+            if (st.st_dev, st.st_ino) == known[1:]:
+                return
         except FileNotFoundError:
-            here = None
-        mine = os.fstat(fd)
-        if here is not None and (here.st_dev, here.st_ino) == (mine.st_dev, mine.st_ino):
-            return fd, mine.st_dev, mine.st_ino
+            pass
         del _files[path]
-        if not any(c[:2] == (mine.st_dev, mine.st_ino) for c in _counts):
+        if not any(c[:2] == known[1:] for c in _counts):
+            os.close(known[0])
+
+
+def _close_unused() -> None:
+    """Close the least recently used files past `_FILES_KEPT` that hold no claim."""
+    for path in list(_files)[: max(0, len(_files) - _FILES_KEPT + 1)]:
+        fd, device, inode = _files[path]
+        if not any(c[:2] == (device, inode) for c in _counts):
+            del _files[path]
             os.close(fd)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    _files[path] = fd
-    st = os.fstat(fd)
-    return fd, st.st_dev, st.st_ino
 
 
 def _holder(path: str, offset: int) -> dict:
@@ -127,9 +149,10 @@ def _holder(path: str, offset: int) -> dict:
     if not sys.platform.startswith("linux"):
         return unknown
     with _lock:
-        fd = _files.get(path)
-        if fd is None:
+        known = _files.get(path)
+        if known is None:
             return unknown
+        fd = known[0]
         # struct flock on Linux: l_type, l_whence, l_start, l_len, l_pid
         query = struct.pack("hhqqi", fcntl.F_WRLCK, os.SEEK_SET, offset, 1, 0)
         try:

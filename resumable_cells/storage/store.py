@@ -84,6 +84,7 @@ class Store:
         self.ledger = Ledger(self.index)
         self.size_limit = size_limit or int(self.index.get("cfg:size_limit", DEFAULT_SIZE_LIMIT))
         blobs.sweep_partial_writes(self.blob_dir, claims.pid_alive)
+        claims.reopen(self.dir)
         if self.index.get("entrycount") is None:  # a store older than the counter
             self.index.add("entrycount", self._count_entry_rows())
 

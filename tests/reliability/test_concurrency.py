@@ -177,3 +177,19 @@ def test_claims_on_one_key_in_one_process_are_counted(tmp_path):
     assert not free()
     first.__exit__(None, None, None)
     assert free()
+
+
+def test_claims_in_a_store_deleted_and_made_again_exclude_other_processes(tmp_path):
+    import shutil
+
+    from resumable_cells.storage import claims
+
+    store = tmp_path / "store"
+    store.mkdir()
+    with claims.claim(store, "k"):
+        pass
+    shutil.rmtree(store)  # the claims file this process has open is gone with it
+    store.mkdir()
+    claims.reopen(store)  # as a Store opened there does
+    with claims.claim(store, "k"):
+        assert _python(_PROBE, str(store), "k").wait(60) == 3
