@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import html
 import sys
+from collections import deque
+from typing import Any
 
 from .. import formatting
 from .capture import unsent
@@ -51,12 +53,45 @@ def show_line(
     if flush or pub is None or not hasattr(pub, "_flush_streams"):
         publish_display_data(bundle, metadata=metadata)
         return
+    socket = pub.pub_socket
+    queued = _Queued.of(socket)
     pub._flush_streams = _nothing  # an instance attribute shadows the method for one call
+    if queued is not None:
+        pub.pub_socket = queued
     try:
         publish_display_data(bundle, metadata=metadata)
     finally:
         del pub._flush_streams
+        if queued is not None:
+            pub.pub_socket = socket
 
 
 def _nothing() -> None:
     pass
+
+
+class _Queued:
+    """ipykernel's IOPub socket for the status line: the message joins the queue of the
+    kernel's I/O thread without waking it (a round of thread switches, and of the GIL,
+    per message on a busy machine). The thread sends the queue in order whenever it is
+    woken, at the latest for the cell's `idle` status, which always follows: the line
+    keeps its place among the outputs, and reaches the frontend before the cell ends."""
+
+    def __init__(self, thread: Any) -> None:
+        self.thread = thread
+
+    @classmethod
+    def of(cls, socket: Any) -> _Queued | None:
+        """For the socket of a running I/O thread (`BackgroundSocket`), else None."""
+        thread = getattr(socket, "io_thread", None)
+        alive = getattr(getattr(thread, "thread", None), "is_alive", None)
+        events = getattr(thread, "_events", None)
+        if alive is None or not alive() or not isinstance(events, deque):
+            return None
+        if not callable(getattr(thread, "_really_send", None)):
+            return None
+        return cls(thread)
+
+    def send_multipart(self, *args: Any, **kwargs: Any) -> None:
+        thread = self.thread
+        thread._events.append(lambda: thread._really_send(*args, **kwargs))
