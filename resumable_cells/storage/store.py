@@ -141,8 +141,10 @@ class Store:
     def _entry_of(self, raw: str, key: str) -> Entry:
         row = json.loads(raw)
         mac = row.pop("mac", "")
-        if not auth.verify(auth.canonical(row), mac):
-            raise StoreError(f"entry {key[:12]} fails authentication; ignoring it")
+        signed = _signed_bytes(raw, mac)
+        if signed is None or not auth.verify(signed, mac):  # (a row of an earlier layout)
+            if not auth.verify(auth.canonical(row), mac):
+                raise StoreError(f"entry {key[:12]} fails authentication; ignoring it")
         return Entry.from_json(row)
 
     def has_entry(self, key: str) -> bool:
@@ -153,9 +155,8 @@ class Store:
         """Store `entry` under `key`. An entry it replaces (`--force`, an expired one)
         releases the blob files no other entry uses."""
         entry.key = key
-        row = entry.to_json()
-        row["mac"] = auth.sign(auth.canonical(row))
-        raw = json.dumps(row, sort_keys=True)
+        signed = auth.canonical(entry.to_json())
+        raw = _with_mac(signed, auth.sign(signed))
         named = set(entry.blobs())
         with self.index.transact():
             replaced = self.index.get("entry:" + key)  # (one read, as the count needs)
@@ -521,3 +522,23 @@ def _notes(row: Any) -> dict[str, str]:
     if isinstance(row, str):  # a store from before notes were kept per code
         return {ANY_CODE: row}
     return dict(row) if isinstance(row, dict) else {}
+
+
+# An entry row is the canonical JSON it is signed over (`auth.canonical`) with its `mac`
+# added last: a reader checks the bytes it read, rather than encoding the row again
+# (rows written before, in another layout, are checked encoded again).
+_MAC_FIELD = ',"mac":"'
+
+
+def _with_mac(signed: bytes, mac: str) -> str:
+    return signed[:-1].decode() + _MAC_FIELD + mac + '"}'
+
+
+def _signed_bytes(raw: str, mac: Any) -> bytes | None:
+    """The bytes `raw`'s mac signs, when `raw` is laid out as `_with_mac` writes it."""
+    if not isinstance(mac, str):
+        return None
+    tail = _MAC_FIELD + mac + '"}'
+    if not raw.endswith(tail):
+        return None
+    return (raw[: -len(tail)] + "}").encode()
