@@ -19,7 +19,6 @@ the key up and, finding nothing, claims it and runs.
 from __future__ import annotations
 
 import errno
-import fcntl
 import hashlib
 import os
 import socket
@@ -30,6 +29,11 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # no POSIX record locks (Windows): steps run unclaimed, said in the log
+    fcntl = None  # type: ignore[assignment]
 
 _POLL_S = 0.05  # how often a waiter looks at the holder's progress
 _OFFSETS = 1 << 31  # lock offsets below 2**31: what every lock manager takes, NFS's too
@@ -75,6 +79,8 @@ def _offset(key: str) -> int:
 def _take(path: str, offset: int) -> tuple[int, int, int, int] | None:
     """Lock the byte at `offset`: (descriptor, device, inode, offset), or None when
     another process holds it."""
+    if fcntl is None:
+        raise OSError(errno.ENOTSUP, "no POSIX record locks on this platform")
     with _lock:
         fd, device, inode = _descriptor(path)
         counted = (device, inode, offset)
