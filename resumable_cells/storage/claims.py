@@ -11,9 +11,9 @@ Record locks belong to a process, and closing any descriptor of the file would d
 all of them: the file is opened once per process and kept open (the few most recently
 used stores' files; one is closed only when no claim on it is held), and claims on one
 key within a process are counted, the byte unlocked when the last is let go (a step run
-again while its first run's entry is still being written behind). Two offsets can
-coincide (one key in two billion): the second kernel then waits for the first, looks
-the key up and, finding nothing, claims it and runs.
+again while its first run's entry is still being written behind). Two keys can share
+an offset (one pair in two billion): the second kernel then waits for the first, looks
+its own key up and, finding nothing, claims it and runs.
 """
 
 from __future__ import annotations
