@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,13 @@ if TYPE_CHECKING:
     from .kernel import Engine
 
 log = logging.getLogger(__name__)
+# Execution ids: 64 random bits, from a generator of the package's own seeded from the
+# system once (and again in a forked child). `os.urandom` on every step is a system call
+# that lets the kernel's I/O thread take the GIL just as it sends the cell's first
+# messages, and the step waits for it back.
+_ids = random.Random(os.urandom(32))
+if hasattr(os, "register_at_fork"):  # (POSIX)
+    os.register_at_fork(after_in_child=lambda: _ids.seed(os.urandom(32)))
 _NO_STATUS_LINE = ("error", "interrupted", "refused")
 _COMPUTED_NOW = ("live", "effect")  # their values are this execution's own
 _NOTHING_SPENT = {"tokens": 0, "cost": 0.0}
@@ -35,7 +43,7 @@ class Recording:
     def __init__(self, engine: Engine, name: str) -> None:
         self.engine = engine
         self.name = name
-        self.id = "e-" + os.urandom(8).hex()  # as uuid4().hex[:16] gave, without its object
+        self.id = _execution_id()
         self.start = time.time()
         self.t0 = time.perf_counter()
         self.cell_id = cell_id(engine.shell)
@@ -153,3 +161,8 @@ def cell_id(shell: InteractiveShell) -> str | None:
     except Exception:  # a kernel without a parent message (a test harness): no cell id
         log.debug("no cell id from the kernel", exc_info=True)
         return None
+
+
+def _execution_id() -> str:
+    """A new execution's id: as `uuid4().hex[:16]` gave, without the system call."""
+    return f"e-{_ids.getrandbits(64):016x}"
