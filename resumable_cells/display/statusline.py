@@ -22,12 +22,14 @@ def show_line(
     age: float | None = None,
     *,
     flush: bool = True,
+    ends_cell: bool = False,
 ) -> None:
     """Publish the step's status line; a hit says how old its value is (`age`, seconds)
     when that is more than a few minutes. `flush=False` when the step wrote nothing to
     stdout/stderr since they were last flushed: ipykernel then need not wait for its I/O
     thread to flush them first (half the cost of a trivial hit), unless they hold text
-    written some other way (a logging handler that kept the stream)."""
+    written some other way (a logging handler that kept the stream). `ends_cell`: the
+    step is the cell being run, so the cell's end follows at once (`_Queued`)."""
     from IPython import get_ipython
     from IPython.display import publish_display_data
 
@@ -54,7 +56,7 @@ def show_line(
         publish_display_data(bundle, metadata=metadata)
         return
     socket = pub.pub_socket
-    queued = _Queued.of(socket)
+    queued = _Queued.of(socket) if ends_cell else None
     pub._flush_streams = _nothing  # an instance attribute shadows the method for one call
     if queued is not None:
         pub.pub_socket = queued
@@ -71,11 +73,13 @@ def _nothing() -> None:
 
 
 class _Queued:
-    """ipykernel's IOPub socket for the status line: the message joins the queue of the
-    kernel's I/O thread without waking it (a round of thread switches, and of the GIL,
-    per message on a busy machine). The thread sends the queue in order whenever it is
-    woken, at the latest for the cell's `idle` status, which always follows: the line
-    keeps its place among the outputs, and reaches the frontend before the cell ends."""
+    """ipykernel's IOPub socket for the status line of a step that is its cell: the
+    message joins the queue of the kernel's I/O thread without waking it (a round of
+    thread switches, and of the GIL, per message on a busy machine). The thread sends the
+    queue in order whenever it is woken, at the latest for the cell's `idle` status, which
+    follows at once: the line keeps its place among the outputs. Not for a step a cell
+    runs in a loop: its line would wait for the cell's next output, and be lost if the
+    kernel died first."""
 
     def __init__(self, thread: Any) -> None:
         self.thread = thread

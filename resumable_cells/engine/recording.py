@@ -46,7 +46,12 @@ class Recording:
         self.id = _execution_id()
         self.start = time.time()
         self.t0 = time.perf_counter()
-        self.cell_id = cell_id(engine.shell)
+        parent = _request(engine.shell)
+        self.cell_id: str | None = (parent.get("metadata") or {}).get("cellId")
+        # The request's cell is this `%%step` cell (not a cell that runs steps in a
+        # loop): nothing of the cell runs after the step.
+        code = (parent.get("content") or {}).get("code")
+        self.cell_is_step = isinstance(code, str) and code.lstrip().startswith("%%step")
         self.key: str | None = None
         self.inputs: dict[str, dict[str, Any]] = {}  # name -> type, size, digest
         self.outputs: list[dict[str, Any]] = []  # name, type, size, digest of each bound value
@@ -102,8 +107,9 @@ class Recording:
         if not self.engine.quiet and status not in _NO_STATUS_LINE:
             age = end - computed if computed else None
             statusline.show_line(
-                self.name, status, duration, saved, reason, source, age, flush=self.wrote_streams
-            )
+                self.name, status, duration, saved, reason, source, age,
+                flush=self.wrote_streams, ends_cell=self.cell_is_step,
+            )  # fmt: skip
 
     def _row(self, *, status: str, reason: str | None) -> dict[str, Any]:
         engine = self.engine
@@ -151,16 +157,21 @@ def _name(fn: Callable[..., Any]) -> str:
 
 def cell_id(shell: InteractiveShell) -> str | None:
     """The notebook cell id the frontend sent with the execute request, if any."""
+    cell: str | None = (_request(shell).get("metadata") or {}).get("cellId")
+    return cell
+
+
+def _request(shell: InteractiveShell) -> dict[str, Any]:
+    """The execute request the kernel is running ({} outside a kernel)."""
     kernel = getattr(shell, "kernel", None)
     if kernel is None:
-        return None
+        return {}
     try:
         parent = kernel.get_parent()
-        cell: str | None = (parent.get("metadata") or {}).get("cellId")
-        return cell
-    except Exception:  # a kernel without a parent message (a test harness): no cell id
-        log.debug("no cell id from the kernel", exc_info=True)
-        return None
+    except Exception:  # a kernel without a parent message (a test harness)
+        log.debug("no parent message from the kernel", exc_info=True)
+        return {}
+    return parent if isinstance(parent, dict) else {}
 
 
 def _execution_id() -> str:
