@@ -168,9 +168,11 @@ class Store:
             set_json(self.index, "hist:" + entry.step, (hist + [key])[-_HISTORY:])
         if replaced is not None:
             self.release(self._blobs_of(key, replaced) - named)
-        self._put[key] = (raw, frozenset(named))
-        if len(self._put) > _ENTRIES_KEPT:
-            del self._put[next(iter(self._put))]
+        self._put.pop(key, None)
+        if len(raw) <= _ENTRY_KEPT_MAX:
+            self._put[key] = (raw, frozenset(named))
+            if len(self._put) > _ENTRIES_KEPT:
+                del self._put[next(iter(self._put))]
         # Only an entry with blob files can have taken the store over its limit: blobs are
         # counted as they are written, before their entry is put (another kernel's evict
         # after their own puts).
