@@ -176,9 +176,11 @@ class Kernel:
         done = self.value(f"__import__('resumable_cells').wait_for_writes({timeout})")
         assert done, f"entries still being written after {timeout} s"
 
-    def restart(self) -> None:
+    def restart(self, clean: bool = False) -> None:
+        """Restart the kernel: killed, or with `clean` asked to shut down first (as
+        Jupyter's restart does), so that what it does at exit runs."""
         self.kc.stop_channels()
-        self.km.restart_kernel(now=True)
+        self.km.restart_kernel(now=not clean)
         self._connect()
 
     def kill(self) -> None:

@@ -200,3 +200,41 @@ def test_quiet_set_with_config_after_load_silences_the_status_line(kernel):
     assert r.status_lines() == [] and kernel.value("y") == 2
     kernel.ok("%config StepMagics.quiet = False")
     assert kernel.ok("%%step loud\nx = 1").status_lines()
+
+
+def _places(reply) -> list[str]:
+    """Each output as the frontend received it: `status` for a status line, else its
+    kind (and a stream's text)."""
+    out = []
+    for o in reply.outputs:
+        if "resumable_cells" in (o.get("metadata") or {}):
+            out.append("status")
+        elif o["output_type"] == "stream":
+            out.append(f"{o['name']}:{o['text'].strip()}")
+        else:
+            out.append(o["output_type"])
+    return out
+
+
+def test_the_status_line_comes_after_the_steps_outputs_and_before_its_result(kernel):
+    """Live and served: the status line follows what the step printed and displayed,
+    and precedes the cell's result; a step that printed nothing too."""
+    shows = "%%step shows\nprint('one')\ndisplay({'k': 1}, raw=False)\nprint('two')\n40 + 2"
+    want = ["stdout:one", "display_data", "stdout:two", "status", "execute_result"]
+    assert _places(kernel.ok(shows)) == want
+    assert _places(kernel.ok(shows)) == want  # served
+    assert _places(kernel.ok("%%step silent\n6 * 7")) == ["status", "execute_result"]
+    assert _places(kernel.ok("%%step silent\n6 * 7")) == ["status", "execute_result"]
+
+
+def test_status_lines_of_steps_a_cell_runs_in_a_loop_keep_their_places(kernel):
+    """Steps run from a plain cell, with prints between them: every status line
+    reaches the frontend, in order with the prints, before the cell ends."""
+    loop = (
+        "for i in range(3):\n"
+        "    get_ipython().run_cell_magic('step', f'loop{i}', f'v{i} = {i}')\n"
+        "    print(i)"
+    )
+    want = ["status", "stdout:0", "status", "stdout:1", "status", "stdout:2"]
+    assert _places(kernel.ok(loop)) == want
+    assert _places(kernel.ok(loop)) == want  # served

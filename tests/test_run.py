@@ -50,6 +50,57 @@ def test_each_execution_records_its_own_spend_and_a_hit_none(kernel):
     ]
 
 
+_ENGINE = "__import__('resumable_cells').ipython.magics.current_engine()"
+
+
+def _spent_steps(store_dir: str, run_id: str) -> int:
+    """The steps the store holds for the run, read by this process (not the kernel's)."""
+    from resumable_cells.storage.store import Store
+
+    store = Store(store_dir)
+    try:
+        return int(store.ledger.spent(run_id)["steps"])
+    finally:
+        store.close()
+
+
+def test_steps_counted_without_a_limit_reach_the_store_and_every_read(kernel):
+    """Without a limit a live step does not wait for its count to be written: another
+    process sees it soon after, this kernel at once, a limit set meanwhile counts it."""
+    where = kernel.value(f"(str({_ENGINE}.store.dir), {_ENGINE}.run.id)")
+    for i in range(3):
+        kernel.ok(f"%%step s{i}\nv{i} = {i}")
+    wait_until(lambda: _spent_steps(*where) == 3, what="the steps written")
+    # Written only when read, from here on.
+    kernel.ok("import resumable_cells.records.runs as _runs\n_runs.SAVE_STEPS_AFTER_S = 3600")
+    for i in range(3, 5):
+        kernel.ok(f"%%step s{i}\nv{i} = {i}")
+    assert _spent_steps(*where) == 3
+    assert "steps 5 of unlimited" in kernel.ok("%step budget").stdout
+    assert _spent_steps(*where) == 5
+    kernel.ok("%%step s5\nv5 = 5")
+    from resumable_cells.records import runs
+    from resumable_cells.storage.store import Store
+
+    store = Store(where[0])  # another process sets a limit the kernel has reached
+    try:
+        runs.Budget(store, where[1]).set_limits(steps=6)
+    finally:
+        store.close()
+    r = kernel.run("%%step s6\nv6 = 6")
+    assert r.status == "error" and "steps budget exhausted: spent 6 of 6" in r.error["evalue"]
+
+
+def test_steps_not_yet_written_are_written_when_the_kernel_shuts_down(kernel):
+    where = kernel.value(f"(str({_ENGINE}.store.dir), {_ENGINE}.run.id)")
+    kernel.ok("import resumable_cells.records.runs as _runs\n_runs.SAVE_STEPS_AFTER_S = 3600")
+    for i in range(2):
+        kernel.ok(f"%%step s{i}\nv{i} = {i}")
+    assert _spent_steps(*where) == 0
+    kernel.restart(clean=True)
+    assert _spent_steps(*where) == 2
+
+
 def test_a_killed_effect_is_reported_and_earlier_steps_are_served(tmp_path):
     k = Kernel(tmp_path, env={"JPY_SESSION_NAME": "nb.ipynb"})
     try:

@@ -38,6 +38,7 @@ class _Sent:
     def __init__(self, stream: Any, name: str, sink: list, lock: threading.Lock):
         self.stream, self.name, self.sink, self.lock = stream, name, sink, lock
         self.pending: list[str] = []
+        self.wrote = False  # the block wrote to it (through the tee)
         self.own = stream.__dict__.get("_flush")  # (set on the instance by someone else)
         self.original = stream._flush
         stream._flush = self._flush  # looked up on the instance each time it is scheduled
@@ -45,6 +46,15 @@ class _Sent:
     def written(self, text: str) -> None:
         with self.lock:
             self.pending.append(text)
+            self.wrote = True
+
+    def send_now(self) -> None:
+        """What the stream holds goes to the frontend now, and into the sink first. The
+        kernel's flush waits for its I/O thread (a round trip, up to a millisecond on a
+        busy machine): skipped when nothing was written and nothing waits to be sent."""
+        if self.wrote or unsent(self.stream):
+            self.stream.flush()
+        self.move()
 
     def _flush(self) -> Any:
         self.move()
@@ -57,13 +67,26 @@ class _Sent:
                 _add_stream(self.sink, self.name, text)
 
     def close(self) -> None:
-        self.stream.flush()  # what is buffered goes now, in this order (stdout first)
-        self.move()
+        self.send_now()  # what is buffered goes now, in this order (stdout first)
         if self.stream.__dict__.get("_flush") == self._flush:
             if self.own is not None:
                 self.stream._flush = self.own
             else:
                 del self.stream._flush
+
+
+def unsent(stream: Any) -> bool:
+    """Whether a kernel stream (ipykernel's `OutStream`) holds text it has not handed to
+    its I/O thread yet; True when that cannot be told."""
+    lock = getattr(stream, "_buffer_lock", None)
+    if lock is None:
+        return True
+    with lock:
+        buffers = getattr(stream, "_buffers", None)  # ipykernel 7: one buffer per parent
+        if isinstance(buffers, dict):
+            return any(buffer.tell() for buffer in buffers.values())
+        buffer = getattr(stream, "_buffer", None)  # ipykernel 6
+        return buffer is None or bool(buffer.tell())
 
 
 def _sent(stream: Any, name: str, sink: list, lock: threading.Lock) -> _Sent | None:
@@ -112,8 +135,7 @@ def capturing(shell):
         """What the streams hold goes to the frontend now, and into the sink first."""
         for s in sent:
             if s is not None:
-                s.stream.flush()
-                s.move()
+                s.send_now()
 
     def recording_publish(data, metadata=None, *args, **kwargs):
         transient = kwargs.get("transient")

@@ -53,6 +53,7 @@ from .keep.build import LiveRun
 from .kernel import Engine
 from .live import body, step_object, tripwire
 from .live import trace as live_trace
+from .objects.identities import Identities
 from .recording import Recording
 from .restore import apply, load, validity
 from .state import process_state
@@ -109,8 +110,9 @@ def run_step(engine: Engine, args: StepArgs, line: str, cell: str) -> Any:
     clash = engine.names.check(name, code.info.normalised, execution.rec.cell_id, count)
     if clash and not args.auto:  # (auto mode's names are derived, not the user's)
         execution.rec.warn(clash)
-    if args.auto:
+    if args.auto:  # auto mode wrapped the request's whole cell: it is this step
         execution.rec.quiet_below = engine.auto_quiet
+        execution.rec.cell_is_step = engine.restoring is None
     if code.awaits:
         return AwaitedStep(execution.go())
     return _to_the_end(execution.go())
@@ -308,10 +310,9 @@ class Execution:
                 release()
 
     def _told_to_wait(self, holder: dict[str, Any]) -> None:
-        self.rec.warn(
-            f"waiting: process {holder.get('pid')} on {holder.get('host')} is computing "
-            "this step with the same inputs"
-        )
+        pid, host = holder.get("pid"), holder.get("host")
+        who = f"process {pid} on {host}" if pid is not None else "another kernel"
+        self.rec.warn(f"waiting: {who} is computing this step with the same inputs")
 
     # -- hit ------------------------------------------------------------------------------
     def _try_serve(self) -> tuple[tuple[Any] | None, str | None]:
@@ -394,7 +395,7 @@ class Execution:
         if effect:
             self._intent_check()
         rec.started(reason)
-        ids_before = {k: id(v) for k, v in engine.ns.items()}
+        before = Identities(engine.ns)
         ctx = step_object.StepContext(engine, self.name, self.key.digests if self.key else {})
         watch = not effect and self.key is not None
         imports = self.info.imports.values()
@@ -402,7 +403,7 @@ class Execution:
             sharing.before(engine.ns, self.known_key.digests, imports) if watch else None
         )
         traced = watch and bool(self.known_key.traced)
-        trace = live_trace.Trace(engine.ns, ids_before) if traced else None
+        trace = live_trace.Trace(engine.ns, before) if traced else None
         with process_state.watching(engine.shell) if watch else nullcontext() as state:
             result, outputs, findings, shown = await self._run_body(ctx, reason, trace)
         engine.pending.settle(engine.ns)  # names it bound hold their new values
@@ -414,9 +415,7 @@ class Execution:
                 sharing.add_inputs(inputs_before, engine.ns, trace.reads)
         key_digests = self.key.digests if self.key is not None else {}
         objects = inputs_before.values if inputs_before is not None else {}
-        changed = changes.of_run(
-            engine.ns, ids_before, self.info.binds, objects, key_digests, digests
-        )
+        changed = changes.of_run(engine.ns, before, self.info.binds, objects, key_digests, digests)
         note = None
         if key_problem is not None:
             note = f"not cached: {key_problem}. {key_problem.ways_out or WAYS_OUT}"

@@ -122,6 +122,7 @@ class Engine:
     def snapshot(self) -> dict[str, Any]:
         from ..records.snapshot import build
 
+        self.save_spend()
         snap = build(self.store, self.run, self.session)
         snap["cache"]["writing"] = self.writing()  # the kernel's own: not in the store
         return snap
@@ -147,7 +148,16 @@ class Engine:
         self.step_spend["tokens"] += int(tokens)
         self.step_spend["cost"] += float(cost)
 
+    def save_spend(self) -> None:
+        """Write the steps the budget counted and has not written yet (`runs.Budget`),
+        before the store is read another way, or left."""
+        try:
+            self.budget.save()
+        except Exception:  # a failing store: it says so where it is read
+            log.debug("the budget's steps were not written", exc_info=True)
+
     def new_run(self) -> runs.Run:
+        self.save_spend()
         self.journal.close()
         self.run = runs.new(self.store, self.notebook)
         self.budget = runs.Budget(self.store, self.run.id)
@@ -162,6 +172,7 @@ class Engine:
         self.pending.store = store
         store.pinned = self.pending.pinned
         self._give_up_writes("the store changed before its values were written")
+        self.save_spend()
         self.journal.close()
         self.store.close()
         self.store = store
@@ -262,6 +273,7 @@ class Engine:
             self.shell.events.unregister("pre_run_cell", self.report_writes)
         except ValueError:  # (not registered: nothing to undo)
             log.debug("the write report was not registered", exc_info=True)
+        self.save_spend()
         self.journal.close()
         self.store.close()
 

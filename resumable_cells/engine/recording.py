@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,13 @@ if TYPE_CHECKING:
     from .kernel import Engine
 
 log = logging.getLogger(__name__)
+# Execution ids: 64 random bits, from a generator of the package's own seeded from the
+# system once (and again in a forked child). `os.urandom` on every step is a system call
+# that lets the kernel's I/O thread take the GIL just as it sends the cell's first
+# messages, and the step waits for it back.
+_ids = random.Random(os.urandom(32))
+if hasattr(os, "register_at_fork"):  # (POSIX)
+    os.register_at_fork(after_in_child=lambda: _ids.seed(os.urandom(32)))
 _NO_STATUS_LINE = ("error", "interrupted", "refused")
 _COMPUTED_NOW = ("live", "effect")  # their values are this execution's own
 _NOTHING_SPENT = {"tokens": 0, "cost": 0.0}
@@ -36,13 +44,22 @@ class Recording:
     def __init__(self, engine: Engine, name: str) -> None:
         self.engine = engine
         self.name = name
-        self.id = "e-" + os.urandom(8).hex()  # as uuid4().hex[:16] gave, without its object
+        self.id = _execution_id()
         self.start = time.time()
         self.t0 = time.perf_counter()
-        restoring = engine.restoring
-        self.cell_id = restoring.cell_id if restoring else cell_id(engine.shell)
+        parent = _request(engine.shell)
+        restoring = engine.restoring  # (a session restore: the cell it serves again)
+        self.cell_id: str | None = (
+            restoring.cell_id if restoring else (parent.get("metadata") or {}).get("cellId")
+        )
         self.execution_count = (
             restoring.execution_count if restoring else prompt_number(engine.shell)
+        )
+        # The request's cell is this `%%step` cell (not a cell that runs steps in a
+        # loop, nor a restore serving many): nothing of the cell runs after the step.
+        code = (parent.get("content") or {}).get("code")
+        self.cell_is_step = (
+            restoring is None and isinstance(code, str) and code.lstrip().startswith("%%step")
         )
         self.key: str | None = None
         self.inputs: dict[str, dict[str, Any]] = {}  # name -> type, size, digest
@@ -103,8 +120,9 @@ class Recording:
         if not self.engine.quiet and status not in _NO_STATUS_LINE and not trivial:
             age = end - computed if computed else None
             statusline.show_line(
-                self.name, status, duration, saved, reason, source, age, flush=self.wrote_streams
-            )
+                self.name, status, duration, saved, reason, source, age,
+                flush=self.wrote_streams, ends_cell=self.cell_is_step,
+            )  # fmt: skip
 
     def _row(self, *, status: str, reason: str | None) -> dict[str, Any]:
         engine = self.engine
@@ -152,13 +170,23 @@ def _name(fn: Callable[..., Any]) -> str:
 
 def cell_id(shell: InteractiveShell) -> str | None:
     """The notebook cell id the frontend sent with the execute request, if any."""
+    cell: str | None = (_request(shell).get("metadata") or {}).get("cellId")
+    return cell
+
+
+def _request(shell: InteractiveShell) -> dict[str, Any]:
+    """The execute request the kernel is running ({} outside a kernel)."""
     kernel = getattr(shell, "kernel", None)
     if kernel is None:
-        return None
+        return {}
     try:
         parent = kernel.get_parent()
-        cell: str | None = (parent.get("metadata") or {}).get("cellId")
-        return cell
-    except Exception:  # a kernel without a parent message (a test harness): no cell id
-        log.debug("no cell id from the kernel", exc_info=True)
-        return None
+    except Exception:  # a kernel without a parent message (a test harness)
+        log.debug("no parent message from the kernel", exc_info=True)
+        return {}
+    return parent if isinstance(parent, dict) else {}
+
+
+def _execution_id() -> str:
+    """A new execution's id: as `uuid4().hex[:16]` gave, without the system call."""
+    return f"e-{_ids.getrandbits(64):016x}"

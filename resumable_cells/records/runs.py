@@ -7,15 +7,21 @@ a seed, a budget and a record. A new kernel of the same notebook continues the r
 
 from __future__ import annotations
 
+import atexit
 import datetime as dt
+import logging
 import os
 import secrets
+import threading
 import time
+import weakref
 from dataclasses import asdict, dataclass
 
 from ..errors import BudgetExceeded
 from ..storage.ledger import LIMITS
 from ..storage.store import Store
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -70,13 +76,31 @@ def stored(store: Store) -> list[Run]:
 
 
 # -- budget ---------------------------------------------------------------------------
+# Steps counted while the run has no limit are written this long after the first of
+# them, together, by a thread of their own (and before the spend is read here, a limit
+# checked or set, the run or store changes, and at exit).
+SAVE_STEPS_AFTER_S = 1.0
+
+
 class Budget:
     """Limits and spend of one run, persisted as they change (cost in micro-units, so
-    every update is an atomic integer increment shared by concurrent kernels)."""
+    every update is an atomic integer increment shared by concurrent kernels).
+
+    Tokens and cost are written when spent, and so are steps while the run has a limit.
+    Without one the step count only informs, and a live step does not wait for a write
+    of its own: steps are written together within a second. Whatever this kernel reads
+    (`%step status`, `%step budget`, the sidebar, a limit checked or set) includes them;
+    another process reads them up to a second late; a kernel killed (SIGKILL) loses the
+    steps of its last second."""
 
     def __init__(self, store: Store, run_id: str):
         self.store = store
         self.run_id = run_id
+        self._unsaved = 0  # steps counted, not yet written
+        self._saving: threading.Timer | None = None  # the write of `_unsaved`, due
+        self._limited = True  # whether the run had a limit when last checked
+        self._lock = threading.Lock()  # the timer's thread, and `step.spend` from threads
+        self._pid = os.getpid()  # a forked child never writes its parent's steps
 
     def limits(self) -> dict:
         return self.store.ledger.limits(self.run_id)
@@ -84,19 +108,54 @@ class Budget:
     def set_limits(self, **limits) -> dict:
         current = self.limits()
         current.update({k: v for k, v in limits.items() if v is not None})
+        self.save()
         self.store.ledger.set_limits(self.run_id, current)
+        self._limited = True  # until the next check reads them
         return current
 
     def spent(self) -> dict:
+        self.save()
         return self.store.ledger.spent(self.run_id)
 
     def add(self, steps: int = 0, tokens: int = 0, cost: float = 0.0) -> None:
+        with self._lock:
+            if steps and not tokens and not cost and not self._limited:
+                self._unsaved += steps
+                if self._saving is None:
+                    self._saving = threading.Timer(SAVE_STEPS_AFTER_S, self._save_later)
+                    self._saving.daemon = True
+                    self._saving.start()
+                    _UNSAVED.add(self)
+                return
+            self._save(steps, tokens, cost)
+
+    def save(self) -> None:
+        """Write the steps counted and not yet written."""
+        with self._lock:
+            if self._unsaved and os.getpid() == self._pid:
+                self._save()
+
+    def _save_later(self) -> None:
+        with self._lock:
+            self._saving = None
+        try:
+            self.save()
+        except Exception:  # a store failing: they are written with the next spend
+            log.debug("the steps of run %s were not written", self.run_id, exc_info=True)
+
+    def _save(self, steps: int = 0, tokens: int = 0, cost: float = 0.0) -> None:
+        steps += self._unsaved
         self.store.ledger.add_spend(self.run_id, steps=steps, tokens=tokens, cost=cost)
+        self._unsaved = 0
+        if self._saving is not None:
+            self._saving.cancel()
+            self._saving = None
 
     def check(self) -> None:
         """Raise BudgetExceeded when a new live step would start past a limit."""
         limits = self.limits()
-        if all(limits.get(name) is None for name in LIMITS):
+        self._limited = any(limits.get(name) is not None for name in LIMITS)
+        if not self._limited:
             return  # no limit (the usual case): one read, not four, per live step
         spent = self.spent()
         for name in LIMITS:
@@ -114,3 +173,16 @@ class Budget:
 
 def _fmt(x) -> str:
     return f"{x:g}" if isinstance(x, float) else str(x)
+
+
+# Budgets with steps not yet written: written when the kernel exits.
+_UNSAVED: weakref.WeakSet[Budget] = weakref.WeakSet()
+
+
+@atexit.register
+def _save_all() -> None:
+    for budget in list(_UNSAVED):
+        try:
+            budget.save()
+        except Exception:  # a store that went away: those steps are not counted
+            log.debug("the steps of run %s were not written", budget.run_id, exc_info=True)

@@ -41,6 +41,9 @@ def open_cache(directory: Path) -> diskcache.Cache:
         eviction_policy="none",
         size_limit=1 << 62,
         statistics=False,
+        # No row expires: without this every write also looks for expired rows (a
+        # SELECT per set, add and incr, three in a live step's entry transaction).
+        cull_limit=0,
     )
 
 

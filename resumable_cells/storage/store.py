@@ -8,7 +8,6 @@ storage package:
                       under the per-user key over its canonical JSON
     used:{key}        when the entry was last served (for least-recently-used eviction)
     hist:{step}       the keys of the step's latest entries, oldest first (for `why`)
-    lock:{key}        a kernel's claim to compute the key (`claims.py`)
     nocache:{step}    why the step's last live run left no entry, by code id ("*": any)
     blobbytes         the bytes the blob files take
     entrycount        how many entry rows there are (counted once when missing)
@@ -16,7 +15,8 @@ storage package:
     cfg:NB:NAME       a setting kept for notebook NB (`%step auto on`: cfg:NB:auto)
     run:, budget:, spent:, once:, intent:    the runs' rows (`ledger.py`)
 
-Blob files live in `blobs/{name[:2]}/{name}` (`blobs.py`). The interface is small on
+Blob files live in `blobs/{name[:2]}/{name}` (`blobs.py`); kernels claim a key they
+compute by locking a byte of the file `claims` (`claims.py`). The interface is small on
 purpose (entries, blobs, the ledger): a team cache plugs in behind it (`tiers.py`).
 Large values can be left to write behind (`put_value(..., later=batch)`: `deferred.py`,
 `behind.py`); their blobs, once written and until their entry is put, are kept from
@@ -74,6 +74,7 @@ class Store:
         self._untold: dict[str, float] = {}  # ... not yet written (`touch`)
         self._told_at = time.monotonic()
         self._parsed: dict[str, tuple[str, bytes, Entry]] = {}  # `get_entry`
+        self._put: dict[str, tuple[str, frozenset[str]]] = {}  # key -> row put, its blobs
         self._writing: set[str] = set()  # blobs written behind whose entry is not put yet
         self._writing_lock = threading.Lock()
         # The blobs eviction must keep: those of values a kernel has not read yet
@@ -84,6 +85,7 @@ class Store:
         self.ledger = Ledger(self.index)
         self.size_limit = size_limit or int(self.index.get("cfg:size_limit", DEFAULT_SIZE_LIMIT))
         blobs.sweep_partial_writes(self.blob_dir, claims.pid_alive)
+        claims.reopen(self.dir)
         if self.index.get("entrycount") is None:  # a store older than the counter
             self.index.add("entrycount", self._count_entry_rows())
 
@@ -140,8 +142,10 @@ class Store:
     def _entry_of(self, raw: str, key: str) -> Entry:
         row = json.loads(raw)
         mac = row.pop("mac", "")
-        if not auth.verify(auth.canonical(row), mac):
-            raise StoreError(f"entry {key[:12]} fails authentication; ignoring it")
+        signed = _signed_bytes(raw, mac)
+        if signed is None or not auth.verify(signed, mac):  # (a row of an earlier layout)
+            if not auth.verify(auth.canonical(row), mac):
+                raise StoreError(f"entry {key[:12]} fails authentication; ignoring it")
         return Entry.from_json(row)
 
     def has_entry(self, key: str) -> bool:
@@ -152,21 +156,39 @@ class Store:
         """Store `entry` under `key`. An entry it replaces (`--force`, an expired one)
         releases the blob files no other entry uses."""
         entry.key = key
-        row = entry.to_json()
-        row["mac"] = auth.sign(auth.canonical(row))
+        signed = auth.canonical(entry.to_json())
+        raw = _with_mac(signed, auth.sign(signed))
+        named = set(entry.blobs())
         with self.index.transact():
             replaced = self.index.get("entry:" + key)  # (one read, as the count needs)
             if replaced is None:  # a replaced entry is not another one
                 self.index.incr("entrycount")
-            self.index.set("entry:" + key, json.dumps(row, sort_keys=True))
+            self.index.set("entry:" + key, raw)
             self.index.set("used:" + key, time.time())
             hist = [k for k in self.history(entry.step) if k != key]
             set_json(self.index, "hist:" + entry.step, (hist + [key])[-_HISTORY:])
-        old = self._readable(replaced) if replaced is not None else None
-        if old is not None:
-            self.release(set(old.blobs()) - set(entry.blobs()))
-        if self.used_bytes() > self.size_limit:
+        if replaced is not None:
+            self.release(self._blobs_of(key, replaced) - named)
+        self._put.pop(key, None)
+        if len(raw) <= _ENTRY_KEPT_MAX:
+            self._put[key] = (raw, frozenset(named))
+            if len(self._put) > _ENTRIES_KEPT:
+                del self._put[next(iter(self._put))]
+        # Only an entry with blob files can have taken the store over its limit: blobs are
+        # counted as they are written, before their entry is put (another kernel's evict
+        # after their own puts).
+        if named and self.used_bytes() > self.size_limit:
             self.evict(self.size_limit)
+
+    def _blobs_of(self, key: str, raw: str) -> set[str]:
+        """The blobs the row `raw` under `key` names: known when it is the row this store
+        put there (a step run again with `--force`), else read from the row, which must
+        authenticate (a row that does not names nothing to delete)."""
+        put = self._put.get(key)
+        if put is not None and put[0] == raw:
+            return set(put[1])
+        old = self._readable(raw)
+        return set(old.blobs()) if old is not None else set()
 
     def touch(self, key: str) -> None:
         """Mark an entry used, for LRU eviction. The times are written together, at most
@@ -197,7 +219,7 @@ class Store:
     def claim(self, key: str, on_wait: Callable[[dict], None] | None = None):
         """Hold the right to compute `key` (see `claims`): a context manager that
         yields whether it had to wait for another kernel."""
-        return claims.claim(self.index, key, on_wait)
+        return claims.claim(self.dir, key, on_wait)
 
     def history(self, step: str) -> list[str]:
         """Keys of `step`'s latest entries, oldest first (at most 20)."""
@@ -286,21 +308,19 @@ class Store:
     def note_uncached(self, step: str, note: str | None, code: str | None = None) -> None:
         """Keep (or, with None, forget) why `step` with `code` has no entry: two cells
         may share a step name, and one of them may be cached while the other is not."""
-        notes = self._uncached_notes(step)
+        raw = self.index.get("nocache:" + step)  # (one read: a live step's usual case)
+        notes = _notes(None if raw is None else json.loads(raw))
         if note:
             notes[code or ANY_CODE] = note
         else:
             notes.pop(code or ANY_CODE, None)
         if notes:
             set_json(self.index, "nocache:" + step, dict(list(notes.items())[-_HISTORY:]))
-        elif self.index.get("nocache:" + step) is not None:
+        elif raw is not None:
             self.index.delete("nocache:" + step)
 
     def _uncached_notes(self, step: str) -> dict[str, str]:
-        row = get_json(self.index, "nocache:" + step)
-        if isinstance(row, str):  # a store from before notes were kept per code
-            return {ANY_CODE: row}
-        return dict(row) if isinstance(row, dict) else {}
+        return _notes(get_json(self.index, "nocache:" + step))
 
     # -- blobs -------------------------------------------------------------------------
     def has_blob(self, name: str) -> bool:
@@ -506,3 +526,30 @@ def _make_private_dir(path: Path) -> None:
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
     if not existed:
         os.chmod(path, 0o700)
+
+
+def _notes(row: Any) -> dict[str, str]:
+    """The uncached notes of a `nocache:` row, by code."""
+    if isinstance(row, str):  # a store from before notes were kept per code
+        return {ANY_CODE: row}
+    return dict(row) if isinstance(row, dict) else {}
+
+
+# An entry row is the canonical JSON it is signed over (`auth.canonical`) with its `mac`
+# added last: a reader checks the bytes it read, rather than encoding the row again
+# (rows written before, in another layout, are checked encoded again).
+_MAC_FIELD = ',"mac":"'
+
+
+def _with_mac(signed: bytes, mac: str) -> str:
+    return signed[:-1].decode() + _MAC_FIELD + mac + '"}'
+
+
+def _signed_bytes(raw: str, mac: Any) -> bytes | None:
+    """The bytes `raw`'s mac signs, when `raw` is laid out as `_with_mac` writes it."""
+    if not isinstance(mac, str):
+        return None
+    tail = _MAC_FIELD + mac + '"}'
+    if not raw.endswith(tail):
+        return None
+    return (raw[: -len(tail)] + "}").encode()

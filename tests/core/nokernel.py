@@ -20,6 +20,7 @@ from typing import Any
 from resumable_cells.engine.code import analysis, inputs
 from resumable_cells.engine.keep import changes, sharing, unit_check, value_check
 from resumable_cells.engine.objects import inplace, objgraph
+from resumable_cells.engine.objects.identities import Identities
 from resumable_cells.engine.restore import load
 from resumable_cells.engine.units import byvalue, replaced, stream
 from resumable_cells.engine.units.layout import StoragePlan
@@ -126,11 +127,11 @@ class Notebook:
 
     def live(self, name: str, body: str, key: step_key.Key, info: analysis.CellInfo) -> None:
         ns = self.ns
-        ids_before = {k: id(v) for k, v in ns.items()}
+        before = Identities(ns)
         pre = sharing.before(ns, key.digests, info.imports.values())
         exec(body, ns)
         digests = changes.Digests(ns)
-        changed = changes.of_run(ns, ids_before, info.binds, pre.values, key.digests, digests)
+        changed = changes.of_run(ns, before, info.binds, pre.values, key.digests, digests)
         self.last = Live(pre, changed)
         try:
             plan = sharing.analyse(pre, ns, changed.bound, changed.inputs, {})
@@ -212,11 +213,11 @@ def plan_of(
     (given, not found by the key): the inputs walked before, the run, its changes and
     the analysis."""
     key = {n: Hasher(ns).value_digest(objgraph.lookup(ns, n), n) for n in reads}
-    ids = {k: id(v) for k, v in ns.items()}
+    before = Identities(ns)
     pre = sharing.before(ns, reads, limit=limit)
     exec(cell, ns)
     info = analysis.analyse(cell)
-    changed = changes.of_run(ns, ids, info.binds, pre.values, key, changes.Digests(ns))
+    changed = changes.of_run(ns, before, info.binds, pre.values, key, changes.Digests(ns))
     return changed, sharing.analyse(pre, ns, changed.bound, changed.inputs, hidden or {})
 
 

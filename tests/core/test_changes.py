@@ -7,7 +7,11 @@ from __future__ import annotations
 import io
 import threading
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from resumable_cells.engine.keep import changes
+from resumable_cells.engine.objects.identities import Identities
 from resumable_cells.hashing.values import Hasher
 
 
@@ -18,9 +22,9 @@ def digest(ns: dict, name: str) -> str:
 def of_run(ns: dict, inputs: list[str], cell: str, assigned: tuple = ()) -> changes.Changes:
     key = {n: digest(ns, n) for n in inputs}
     objects = {n: ns[n] for n in inputs}
-    ids = {k: id(v) for k, v in ns.items()}
+    before = Identities(ns)
     exec(cell, ns)
-    return changes.of_run(ns, ids, assigned, objects, key, changes.Digests(ns))
+    return changes.of_run(ns, before, assigned, objects, key, changes.Digests(ns))
 
 
 def test_names_rebound_or_new_are_bound_names_deleted_are_deleted():
@@ -92,3 +96,36 @@ def test_the_record_of_names_says_none_for_a_value_that_cannot_be_digested():
     assert rows[0]["name"] == "lock" and rows[0]["digest"] is None
     assert rows[1]["name"] == "n" and rows[1]["type"] == "int"
     assert rows[1]["digest"] == digest(ns, "n")
+
+
+_OPS = st.lists(
+    st.tuples(st.sampled_from(["rebind", "delete", "add", "same"]), st.integers(0, 15)),
+    max_size=8,
+)
+
+
+@given(st.integers(0, 12), _OPS, st.sets(st.integers(0, 15), max_size=3))
+def test_rebound_and_deleted_names_are_those_a_name_by_name_comparison_finds(size, ops, also):
+    """`Identities` compares in C while the names keep their order, name by name after a
+    deletion: either way, the names and their order are the plain loop's."""
+    ns: dict = {f"n{i}": object() for i in range(size)}
+    ids = {k: id(v) for k, v in ns.items()}
+    before = Identities(ns)
+    kept = []  # (no object freed during the run: its id could be reused)
+    for op, i in ops:
+        names = list(ns)
+        name = names[i % len(names)] if names else None
+        if op == "rebind" and name:
+            kept.append(ns[name])
+            ns[name] = object()
+        elif op == "delete" and name:
+            kept.append(ns.pop(name))
+        elif op == "add":
+            ns[f"m{i}"] = object()
+        elif op == "same" and name:
+            ns[name] = ns[name]
+    assigned = {f"n{i}" for i in also} | {f"m{i}" for i in also}
+    assert before.rebound(ns, assigned) == [
+        k for k, v in ns.items() if ids.get(k) != id(v) or k in assigned
+    ]
+    assert before.deleted(ns) == [k for k in ids if k not in ns]

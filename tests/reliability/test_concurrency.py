@@ -93,3 +93,103 @@ def test_a_key_stored_between_the_lookup_and_the_claim_is_served_not_computed_ag
     finally:
         inprocess.close(a)
         inprocess.close(b)
+
+
+# A process that claims a key in a store and holds the claim until its stdin closes.
+_HOLDER = """
+import sys
+from resumable_cells.storage import claims
+with claims.claim(sys.argv[1], sys.argv[2]):
+    print("held", flush=True)
+    sys.stdin.read()
+"""
+# A process that says whether a key's claim is free: exit 0 when it took it at once,
+# 3 when another process holds it.
+_PROBE = """
+import sys
+from resumable_cells.storage import claims
+def held(holder):
+    raise SystemExit(3)
+with claims.claim(sys.argv[1], sys.argv[2], held):
+    pass
+"""
+
+
+def _python(code: str, *args: str, **kwargs):
+    import subprocess
+    import sys
+
+    return subprocess.Popen([sys.executable, "-c", code, *args], text=True, **kwargs)
+
+
+def test_a_claim_waits_for_its_holder_and_is_free_when_the_holder_is_killed(tmp_path):
+    """A kernel killed while it computes a key (SIGKILL: nothing of it runs again)
+    leaves no claim behind: the kernel waiting on it is told who holds it, then takes it."""
+    import subprocess
+    import threading
+
+    from resumable_cells.storage import claims
+
+    holder = _python(_HOLDER, str(tmp_path), "k1", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        told: list[dict] = []
+        waiting = threading.Event()
+        result: list[bool] = []
+
+        def wait_for_it() -> None:
+            def on_wait(who: dict) -> None:
+                told.append(who)
+                waiting.set()
+
+            with claims.claim(tmp_path, "k1", on_wait) as waited:
+                result.append(waited)
+
+        t = threading.Thread(target=wait_for_it)
+        t.start()
+        assert waiting.wait(60)
+        assert told == [{"pid": holder.pid, "host": __import__("socket").gethostname()}]
+        with claims.claim(tmp_path, "another key") as waited:  # other keys are free
+            assert waited is False
+        holder.kill()
+        holder.wait()
+        t.join(60)
+        assert result == [True]
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_claims_on_one_key_in_one_process_are_counted(tmp_path):
+    """A step run again while its first run's entry is still written behind claims the
+    key a second time in the same process: the first let-go keeps the key claimed."""
+    from resumable_cells.storage import claims
+
+    def free() -> bool:
+        probe = _python(_PROBE, str(tmp_path), "k")
+        return probe.wait(60) == 0
+
+    first = claims.claim(tmp_path, "k")
+    assert first.__enter__() is False
+    with claims.claim(tmp_path, "k") as waited:
+        assert waited is False
+        assert not free()
+    assert not free()
+    first.__exit__(None, None, None)
+    assert free()
+
+
+def test_claims_in_a_store_deleted_and_made_again_exclude_other_processes(tmp_path):
+    import shutil
+
+    from resumable_cells.storage import claims
+
+    store = tmp_path / "store"
+    store.mkdir()
+    with claims.claim(store, "k"):
+        pass
+    shutil.rmtree(store)  # the claims file this process has open is gone with it
+    store.mkdir()
+    claims.reopen(store)  # as a Store opened there does
+    with claims.claim(store, "k"):
+        assert _python(_PROBE, str(store), "k").wait(60) == 3

@@ -18,6 +18,7 @@ from ...errors import Unhashable
 from ...hashing import key as step_key
 from ...hashing.values import Hasher
 from ..objects import objgraph, user_names
+from ..objects.identities import Identities
 
 
 class Digests:
@@ -92,25 +93,21 @@ def _data_only(h: Hasher) -> tuple[str, ...] | None:
 
 def of_run(
     ns: dict[str, Any],
-    ids_before: dict[str, int],
+    before: Identities,
     assigned: tuple[str, ...],
     inputs_before: dict[str, Any],
     key_digests: dict[str, str],
     digests: Digests,
 ) -> Changes:
-    """The changes of a run that started with `ids_before` (name -> id of its value),
-    whose cell assigns `assigned`; `inputs_before` are the input objects it started with
-    (name -> object; empty when they were not kept) and `key_digests` their digests in
-    the key."""
-    static = set(assigned)
+    """The changes of a run that started with the identities `before`, whose cell
+    assigns `assigned`; `inputs_before` are the input objects it started with (name ->
+    object; empty when they were not kept) and `key_digests` their digests in the key."""
     bound = [
         k
-        for k, v in ns.items()
-        if (ids_before.get(k) != id(v) or k in static)
-        and user_names.is_users(k)
-        and not _spent_handle(v)
+        for k in before.rebound(ns, set(assigned))
+        if user_names.is_users(k) and not _spent_handle(ns[k])
     ]
-    deleted = [k for k in ids_before if k not in ns and user_names.is_users(k)]
+    deleted = [k for k in before.deleted(ns) if user_names.is_users(k)]
     changed = {}
     for name, old in key_digests.items():
         obj = inputs_before.get(name, ns.get(name, _MISSING))

@@ -23,6 +23,7 @@ from typing import Any
 from ...errors import Unhashable
 from ...hashing.values import Hasher
 from ..code import analysis
+from ..objects.identities import Identities
 
 log = logging.getLogger(__name__)
 _MISSING = object()
@@ -31,9 +32,9 @@ _MISSING = object()
 class Trace:
     """The namespace's names read through compiled strings, while one step runs."""
 
-    def __init__(self, ns: dict[str, Any], ids_before: dict[str, int]):
+    def __init__(self, ns: dict[str, Any], before: Identities):
         self.ns = ns
-        self.ids_before = ids_before
+        self.before = before
         self.reads: dict[str, str] = {}  # name -> digest of its value when first read
         self.objects: dict[str, Any] = {}  # name -> the object it held then
         self.incomplete: str | None = None  # why the trace cannot be trusted
@@ -62,7 +63,7 @@ class Trace:
             value = self.ns.get(name, _MISSING)
             if name in self.reads or value is _MISSING:
                 continue
-            if self.ids_before.get(name) != id(value):
+            if self.before.get(name) != id(value):
                 continue  # bound by the step before this read: its own, not an input
             try:
                 self.reads[name] = Hasher(self.ns).value_digest(value, name)

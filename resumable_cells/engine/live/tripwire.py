@@ -31,7 +31,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import partial
+from functools import lru_cache, partial
 from pathlib import Path
 from types import FrameType
 from typing import Any, TypeAlias
@@ -100,9 +100,17 @@ _PTY_EVENTS = {"os.forkpty", "pty.spawn"}  # pexpect, under IPython's shell esca
 
 
 def _ignored_roots(store_dir: Path) -> tuple[str, ...]:
-    home = str(Path.home())
+    prefixes = (sys.prefix, sys.base_prefix, sys.exec_prefix)
+    return _resolved_roots(str(store_dir), os.path.expanduser("~"), prefixes)
+
+
+@lru_cache(maxsize=8)
+def _resolved_roots(store_dir: str, home: str, prefixes: tuple[str, ...]) -> tuple[str, ...]:
+    # Resolved once per kernel (per store, home and interpreter): about 20 `realpath`
+    # calls, a third of a trivial step's tripwire, would otherwise run on every step. A
+    # symlink among these roots that is re-pointed while the kernel runs is not seen.
     roots = {
-        str(store_dir), sys.prefix, sys.base_prefix, sys.exec_prefix,
+        store_dir, *prefixes,
         "/usr", "/etc", "/proc", "/sys", "/dev", "/lib", "/var/cache", "/run",
         os.path.join(home, ".cache"), os.path.join(home, ".config"), os.path.join(home, ".ipython"),
         os.path.join(home, ".local"), os.path.join(home, ".matplotlib"), os.path.join(home, ".pyenv"),
