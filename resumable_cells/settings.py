@@ -54,6 +54,11 @@ def team_cache(explicit: str | None = None, *, configured: str = "") -> str:
     return configured or os.environ.get(REMOTE_ENV, "")
 
 
+def team_cache_off(url: str | None) -> bool:
+    """Whether a team cache setting means none: "", "none" or "off"."""
+    return not url or url.strip().lower() in ("none", "off")
+
+
 def write_wait(*, configured: float | None = None) -> float:
     """Seconds to wait for entries still being written behind: the traitlet, else the
     environment, else 30. A value that is not a number of seconds is the default."""

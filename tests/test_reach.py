@@ -12,6 +12,7 @@ import types
 
 import pytest
 
+from resumable_cells import module_runs
 from resumable_cells.errors import KeyComponentError
 from resumable_cells.hashing import bytecode, reach, sources
 from resumable_cells.hashing.key import describe
@@ -121,7 +122,7 @@ def test_an_edit_changes_the_digest_and_an_edit_after_the_import_is_refused(besi
 
 
 def test_an_edit_before_the_module_is_first_seen_is_caught_by_when_it_ran(beside):
-    sources.watch_imports()  # as the engine does: note when a module's code runs
+    module_runs.watch_imports()  # as loading the extension does: note when a module's code runs
     path = beside / "rc_early.py"
     _write(path, "X = 1\n")
     importlib.import_module("rc_early")
@@ -136,10 +137,12 @@ _WHEN_IT_RAN = """
 import os, sys, time, traceback
 sys.dont_write_bytecode = True  # no bytecode cache to tell the edit by
 sys.path.insert(0, '.')
+from resumable_cells import module_runs
 from resumable_cells.hashing import sources
+from resumable_cells import module_runs
 from resumable_cells.errors import KeyComponentError
 if sys.argv[1] == 'watch':
-    sources.watch_imports()
+    module_runs.watch_imports()
 from importlib import reload  # bound before, as IPython's autoreload binds it
 
 def told():

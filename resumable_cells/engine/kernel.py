@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .. import formatting, logs, settings
-from ..hashing import opaque, sources
+from .. import formatting, logs, module_runs, settings
+from ..hashing import opaque
 from ..hashing.key import Key
 from ..records import runs
 from ..records.journal import Journal
@@ -60,7 +60,7 @@ class Engine:
     def __init__(self, shell: InteractiveShell, store: Store | None = None) -> None:
         self.shell = shell
         self.ns: dict[str, Any] = shell.user_ns
-        sources.watch_imports()  # from now on, when a module's code runs is known
+        module_runs.watch_imports()  # (done at load; again for an engine made without it)
         serialize.set_main_namespace(self.ns)
         self.store = store or Store()
         if self.store.recovered:
