@@ -90,3 +90,18 @@ def test_an_exact_value_is_not_loaded_back_at_all(store, monkeypatch):
     monkeypatch.setattr(serialize, "load_back", never)
     ns = {"x": np.arange(5)}
     assert store.get_value(_put(store, ns, "x")).tolist() == [0, 1, 2, 3, 4]
+
+
+def test_a_module_attribute_stored_as_one_is_not_loaded_back(store, monkeypatch):
+    import random
+
+    from resumable_cells.storage import serialize
+
+    ns = {"r": random._inst}  # `from random import _inst`: a Random, which loads back
+    assert not value_check.exact(ns["r"])
+    with serialize.importing({id(ns["r"]): (ns["r"], "random", "_inst")}):
+        assert value_check.exact(ns["r"])  # stored as `random._inst`, read back as itself
+        monkeypatch.setattr(serialize, "load_back", lambda *a, **k: pytest.fail("loaded back"))
+        ref = _put(store, ns, "r")
+    assert store.get_value(ref) is random._inst
+    assert not value_check.exact(ns["r"])

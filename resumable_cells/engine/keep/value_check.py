@@ -9,7 +9,9 @@ with a message that names it.
 
 The check is skipped where the round trip is exact by construction, so that storing
 large data costs nothing more: atoms, plain containers of atoms, numpy arrays of a
-non-object dtype, and pandas frames, series and indexes whose columns have such dtypes.
+non-object dtype, pandas frames, series and indexes whose columns have such dtypes, and
+a value stored as the attribute of an installed module it is (`from sympy import *`
+binds some 900: loading one reads that very object from its module).
 The copy is loaded from read-only views of the live value's buffers (never a copy of
 large data); a loader that needs to write into them gets copies.
 """
@@ -95,7 +97,7 @@ def _now(value: Any, ns: dict[str, Any], name: str) -> str | None:
 def exact(value: Any) -> bool:
     """Whether pickling gives `value` back exactly by construction."""
     t = type(value)
-    if t in ATOMIC or opaque.is_drawing(value):
+    if t in ATOMIC or opaque.is_drawing(value) or serialize.imported(value):
         return True  # (a drawing's digest is its tokens, which its copy carries)
     if t is list or t is tuple or t is dict:
         items = value.values() if t is dict else value
