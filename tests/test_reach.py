@@ -300,3 +300,19 @@ def test_input_digests_are_the_keys_own_for_names_and_attribute_labels(beside):
     got = _collect(ns, ["f"], [reach.AttrRef("rc_lab", mod, ("T",))])
     digests, _, _ = input_digests(ns, ["f", "factor", "rc_lab.T"])
     assert digests == {k: got.digests[k] for k in ("f", "factor", "rc_lab.T")}
+
+
+def test_a_frame_is_described_by_its_shallow_size_as_pandas_counts_it():
+    import numpy as np
+    import pandas as pd
+
+    frame = pd.DataFrame(
+        {"n": np.arange(6), "s": list("abcdef"), "c": pd.Categorical(list("xyxyxy"))},
+        index=pd.RangeIndex(10, 16),
+    )
+    for value in (frame, frame.set_index("s"), frame[["n", "n"]]):  # (columns of one name)
+        assert describe(value) == (
+            "pandas.DataFrame",
+            int(value.memory_usage(deep=False).sum()),
+        )
+    assert describe(frame["n"]) == ("pandas.Series", frame["n"].nbytes)
