@@ -359,11 +359,11 @@ class Execution:
     # -- live -----------------------------------------------------------------------------
     async def _run_live(self, reason: str | None, key_problem: KeyComponentError | None) -> Any:
         __tracebackhide__ = True  # noqa: F841
-        # What only a live run needs (the trace, what it changed, what it keeps, and in
-        # `_run_body` the tripwire) is imported by the first miss, not with this module:
-        # a resume whose steps are all served never imports it.
-        from .keep import admit, changes, sharing
-        from .keep.build import LiveRun
+        # What only a live run needs (the trace, what it changed, and in `_run_body` the
+        # tripwire; below, what it keeps) is imported by the first miss, not with this
+        # module: a resume whose steps are all served never imports it, and one whose
+        # only misses are cells that raise never imports what keeps a run.
+        from .keep import changes, sharing
         from .live import trace as live_trace
 
         engine, rec, effect = self.engine, self.rec, self.args.effect
@@ -418,6 +418,9 @@ class Execution:
             note = f"not cached: {trace.incomplete}. {WAYS_OUT}"
         else:
             assert findings is not None  # a pure step ran under the tripwire
+            from .keep import admit
+            from .keep.build import LiveRun
+
             live = LiveRun(
                 self.name, self.cell, self.known_key, changed.bound, changed.deleted, outputs, result,
                 ctx.params, findings.reads, time.perf_counter() - rec.t0,
