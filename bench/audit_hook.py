@@ -40,8 +40,8 @@ def measure():
 out = {}
 if method == "tripwire":
     from resumable_cells.engine.live import tripwire
-    from resumable_cells.hashing import sources
-    sources.watch_imports()  # what the engine does when it starts
+    from resumable_cells import module_runs
+    module_runs.watch_imports()  # what loading the extension does
     with tripwire.watching(folder / "store"):  # a step, watched and finished
         pass
     out["after"] = measure()

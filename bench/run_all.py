@@ -171,6 +171,33 @@ def summary_table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
+def corpus_table(rows: list[Row]) -> str:
+    """The corpus figure (`corpus.py`) as one line per notebook, then the whole corpus:
+    the plain Run All, the first run under `%%step` and the resume, each with its ratio
+    to the plain run and whether it met its target. Empty without corpus rows."""
+    by_size: dict[str, dict[str, Row]] = {}
+    for r in rows:
+        kind = r.extra.get("corpus")
+        if kind:
+            by_size.setdefault(r.size, {})[kind] = r
+    if not by_size:
+        return ""
+    lines = [
+        "| notebook | plain | first run | first / plain | resume | resume / plain |",
+        "|---|---|---|---|---|---|",
+    ]
+    for size, got in by_size.items():
+        plain = got.get("plain")
+        cols = [size, fmt_time(plain.median) if plain else "-"]
+        for kind in ("stepped", "replay"):
+            r = got.get(kind)
+            ratio = r.extra.get("ratio") if r else None
+            mark = "" if r is None or r.met is None else (" (met)" if r.met else " (**not met**)")
+            cols += [fmt_time(r.median) if r else "-", f"{ratio:.2f}x{mark}" if ratio else "-"]
+        lines.append("| " + " | ".join(cols) + " |")
+    return "\n".join(lines)
+
+
 def machine() -> dict[str, str]:
     cpu = "unknown"
     try:
@@ -265,6 +292,18 @@ def write_markdown(path, rows, started, took, load_before, quick) -> None:
         md_table(rows),
         "",
     ]
+    corpus = corpus_table(rows)
+    if corpus:
+        lines += [
+            "## Corpus: each notebook against its plain Run All",
+            "",
+            "`bench/corpus.py` (`resumable-cells verify`): the first run under `%%step` "
+            "(target: at most 1.1x the plain run) and the resume after a restart (target: "
+            "no longer than the plain run), per notebook and over the whole corpus.",
+            "",
+            corpus,
+            "",
+        ]
     analysis = HERE / "ANALYSIS.md"
     if analysis.exists():
         lines += [analysis.read_text().strip(), ""]

@@ -15,13 +15,19 @@ Each resolves, first found wins:
     write wait        the traitlet (`c.StepMagics.write_wait`), RESUMABLE_CELLS_WRITE_WAIT,
                       else 30: seconds a kernel waits for entries still being written
                       (when it ends, and at a lookup of their key)
+
+Choices kept for one notebook (`%step auto on`) are in `notebooks.json` in the store
+directory, read when the extension loads, before the store is opened.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 from pathlib import Path
 
+log = logging.getLogger(__name__)
 DIR_ENV = "RESUMABLE_CELLS_DIR"
 REMOTE_ENV = "RESUMABLE_CELLS_REMOTE"
 WRITE_WAIT_ENV = "RESUMABLE_CELLS_WRITE_WAIT"
@@ -54,6 +60,11 @@ def team_cache(explicit: str | None = None, *, configured: str = "") -> str:
     return configured or os.environ.get(REMOTE_ENV, "")
 
 
+def team_cache_off(url: str | None) -> bool:
+    """Whether a team cache setting means none: "", "none" or "off"."""
+    return not url or url.strip().lower() in ("none", "off")
+
+
 def write_wait(*, configured: float | None = None) -> float:
     """Seconds to wait for entries still being written behind: the traitlet, else the
     environment, else 30. A value that is not a number of seconds is the default."""
@@ -64,3 +75,36 @@ def write_wait(*, configured: float | None = None) -> float:
         return max(0.0, float(raw)) if raw else DEFAULT_WRITE_WAIT
     except ValueError:
         return DEFAULT_WRITE_WAIT
+
+
+NOTEBOOK_SETTINGS = "notebooks.json"  # in the store directory: choices kept per notebook
+
+
+def notebook_setting(store: Path, notebook: str, name: str) -> str | None:
+    """A choice kept for one notebook (`%step auto on`), read without opening the store
+    (the extension reads it when it loads); None when never made or unreadable."""
+    try:
+        data = json.loads((store / NOTEBOOK_SETTINGS).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):  # a damaged file: as if nothing was chosen
+        log.warning("%s cannot be read; notebook settings ignored", store / NOTEBOOK_SETTINGS)
+        return None
+    value = data.get(notebook, {}).get(name) if isinstance(data, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def keep_notebook_setting(store: Path, notebook: str, name: str, value: str) -> None:
+    """Keep a choice for one notebook: written whole and renamed into place."""
+    path = store / NOTEBOOK_SETTINGS
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = {}
+    if not isinstance(data, dict):
+        data = {}
+    data.setdefault(notebook, {})[name] = value
+    store.mkdir(mode=0o700, parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, path)

@@ -12,6 +12,7 @@ import types
 
 import pytest
 
+from resumable_cells import module_runs
 from resumable_cells.errors import KeyComponentError
 from resumable_cells.hashing import bytecode, reach, sources
 from resumable_cells.hashing.key import describe
@@ -121,7 +122,7 @@ def test_an_edit_changes_the_digest_and_an_edit_after_the_import_is_refused(besi
 
 
 def test_an_edit_before_the_module_is_first_seen_is_caught_by_when_it_ran(beside):
-    sources.watch_imports()  # as the engine does: note when a module's code runs
+    module_runs.watch_imports()  # as loading the extension does: note when a module's code runs
     path = beside / "rc_early.py"
     _write(path, "X = 1\n")
     importlib.import_module("rc_early")
@@ -136,10 +137,12 @@ _WHEN_IT_RAN = """
 import os, sys, time, traceback
 sys.dont_write_bytecode = True  # no bytecode cache to tell the edit by
 sys.path.insert(0, '.')
+from resumable_cells import module_runs
 from resumable_cells.hashing import sources
+from resumable_cells import module_runs
 from resumable_cells.errors import KeyComponentError
 if sys.argv[1] == 'watch':
-    sources.watch_imports()
+    module_runs.watch_imports()
 from importlib import reload  # bound before, as IPython's autoreload binds it
 
 def told():
@@ -297,3 +300,19 @@ def test_input_digests_are_the_keys_own_for_names_and_attribute_labels(beside):
     got = _collect(ns, ["f"], [reach.AttrRef("rc_lab", mod, ("T",))])
     digests, _, _ = input_digests(ns, ["f", "factor", "rc_lab.T"])
     assert digests == {k: got.digests[k] for k in ("f", "factor", "rc_lab.T")}
+
+
+def test_a_frame_is_described_by_its_shallow_size_as_pandas_counts_it():
+    import numpy as np
+    import pandas as pd
+
+    frame = pd.DataFrame(
+        {"n": np.arange(6), "s": list("abcdef"), "c": pd.Categorical(list("xyxyxy"))},
+        index=pd.RangeIndex(10, 16),
+    )
+    for value in (frame, frame.set_index("s"), frame[["n", "n"]]):  # (columns of one name)
+        assert describe(value) == (
+            "pandas.DataFrame",
+            int(value.memory_usage(deep=False).sum()),
+        )
+    assert describe(frame["n"]) == ("pandas.Series", frame["n"].nbytes)

@@ -55,9 +55,11 @@ class Plain:
 def test_exact_values_are_not_loaded_back():
     frame = pd.DataFrame({"a": np.arange(5.0), "b": np.arange(5)})
     records = [Plain(1, [2, "x"]), Plain(2, None)]
+    strings = pd.DataFrame({"s": ["x", None]}, dtype=object)  # atoms: pickled as they are
     for v in (1, "s", [1, 2.0, None], {"a": [1, 2]}, np.arange(10), frame, frame["a"], records):
         assert value_check.exact(v), v
-    objects = pd.DataFrame({"s": ["x", "y"]})
+    assert value_check.exact(strings) and value_check.exact(strings.astype("str"))
+    objects = pd.DataFrame({"s": [Plain(1, 2), "y"]})
     for v in (
         Lossy(1),
         np.array([object()]),

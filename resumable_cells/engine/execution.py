@@ -23,7 +23,7 @@ from collections.abc import Coroutine, Generator, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import xxhash
 from IPython.core.error import UsageError
@@ -48,15 +48,17 @@ from ..hashing.values import Hasher
 from ..records import why
 from ..storage.store import FORMAT_VERSION
 from .code import inputs, nondeterminism, step_code
-from .keep import admit, changes, sharing, value_check
-from .keep.build import LiveRun
 from .kernel import Engine
-from .live import body, step_object, tripwire
-from .live import trace as live_trace
-from .objects.identities import Identities
+from .live import body, step_object
 from .recording import Recording
 from .restore import apply, load, validity
 from .state import process_state
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from .live import trace as live_trace
+    from .live import tripwire
 
 log = logging.getLogger(__name__)
 WAYS_OUT = (
@@ -100,11 +102,7 @@ def run_step(engine: Engine, args: StepArgs, line: str, cell: str) -> Any:
         raise _syntax_error(engine, err, args, line, cell) from None
     name = args.name or code.info.default_name()
     if code.awaits and not body.awaited_by_cell():
-        raise UsageError(
-            f"%%step {name}: the body has a top-level `await`, which runs only in a cell "
-            "IPython awaits, with autoawait on (the default in Jupyter). Turn it on with "
-            "`%autoawait on`, or await inside an `async def` defined in a plain cell."
-        )
+        raise _not_awaited(name)
     execution = Execution(engine, name, args, code, line, cell, transformed)
     count = prompt_number(engine.shell)
     clash = engine.names.check(name, code.info.normalised, execution.rec.cell_id, count)
@@ -116,6 +114,39 @@ def run_step(engine: Engine, args: StepArgs, line: str, cell: str) -> Any:
     if code.awaits:
         return AwaitedStep(execution.go())
     return _to_the_end(execution.go())
+
+
+def run_unstored(shell: InteractiveShell, args: StepArgs, line: str, cell: str) -> Any:
+    """Run the cell `cell` of `%%step {line}` as the plain cell would run, when there is
+    no engine to run it as a step (its store cannot be opened): caching never breaks the
+    computation. Returns and raises what `run_step` does, nothing recorded or stored."""
+    __tracebackhide__ = True  # noqa: F841
+    transformed = shell.transform_cell(cell)
+    try:
+        code = step_code.of(shell, transformed)
+    except SyntaxError as err:
+        raise body.syntax_error(shell, err, line, cell) from None
+    run = (shell, shell.user_ns, line, cell, transformed)
+    if code.awaits:
+        if not body.awaited_by_cell():
+            raise _not_awaited(args.name or code.info.default_name())
+        return AwaitedStep(_awaited_unstored(code.quiet, *run))
+    result = body.run(*run)
+    return None if code.quiet else result
+
+
+async def _awaited_unstored(quiet: bool, *run: Any) -> Any:
+    __tracebackhide__ = True  # noqa: F841
+    result = await body.run_awaiting(*run)
+    return None if quiet else result
+
+
+def _not_awaited(name: str) -> UsageError:
+    return UsageError(
+        f"%%step {name}: the body has a top-level `await`, which runs only in a cell "
+        "IPython awaits, with autoawait on (the default in Jupyter). Turn it on with "
+        "`%autoawait on`, or await inside an `async def` defined in a plain cell."
+    )
 
 
 class AwaitedStep:
@@ -376,6 +407,14 @@ class Execution:
     # -- live -----------------------------------------------------------------------------
     async def _run_live(self, reason: str | None, key_problem: KeyComponentError | None) -> Any:
         __tracebackhide__ = True  # noqa: F841
+        # What only a live run needs (the trace, what it changed, and in `_run_body` the
+        # tripwire; below, what it keeps) is imported by the first miss, not with this
+        # module: a resume whose steps are all served never imports it, and one whose
+        # only misses are cells that raise never imports what keeps a run.
+        from .keep import changes, sharing, value_check
+        from .live import trace as live_trace
+        from .objects.identities import Identities
+
         engine, rec, effect = self.engine, self.rec, self.args.effect
         try:
             self._read_pending()
@@ -426,6 +465,9 @@ class Execution:
             note = f"not cached: {trace.incomplete}. {WAYS_OUT}"
         else:
             assert findings is not None  # a pure step ran under the tripwire
+            from .keep import admit
+            from .keep.build import LiveRun
+
             live = LiveRun(
                 self.name, self.cell, self.known_key, changed.bound, changed.deleted, outputs, result,
                 ctx.params, findings.reads, time.perf_counter() - rec.t0,
@@ -470,6 +512,8 @@ class Execution:
         which tells `trace` what strings it compiles as code. The result's display is
         watched too: a `_repr_html_` may read the namespace through `eval`."""
         __tracebackhide__ = True  # noqa: F841
+        from .live import tripwire  # a live run's (see `_run_live`)
+
         engine, rec, effect = self.engine, self.rec, self.args.effect
         network = self.args.ttl is not None  # it reads a live source, fresh for its TTL
         told = trace.compiled if trace is not None else None

@@ -21,8 +21,8 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .. import formatting, logs, settings
-from ..hashing import opaque, sources
+from .. import formatting, logs, module_runs, settings
+from ..hashing import opaque
 from ..hashing.key import Key
 from ..records import runs
 from ..records.journal import Journal
@@ -72,7 +72,7 @@ class Engine:
     def __init__(self, shell: InteractiveShell, store: Store | None = None) -> None:
         self.shell = shell
         self.ns: dict[str, Any] = shell.user_ns
-        sources.watch_imports()  # from now on, when a module's code runs is known
+        module_runs.watch_imports()  # (done at load; again for an engine made without it)
         serialize.set_main_namespace(self.ns)
         self.store = store or Store()
         if self.store.recovered:

@@ -54,16 +54,20 @@ def describe(value: Any) -> tuple[str, int]:
         usage = getattr(value, "memory_usage", None)  # pandas: shallow, never per string
         try:
             if callable(usage) and t.__module__.startswith("pandas"):
-                size = (
-                    int(usage(deep=False).sum())
-                    if hasattr(value, "columns")
-                    else int(usage(deep=False))
-                )
+                size = _frame_bytes(value) if hasattr(value, "columns") else int(usage(deep=False))
             else:
                 size = sys.getsizeof(value)
         except (TypeError, ValueError):
             size = 0
     return tname, int(size)
+
+
+def _frame_bytes(frame: Any) -> int:
+    """A frame's shallow size, its columns' and its index's `nbytes`: what
+    `memory_usage(deep=False).sum()` adds up (but for an index's hash table, when one
+    was built), without the Series it builds: a tenth of the time, and a step's inputs
+    are described on every hit."""
+    return int(sum(column.nbytes for _, column in frame.items()) + frame.index.nbytes)
 
 
 DYNAMIC_WAY_OUT = (

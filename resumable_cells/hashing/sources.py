@@ -16,7 +16,7 @@ remembered by (size, mtime). A loaded module is remembered with the digest its f
 when first seen: a file edited after its import no longer says what the kernel runs,
 and `reached` raises `KeyComponentError` until the module is reloaded or the kernel
 restarted. An edit before the module is first seen is told by the time its code was
-executed (`note_executed`, which the engine's audit hook calls), or else by its
+executed (`module_runs.py`, watching from the extension's load), or else by its
 bytecode cache.
 """
 
@@ -40,9 +40,10 @@ from importlib.machinery import (
     SourceFileLoader,
     SourcelessFileLoader,
 )
-from types import CodeType, ModuleType
+from types import ModuleType
 
 from ..errors import KeyComponentError
+from ..module_runs import executed_at
 from .files import file_digest, signature
 
 log = logging.getLogger(__name__)
@@ -242,39 +243,6 @@ def _import_names(tree: ast.AST, package: str) -> Iterable[str]:
 
 # -- digests, and modules edited since their import -----------------------------------------
 _FIRST_SEEN: dict[str, tuple[ModuleType, object, tuple[int, int], str]] = {}
-_EXECUTED: dict[str, float] = {}  # a module's file -> when its code last ran
-
-
-def note_executed(path: str) -> None:
-    """A module's code from `path` is being executed (imported or reloaded) now."""
-    _EXECUTED[path] = time.time()
-
-
-def watch_imports() -> None:
-    """From now on, note when each module's source is read and compiled to run (an
-    import or a reload: `note_executed`). Once per process; nothing else pays for it.
-
-    `SourceFileLoader` is given a `get_code` of its own that notes the file after the
-    inherited one has read it. Every module loaded from a `.py` file goes through it,
-    whichever finder made its loader (an editable install's, `spec_from_file_location`)
-    and however the reload was called (`importlib.reload`, or autoreload's own binding
-    of it); no loader object changes (their equality compares their `__dict__`); and
-    its frame has returned before the module's code runs, so it is in no traceback of
-    a module whose code raises. A module run from a bytecode file alone, or executed
-    by hand (`exec` of its source), is not noted: `_digest` then falls back on the
-    bytecode cache, as for a module imported before this was called."""
-    if "get_code" not in vars(SourceFileLoader):
-        SourceFileLoader.get_code = _noting_get_code  # type: ignore[method-assign,assignment]
-
-
-_get_code = SourceFileLoader.get_code  # the inherited one (`SourceLoader`'s)
-
-
-def _noting_get_code(self: SourceFileLoader, fullname: str) -> CodeType | None:
-    code = _get_code(self, fullname)
-    if code is not None:
-        note_executed(code.co_filename)  # the file the module says it runs (its `__file__`)
-    return code
 
 
 def _digest(name: str, path: str, st: os.stat_result) -> str:
@@ -286,7 +254,7 @@ def _digest(name: str, path: str, st: os.stat_result) -> str:
     spec = getattr(module, "__spec__", None)
     seen = _FIRST_SEEN.get(name)
     if seen is None or seen[0] is not module or seen[1] is not spec:  # new, or reloaded
-        executed = _EXECUTED.get(path)
+        executed = executed_at(path)
         if executed is not None and executed < st.st_mtime <= time.time():
             raise _stale(name, path)  # (a time in the future is no evidence of an edit)
         if executed is None and _compiled_from_older_source(module, st):

@@ -16,10 +16,16 @@ partial input through the same transforms).
 from __future__ import annotations
 
 import logging
-from typing import Any
+import os
+import sys
+from types import FrameType
+from typing import TYPE_CHECKING, Any
 
-from .. import cells
-from ..engine.kernel import Engine
+from .. import cells, settings
+
+if TYPE_CHECKING:
+    from ..engine.kernel import Engine
+    from .engine_slot import EngineSlot
 
 log = logging.getLogger(__name__)
 SETTING = "auto"
@@ -30,16 +36,15 @@ class AutoCells:
     """The transform IPython runs on each cell's lines (its cleanup transforms), and
     whether auto mode is on in this kernel."""
 
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-        self.on = False
+    def __init__(self, slot: EngineSlot, on: bool) -> None:
+        self.slot = slot
+        self.on = on
 
     def __call__(self, lines: list[str]) -> list[str]:
-        # (a step's body, which the engine transforms again, is not the user's cell)
-        if not self.on or not lines or self.engine.transforming:
+        if not self.on or not lines or _transforming_a_body(self.slot):
             return lines
         source = "".join(lines)
-        if not wraps(source) or _users_own_cell(self.engine.shell) != source.rstrip("\n"):
+        if not wraps(source) or _users_own_cell(self.slot.shell) != source.rstrip("\n"):
             return lines
         return ["%%step --auto\n", *lines]
 
@@ -54,6 +59,24 @@ def wraps(source: str) -> bool:
     # (a cell of comments only is a step too, as `verify` wraps it: nothing to serve,
     # but one rule for both)
     return not code or not all(ln.split()[0] in _OWN_COMMANDS for ln in code)
+
+
+def _transforming_a_body(slot: EngineSlot) -> bool:
+    """Whether this is not a cell's own transform but a step's body transformed again:
+    by the engine (`Engine.transform`), or inside IPython's transform of the cell (the
+    awaiting transformer asks for the body's)."""
+    engine = slot.started
+    if engine is not None and engine.transforming:
+        return True
+    frame: FrameType | None = sys._getframe(2)
+    outer = 0
+    while frame is not None:
+        if frame.f_code.co_name == "transform_cell":
+            outer += 1
+            if outer > 1:
+                return True
+        frame = frame.f_back
+    return False
 
 
 def _users_own_cell(shell: Any) -> str | None:
@@ -81,23 +104,31 @@ def _users_own_cell(shell: Any) -> str | None:
     return code.rstrip("\n") if isinstance(code, str) else None
 
 
-def attach(engine: Engine, configured: bool) -> AutoCells:
-    """Install the transform; on when configured for every notebook or kept for this one."""
-    shell = engine.shell
+def _notebook(shell: Any) -> str:
+    """The notebook's id, as the run's (`records.runs.notebook_id`), without importing
+    the records: the extension reads auto mode's choice when it loads."""
+    ns = getattr(shell, "user_ns", None) or {}
+    return os.path.basename(str(ns.get("__session__") or os.environ.get("JPY_SESSION_NAME") or ""))
+
+
+def attach(slot: EngineSlot, configured: bool, store_dir: str = "") -> AutoCells:
+    """Install the transform; on when configured for every notebook or kept for this one
+    (in the store directory's `notebooks.json`, read without opening the store)."""
+    shell = slot.shell
     for t in shell.input_transformers_cleanup:
         if isinstance(t, AutoCells):
             return t
-    auto = AutoCells(engine)
+    kept = settings.notebook_setting(
+        settings.store_dir(configured=store_dir), _notebook(shell), SETTING
+    )
+    auto = AutoCells(slot, kept == "on" if kept is not None else configured)
     # first: it sees the cell as sent (the other cleanups, dedent and prompt stripping,
     # then apply to the step's body, which IPython transforms again)
     shell.input_transformers_cleanup.insert(0, auto)
-    kept = engine.store.notebook_setting(engine.notebook, SETTING)
-    auto.on = kept == "on" if kept is not None else configured
     return auto
 
 
-def detach(engine: Engine) -> None:
-    shell = engine.shell
+def detach(shell: Any) -> None:
     shell.input_transformers_cleanup[:] = [
         t for t in shell.input_transformers_cleanup if not isinstance(t, AutoCells)
     ]
@@ -112,6 +143,10 @@ def of(engine: Engine) -> AutoCells | None:
 
 def switch(engine: Engine, on: bool) -> None:
     """`%step auto on|off`: now, and kept for this notebook."""
-    auto = of(engine) or attach(engine, configured=False)
+    auto = of(engine)
+    if auto is None:
+        raise RuntimeError("auto mode's transform is not installed: load the extension")
     auto.on = on
-    engine.store.keep_notebook_setting(engine.notebook, SETTING, "on" if on else "off")
+    settings.keep_notebook_setting(
+        engine.store.dir, engine.notebook, SETTING, "on" if on else "off"
+    )

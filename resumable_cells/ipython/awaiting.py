@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import ast
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from ..engine.code import step_code
+if TYPE_CHECKING:
+    from .engine_slot import EngineSlot
 
 _CALL = "get_ipython().run_cell_magic('step', "
 
@@ -24,21 +26,25 @@ _CALL = "get_ipython().run_cell_magic('step', "
 class AwaitedSteps:
     """The transformer (one per shell, in `shell.input_transformers_post`)."""
 
-    def __init__(self, engine):
-        self.engine = engine
+    def __init__(self, slot: EngineSlot):
+        self.slot = slot
 
     def __call__(self, lines: list[str]) -> list[str]:
-        if not lines or not lines[0].startswith(_CALL) or not self.engine.shell.autoawait:
+        if not lines or not lines[0].startswith(_CALL) or not self.slot.shell.autoawait:
             return lines
         body = _step_body("".join(lines))
-        if body is None or not step_code.awaits(self.engine.transform(body)):
+        if body is None:
+            return lines
+        from ..engine.code import step_code  # a step cell: the engine is about to be used
+
+        if not step_code.awaits(self.slot.transform(body)):
             return lines
         return ["await " + lines[0], *lines[1:]]
 
 
-def install(engine) -> None:
-    uninstall(engine.shell)
-    engine.shell.input_transformers_post.append(AwaitedSteps(engine))
+def install(slot: EngineSlot) -> None:
+    uninstall(slot.shell)
+    slot.shell.input_transformers_post.append(AwaitedSteps(slot))
 
 
 def uninstall(shell) -> None:

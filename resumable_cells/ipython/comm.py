@@ -10,11 +10,12 @@ warning. Every event goes to every open comm.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..engine.recording import cell_id
-from ..records import glance, staleness
-from . import restore, teamcache
+
+if TYPE_CHECKING:
+    from .engine_slot import EngineSlot
 
 log = logging.getLogger(__name__)
 TARGET = "resumable_cells"
@@ -24,12 +25,25 @@ class Hub:
     """Comms to sidebars. A comm the kernel opened is `pending` until the frontend
     answers on it (a frontend without our target never does). Pending comms get the
     cheap execution events, so a Run All queued before the answer still shows live;
-    only answered ones get step tables, whose cost grows with the run."""
+    only answered ones get step tables, whose cost grows with the run.
 
-    def __init__(self, engine: Any):
-        self.engine = engine
+    A sidebar that asks for the record starts the engine (`engine_slot.py`); the
+    executions it is told of come from the engine once started (`listen`)."""
+
+    def __init__(self, slot: EngineSlot):
+        self.slot = slot
         self.comms: list = []  # answered: events go here
         self.pending: list = []
+
+    @property
+    def engine(self) -> Any:  # the Engine, with the frontend layer's freshness watcher
+        return self.slot.get()
+
+    def listen(self, engine: Any) -> None:
+        """The engine started: tell the sidebars of its executions, and of staleness."""
+        engine.listeners.append(self.listener)
+        if engine.freshness is not None:
+            engine.freshness.on_change.append(self.send_rows)
 
     def add(self, comm, *, answered: bool) -> None:
         (self.comms if answered else self.pending).append(comm)
@@ -66,6 +80,8 @@ class Hub:
         watcher = self.engine.freshness
         if watcher is not None:
             return watcher.rows(deep)
+        from ..records import staleness  # with the engine
+
         return staleness.step_rows(self.engine.record())
 
     def send_snapshot(self) -> None:
@@ -73,10 +89,17 @@ class Hub:
         and the team cache's figures (a round trip to its server)."""
         if self.comms:
             snap = self.engine.snapshot()
-            cache = {**(snap.get("cache") or {}), "team": teamcache.figures(self.engine.team)}
+            team = None
+            if self.engine.team is not None:
+                from . import teamcache  # the team cache's client: only when one is set
+
+                team = teamcache.figures(teamcache.team_of(self.engine))
+            cache = {**(snap.get("cache") or {}), "team": team}
             self.send({"type": "snapshot", **snap, "steps": self.rows(True), "cache": cache})
 
     def cache(self) -> dict:
+        from ..records import glance  # with the engine
+
         return {"store": glance.store_figures(self.engine.store), "writing": self.engine.writing()}
 
     def send_rows(self) -> None:
@@ -99,6 +122,8 @@ class Hub:
             self.send({"type": "restored", "planned": 0, "restored": 0, "stopped": None,
                        "text": "restore refused: the panel sent no cells"})  # fmt: skip
             return
+        from . import restore  # with the engine: a restore starts it anyway
+
         outcome = restore.restore(self.engine, cells)
         stopped = outcome.stopped
         self.send({
@@ -139,21 +164,19 @@ def frontend_sent_cell_ids(shell: Any) -> bool:
     return cell_id(shell) is not None
 
 
-def attach(engine: Any) -> Hub | None:
+def attach(slot: EngineSlot) -> Hub | None:
     try:
         from comm import create_comm, get_comm_manager
     except ImportError:
         return None
-    hub = Hub(engine)
-    engine.listeners.append(hub.listener)
-    if engine.freshness is not None:
-        engine.freshness.on_change.append(hub.send_rows)
+    hub = Hub(slot)
+    slot.on_start.append(hub.listen)
     try:
         get_comm_manager().register_target(TARGET, lambda comm, msg: hub.add(comm, answered=True))
     except Exception:  # no comm manager (not a kernel): no sidebar
         log.debug("the comm target could not be registered", exc_info=True)
         return None
-    if frontend_sent_cell_ids(engine.shell):
+    if frontend_sent_cell_ids(slot.shell):
         try:
             hub.add(create_comm(target_name=TARGET, data={"type": "hello"}), answered=False)
         except Exception:  # the frontend opens one itself when it can

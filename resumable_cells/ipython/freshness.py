@@ -26,6 +26,7 @@ from ..engine.code import analysis
 from ..errors import KeyComponentError
 from ..hashing import key as step_key
 from ..records import staleness
+from .engine_slot import CellRan, cell_ran
 
 log = logging.getLogger(__name__)
 
@@ -72,13 +73,6 @@ class _Seen:
         return self.kind in ("weak", "id")
 
 
-class _Pending:
-    __slots__ = ("time", "where", "source")
-
-    def __init__(self, when: float, where: str, source: str):
-        self.time, self.where, self.source = when, where, source
-
-
 class Watcher:
     """One per engine: follows executions (engine listener) and cells (post_run_cell)."""
 
@@ -86,7 +80,7 @@ class Watcher:
         self.engine = engine
         self.seen: dict[str, _Seen] = {}
         self.watched: set[str] = set()
-        self.pending: dict[str, _Pending] = {}
+        self.pending: dict[str, CellRan] = {}
         self.changes: list[staleness.Change] = []
         self._known: dict[str, str] = {}  # digest a pending name had before it moved
         self.on_change: list[Callable[[], None]] = []  # the sidebar hub, to push rows
@@ -137,11 +131,7 @@ class Watcher:
                 moved.append((name, obj))
         if not moved:
             return
-        count = getattr(result, "execution_count", None)
-        info = getattr(result, "info", None)
-        pending = _Pending(
-            time.time(), f"In [{count}]" if count else "", getattr(info, "raw_cell", "") or ""
-        )
+        pending = cell_ran(result)
         for name, obj in moved:
             previous = seen.get(name)
             if name not in self.pending and previous is not None and previous.digest:
@@ -149,6 +139,26 @@ class Watcher:
             seen[name] = _Seen(obj, None)
             self.pending[name] = pending
         self.notify()
+
+    def catch_up(self, cells: list[CellRan]) -> None:
+        """The plain cells that ran before the engine started (at the first step or
+        command), as `after_cell` would have seen them: each watched name the namespace
+        holds is pending, labelled with the last of those cells that binds it, else the
+        first (the one `after_cell` would have found it after); one that a cell deleted
+        is pending with that cell."""
+        if not cells or not self.watched:
+            return
+        last: dict[str, CellRan] = {}
+        for cell in cells:  # oldest first: a later binding wins
+            for name in _writes(self.engine, cell.source):
+                last[name] = cell
+        ns = self.engine.ns
+        for name in sorted(self.watched):
+            obj = ns.get(name, _MISSING)
+            if obj is _MISSING and name not in last:
+                continue
+            self.seen[name] = _Seen(obj, None)
+            self.pending[name] = last.get(name, cells[0])
 
     def notify(self) -> None:
         """Tell whoever shows staleness (the sidebar) that it may have changed."""
@@ -215,17 +225,31 @@ class Watcher:
 
 def _reads(engine: Any, source: str) -> frozenset[str]:
     """The names a plain cell read: a change it made from them continues them."""
+    info = _analysis(engine, source)
+    return frozenset(info.reads) if info is not None else frozenset()
+
+
+def _writes(engine: Any, source: str) -> frozenset[str]:
+    """The names a plain cell bound or deleted."""
+    info = _analysis(engine, source)
+    return frozenset(info.binds + info.deletes) if info is not None else frozenset()
+
+
+def _analysis(engine: Any, source: str) -> analysis.CellInfo | None:
     if not source:
-        return frozenset()
+        return None
     try:
-        return frozenset(analysis.analyse(engine.transform(source)).reads)
-    except SyntaxError:  # the cell failed to run anyway: it read nothing
-        log.debug("a plain cell does not parse; its reads are unknown", exc_info=True)
-        return frozenset()
+        return analysis.analyse(engine.transform(source))
+    except SyntaxError:  # the cell failed to run anyway: it read and bound nothing
+        log.debug("a plain cell does not parse; its names are unknown", exc_info=True)
+        return None
 
 
-def attach(engine: Any) -> Watcher:
+def attach(engine: Any, cells_before: list[CellRan] | None = None) -> Watcher:
+    """Watch from now on; `cells_before`: the plain cells that ran since the extension
+    was loaded, before the engine started."""
     watcher = Watcher(engine)
+    watcher.catch_up(cells_before or [])
     engine.listeners.append(watcher.on_execution)
     engine.shell.events.register("post_run_cell", watcher.after_cell)
     engine.pending.on_read.append(watcher.on_read)

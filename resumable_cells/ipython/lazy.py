@@ -18,14 +18,15 @@ from __future__ import annotations
 
 import ast
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import InputRejected
 
-from ..engine.code import plain_reads
-from ..engine.kernel import Engine
 from ..errors import NotRestored
 from .comm import to_sidebar
+
+if TYPE_CHECKING:
+    from .engine_slot import EngineSlot
 
 log = logging.getLogger(__name__)
 
@@ -37,14 +38,16 @@ class ValueNotRestored(NotRestored, InputRejected):
 class ReadPending(ast.NodeTransformer):
     """Reads the pending values a cell may read; changes nothing in the cell."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, slot: EngineSlot) -> None:
         super().__init__()
-        self.engine = engine
+        self.slot = slot
 
     def visit(self, node: ast.AST) -> ast.AST:
-        engine = self.engine
-        if not engine.pending:  # the common case: one test
+        engine = self.slot.started
+        if engine is None or not engine.pending:  # the common case: two tests
             return node
+        from ..engine.code import plain_reads  # values are pending: the engine started
+
         wanted = plain_reads.needs(node, engine.ns)
         try:
             if wanted is None:
@@ -56,21 +59,21 @@ class ReadPending(ast.NodeTransformer):
         return node
 
 
-def attach(engine: Engine) -> None:
-    shell = engine.shell
+def attach(slot: EngineSlot) -> None:
+    """At load. Each hook asks the slot for the engine: none started, nothing pending."""
+    shell = slot.shell
     if any(isinstance(t, ReadPending) for t in shell.ast_transformers):
         return
-    shell.ast_transformers.append(ReadPending(engine))
-    shell.events.register("post_run_cell", _settler(engine))
-    _wrap_inspection(engine)
-    _wrap_comm_messages(engine)
+    shell.ast_transformers.append(ReadPending(slot))
+    shell.events.register("post_run_cell", _settler(slot))
+    _wrap_inspection(slot)
+    _wrap_comm_messages(slot)
     completer = getattr(shell, "Completer", None)
     if completer is not None:
-        completer.custom_matchers.append(_completions(engine))
+        completer.custom_matchers.append(_completions(slot))
 
 
-def detach(engine: Engine) -> None:
-    shell = engine.shell
+def detach(shell: Any) -> None:
     shell.ast_transformers[:] = [
         t for t in shell.ast_transformers if not isinstance(t, ReadPending)
     ]
@@ -81,13 +84,14 @@ def detach(engine: Engine) -> None:
         ]
 
 
-def _completions(engine: Engine) -> Any:
+def _completions(slot: EngineSlot) -> Any:
     """A matcher (IPython's first kind: the token in, completions out), run before the
     others: the pending names a token starts, and the value of `name.` read, so that the
     completers after it see its attributes."""
 
     def pending_names(text: str) -> list[str]:
-        if not engine.pending or not text:
+        engine = slot.started
+        if engine is None or not engine.pending or not text:
             return []
         root, dot, _ = text.partition(".")
         if dot:
@@ -102,22 +106,24 @@ def _completions(engine: Engine) -> Any:
     return pending_names
 
 
-def _settler(engine: Engine) -> Any:
+def _settler(slot: EngineSlot) -> Any:
     def settle(_result: Any) -> None:
-        if engine.pending:
+        engine = slot.started
+        if engine is not None and engine.pending:
             engine.pending.settle(engine.ns)
 
     return settle
 
 
-def _wrap_inspection(engine: Engine) -> None:
+def _wrap_inspection(slot: EngineSlot) -> None:
     """`name?` goes through a cell; Shift-Tab asks the shell directly."""
-    shell = engine.shell
+    shell = slot.shell
     original = shell.object_inspect_mime
 
     def object_inspect_mime(oname: str, *args: Any, **kwargs: Any) -> Any:
         root = oname.split(".", 1)[0].strip()
-        if root in engine.pending:
+        engine = slot.started
+        if engine is not None and root in engine.pending:
             try:
                 engine.pending.materialise([root], engine.ns)
             except NotRestored:
@@ -127,15 +133,16 @@ def _wrap_inspection(engine: Engine) -> None:
     shell.object_inspect_mime = object_inspect_mime  # type: ignore[method-assign]  # per shell
 
 
-def _wrap_comm_messages(engine: Engine) -> None:
-    kernel = getattr(engine.shell, "kernel", None)
+def _wrap_comm_messages(slot: EngineSlot) -> None:
+    kernel = getattr(slot.shell, "kernel", None)
     handlers = getattr(kernel, "shell_handlers", None)
     if not isinstance(handlers, dict) or "comm_msg" not in handlers:
         return  # not in a kernel (a terminal IPython): no widgets
     original = handlers["comm_msg"]
 
     def comm_msg(stream: Any, ident: Any, msg: dict[str, Any]) -> Any:
-        if engine.pending and not to_sidebar(kernel, msg):
+        engine = slot.started
+        if engine is not None and engine.pending and not to_sidebar(kernel, msg):
             try:
                 engine.pending.materialise_all(engine.ns)
             except NotRestored as err:  # the handler runs; a read of it fails there

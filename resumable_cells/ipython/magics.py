@@ -1,29 +1,41 @@
 """The IPython surface: the `%%step` cell magic, the `%step` line magic, their settings
-(traitlets, `c.StepMagics.*`) and loading the extension."""
+(traitlets, `c.StepMagics.*`) and loading the extension.
+
+Loading imports only what the magics and the hooks need to be registered; the engine and
+everything under it (hashing backends, the store, the team cache) are imported and
+started when first needed (`engine_slot.py`). The imports of those are inside the
+functions that first need them, each with that reason."""
 
 from __future__ import annotations
 
+import logging
 import shlex
+from functools import partial
+from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from traitlets import Bool, Float, Int, Unicode, observe
 
-from .. import logs, settings
-from ..engine.execution import AwaitedStep, run_step
-from ..engine.kernel import Engine
+from .. import logs, module_runs, settings
 from ..engine.live.step_object import step as step_api
 from ..errors import StepRefused
-from ..storage.store import Store
-from . import awaiting, commands, stepargs, teamcache
+from . import auto, awaiting, comm, lazy, stepargs
+from .engine_slot import EngineSlot
 
-_ENGINE: Engine | None = None
+if TYPE_CHECKING:
+    from ..engine.execution import AwaitedStep
+    from ..engine.kernel import Engine
+
+log = logging.getLogger(__name__)
+_SLOT: EngineSlot | None = None
 
 
 def current_engine() -> Engine:
-    if _ENGINE is None:
+    """The kernel's engine, started now if no step or command has started it yet."""
+    if _SLOT is None:
         raise RuntimeError("resumable_cells is not loaded: run `%load_ext resumable_cells`")
-    return _ENGINE
+    return _SLOT.get()
 
 
 @magics_class
@@ -57,32 +69,52 @@ class StepMagics(Magics):
 
     def __init__(self, shell):
         super().__init__(shell)  # the traitlets are read from the shell's config here
+        self.slot = EngineSlot(shell, self._start_engine)
+
+    @property
+    def engine(self) -> Engine:
+        return self.slot.get()
+
+    def _start_engine(self) -> Engine:
+        # Imported at the first step or command, not at load (see the module's docstring).
+        from ..engine.kernel import Engine
+        from ..storage.store import Store
+
         store = Store(
             settings.store_dir(configured=self.store_dir),
             settings.size_limit(configured=self.size_limit),
         )
-        self.engine = Engine(shell, store)
-        self.engine.quiet = self.quiet
-        self.engine.auto_quiet = self.auto_quiet
-        self.engine.write_wait = settings.write_wait(configured=self.write_wait)
-        teamcache.attach(self.engine, settings.team_cache(configured=self.remote))
+        try:
+            engine = Engine(self.slot.shell, store)
+        except BaseException:
+            store.close()
+            raise
+        engine.quiet = self.quiet
+        engine.auto_quiet = self.auto_quiet
+        engine.write_wait = settings.write_wait(configured=self.write_wait)
+        url = settings.team_cache(configured=self.remote)
+        if not settings.team_cache_off(url):
+            from . import teamcache  # the team cache's client: only when one is set
+
+            teamcache.attach(engine, url)
+        return engine
 
     @observe("quiet")
     def _quiet_changed(self, change) -> None:
         # `%config StepMagics.quiet = True` after loading (config is read before the
         # engine exists, when there is nothing to tell yet).
-        if hasattr(self, "engine"):
-            self.engine.quiet = change["new"]
+        if hasattr(self, "slot") and self.slot.started is not None:
+            self.slot.started.quiet = change["new"]
 
     @observe("auto_quiet")
     def _auto_quiet_changed(self, change) -> None:
-        if hasattr(self, "engine"):
-            self.engine.auto_quiet = change["new"]
+        if hasattr(self, "slot") and self.slot.started is not None:
+            self.slot.started.auto_quiet = change["new"]
 
     @observe("write_wait")
     def _write_wait_changed(self, change) -> None:
-        if hasattr(self, "engine"):
-            self.engine.write_wait = settings.write_wait(configured=change["new"])
+        if hasattr(self, "slot") and self.slot.started is not None:
+            self.slot.started.write_wait = settings.write_wait(configured=change["new"])
 
     @stepargs.declare
     @cell_magic
@@ -91,11 +123,22 @@ class StepMagics(Magics):
         depends on changed (code, inputs, functions reached, package versions, --deps
         files), run live and stored otherwise. See `%step help` for the subcommands."""
         __tracebackhide__ = True  # noqa: F841
+        from ..engine.execution import AwaitedStep, run_step, run_unstored  # at first use
+
         step_args = stepargs.parse(line)
         try:
-            result = run_step(self.engine, step_args, line, cell)
-        except StepRefused as err:
-            raise UsageError(str(err)) from None
+            engine = self.engine
+        except Exception as err:  # its store cannot be opened: tried again by the next step
+            if self.slot.started is not None:  # it started; what failed after is no store's
+                raise
+            log.debug("the engine could not start", exc_info=True)
+            logs.warn(f"not cached: the store failed ({_reason(err)}); the cell runs as is")
+            result = run_unstored(self.slot.shell, step_args, line, cell)
+        else:
+            try:
+                result = run_step(engine, step_args, line, cell)
+            except StepRefused as err:
+                raise UsageError(str(err)) from None
         if isinstance(result, AwaitedStep):  # the cell awaits it (`awaiting`)
             return _refusals_as_usage_errors(result)
         return result
@@ -104,11 +147,17 @@ class StepMagics(Magics):
     def step_line(self, line: str):
         """%step SUBCOMMAND: status, why NAME, plan, timeline, clear NAME|--all,
         run [--new], budget [--steps N] [--tokens N] [--cost X], config, help."""
+        from . import commands  # with the engine: at first use
+
         try:
             argv = shlex.split(line)
         except ValueError as err:
             raise UsageError(f"%step: {err}") from None
         return commands.dispatch(self.engine, argv)
+
+
+def _reason(err: Exception) -> str:
+    return str(getattr(err, "strerror", None) or err)
 
 
 async def _refusals_as_usage_errors(step: AwaitedStep):
@@ -120,33 +169,49 @@ async def _refusals_as_usage_errors(step: AwaitedStep):
 
 
 def load(ipython) -> None:
-    global _ENGINE
-    if _ENGINE is not None and _ENGINE.shell is ipython:
+    global _SLOT
+    if _SLOT is not None and _SLOT.shell is ipython:
         return
     logs.configure()
+    # From now on, not from the first step: a module imported before it and edited
+    # since is still known to run old code.
+    module_runs.watch_imports()
     magics = StepMagics(ipython)
-    _ENGINE = magics.engine
+    slot = _SLOT = magics.slot
     ipython.register_magics(magics)
     ipython.push({"step": step_api}, interactive=False)
-    awaiting.install(_ENGINE)
-    from . import auto, comm, freshness, lazy, outside
+    awaiting.install(slot)
+    slot.on_start.append(partial(_watch_freshness, slot))  # first: the comm's hub uses it
+    slot.on_start.append(_watch_outside)
+    comm.attach(slot)
+    lazy.attach(slot)
+    auto.attach(slot, configured=magics.auto, store_dir=magics.store_dir)
 
-    freshness.attach(_ENGINE)
-    comm.attach(_ENGINE)
-    lazy.attach(_ENGINE)
-    outside.attach(_ENGINE)
-    auto.attach(_ENGINE, configured=magics.auto)
+
+def _watch_outside(engine: Engine) -> None:
+    from . import outside  # what may run the notebook's code between steps
+
+    outside.attach(engine)
+
+
+def _watch_freshness(slot: EngineSlot, engine: Engine) -> None:
+    from . import freshness  # imports the key's hashing: started with the engine
+
+    freshness.attach(engine, slot.cells_before)
 
 
 def unload(ipython) -> None:
-    global _ENGINE
+    global _SLOT
     awaiting.uninstall(ipython)
-    if _ENGINE is not None:
-        from . import auto, freshness, lazy, outside
+    lazy.detach(ipython)
+    auto.detach(ipython)
+    if _SLOT is not None:
+        _SLOT.close()
+        engine = _SLOT.started
+        if engine is not None:
+            from . import freshness, outside
 
-        auto.detach(_ENGINE)
-        outside.detach(_ENGINE)
-        lazy.detach(_ENGINE)
-        freshness.detach(_ENGINE)
-        _ENGINE.close()
-        _ENGINE = None
+            outside.detach(engine)
+            freshness.detach(engine)
+            engine.close()
+        _SLOT = None

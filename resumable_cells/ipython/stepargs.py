@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
-from ..engine.execution import StepArgs
+if TYPE_CHECKING:
+    from ..engine.execution import StepArgs
 
 # In the order the help lists them. --ignore and --deps take several values, so the
 # name goes first.
@@ -59,6 +61,8 @@ def parse(line: str) -> StepArgs:
         args = parse_argstring(step, line)
     except ValueError as err:  # shlex: an unclosed quote
         raise UsageError(f"%%step: cannot parse {line!r} ({err}).") from None
+    from ..engine.execution import StepArgs  # the engine: imported by the first step
+
     return StepArgs(
         name=args.name,
         effect=args.effect,

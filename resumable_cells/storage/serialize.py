@@ -60,6 +60,13 @@ def importing(refs: dict[int, tuple[Any, str, str]]) -> Iterator[None]:
             _IMPORTED.pop(k, None)
 
 
+def imported(value: Any) -> bool:
+    """Whether `value` pickles now as the module attribute it is (`importing`): what
+    loads it is that very object, read from its module."""
+    ref = _IMPORTED.get(id(value)) if _IMPORTED else None
+    return ref is not None and ref[0] is value
+
+
 def _import_attribute(module: str, attr: str) -> Any:
     loaded = importlib.import_module(module)
     try:
@@ -110,10 +117,8 @@ class _Pickler(pickle.Pickler):
         self._top = top
 
     def reducer_override(self, obj: Any) -> Any:
-        if _IMPORTED:
-            ref = _IMPORTED.get(id(obj))
-            if ref is not None and ref[0] is obj:
-                return _import_attribute, ref[1:]
+        if _IMPORTED and imported(obj):
+            return _import_attribute, _IMPORTED[id(obj)][1:]
         t = type(obj)
         if t in _PLAIN:  # a figure pickles tens of thousands of objects: decide once
             return NotImplemented

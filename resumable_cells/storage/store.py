@@ -12,7 +12,6 @@ storage package:
     blobbytes         the bytes the blob files take
     entrycount        how many entry rows there are (counted once when missing)
     cfg:size_limit    the size limit set with `%step config --size-limit`
-    cfg:NB:NAME       a setting kept for notebook NB (`%step auto on`: cfg:NB:auto)
     run:, budget:, spent:, once:, intent:    the runs' rows (`ledger.py`)
 
 Blob files live in `blobs/{name[:2]}/{name}` (`blobs.py`); kernels claim a key they
@@ -457,14 +456,6 @@ class Store:
         """Change the size limit and keep it for the next kernel."""
         self.size_limit = limit
         self.index.set("cfg:size_limit", limit)
-
-    def notebook_setting(self, notebook: str, name: str) -> str | None:
-        """A setting kept for one notebook (None when never set): auto mode's."""
-        value = self.index.get(f"cfg:{notebook}:{name}")
-        return value if isinstance(value, str) else None
-
-    def keep_notebook_setting(self, notebook: str, name: str, value: str) -> None:
-        self.index.set(f"cfg:{notebook}:{name}", value)
 
     def blob_sizes(self) -> dict[str, int]:
         """Each blob file's name and size, from the disk."""

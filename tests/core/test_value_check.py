@@ -49,6 +49,10 @@ def test_a_recursive_function_is_checked_against_its_own_copy(notebook):
     assert live == again == "120"
 
 
+class _Text(str):
+    pass
+
+
 @pytest.mark.parametrize(
     "value",
     [
@@ -60,8 +64,23 @@ def test_a_recursive_function_is_checked_against_its_own_copy(notebook):
         np.arange(3),
         pd.DataFrame({"a": [1, 2], "b": [0.5, 1.5]}),
         pd.Series([1.0, 2.0]),
+        np.array(["a", None, 1.5, 7], dtype=object),
+        pd.DataFrame({"a": ["x", None, float("nan")], "n": [1, 2, 3]}).set_index("a"),
+        pd.Series(["x", "y"], index=["i", "j"], dtype=object),
     ],
-    ids=lambda v: type(v).__name__,
+    ids=[
+        "int",
+        "str",
+        "list",
+        "tuple",
+        "dict",
+        "array",
+        "frame",
+        "series",
+        "object-array",
+        "frame-of-strings",
+        "series-of-strings",
+    ],  # fmt: skip
 )
 def test_values_exact_by_construction_are_not_loaded_back(value):
     assert value_check.exact(value)
@@ -72,10 +91,21 @@ def test_values_exact_by_construction_are_not_loaded_back(value):
     [
         np.array([object()], dtype=object),
         {(1, 2): 3},
-        pd.DataFrame({"a": ["x", None]}, dtype=object),
+        pd.DataFrame({"a": ["x", ["a list"]]}, dtype=object),
+        pd.Series([_Text("a str of its own class")], dtype=object),
+        pd.DataFrame({"n": [1]}, index=pd.Index([(1, 2)], tupleize_cols=False)),
+        pd.Series(["x"], dtype="category"),
         [np.arange(2)],
     ],
-    ids=["object-array", "tuple-keys", "object-frame", "list-of-arrays"],
+    ids=[
+        "object-array",
+        "tuple-keys",
+        "object-frame",
+        "str-subclass",
+        "tuple-index",
+        "categorical",
+        "list-of-arrays",
+    ],  # fmt: skip
 )
 def test_other_values_are_loaded_back(value):
     assert not value_check.exact(value)
@@ -90,3 +120,40 @@ def test_an_exact_value_is_not_loaded_back_at_all(store, monkeypatch):
     monkeypatch.setattr(serialize, "load_back", never)
     ns = {"x": np.arange(5)}
     assert store.get_value(_put(store, ns, "x")).tolist() == [0, 1, 2, 3, 4]
+
+
+def test_a_module_attribute_stored_as_one_is_not_loaded_back(store, monkeypatch):
+    import random
+
+    from resumable_cells.storage import serialize
+
+    ns = {"r": random._inst}  # `from random import _inst`: a Random, which loads back
+    assert not value_check.exact(ns["r"])
+    with serialize.importing({id(ns["r"]): (ns["r"], "random", "_inst")}):
+        assert value_check.exact(ns["r"])  # stored as `random._inst`, read back as itself
+        monkeypatch.setattr(serialize, "load_back", lambda *a, **k: pytest.fail("loaded back"))
+        ref = _put(store, ns, "r")
+    assert store.get_value(ref) is random._inst
+    assert not value_check.exact(ns["r"])
+
+
+@pytest.mark.parametrize(
+    "column",
+    [
+        ["Bob", None, "Lisa", "x\u00e9"],
+        ["a", float("nan")] * 3000,  # as strings of more than 4096 values travel
+        pd.array(["a", None, "c"], dtype="string[python]"),
+        pd.Series(["s"] * 5000, dtype="str"),
+        pd.Series([1, None, 2.5, True, b"raw"], dtype=object),
+    ],
+    ids=["str", "str-long", "string-python", "str-long-dtype", "atoms"],
+)
+def test_strings_and_atoms_said_exact_do_come_back_with_their_digest(column):
+    from resumable_cells.storage import serialize
+
+    frame = pd.DataFrame({"c": column, "n": range(len(column))})
+    for value in (frame, frame.set_index("c"), frame["c"]):
+        assert value_check.exact(value)
+        digest = Hasher({}).value_digest(value, "v")
+        copy = serialize.load_back(*serialize.dumps(value, "v"), "v")
+        assert Hasher({}).value_digest(copy, "v") == digest

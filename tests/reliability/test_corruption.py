@@ -51,10 +51,10 @@ def test_corrupted_index_is_set_aside_and_rebuilt(tmp_path):
     db.write_bytes(bytes(data))
     k = Kernel(tmp_path, env={"JPY_SESSION_NAME": "nb.ipynb", "TMPDIR": str(tmp_path / ".tmp")})
     try:
-        r = k.ok(LOAD)
+        k.ok(LOAD)
+        r = k.ok(CELL)  # the store opens with the first step
         assert "index was damaged" in r.stderr
         assert list((tmp_path / ".resumable_cells").glob("index.damaged-*"))
-        r = k.ok(CELL)
         assert "ran" in r.status_lines()[0]
         assert "served" in k.ok(CELL).status_lines()[0]
     finally:

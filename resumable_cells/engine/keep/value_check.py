@@ -9,7 +9,11 @@ with a message that names it.
 
 The check is skipped where the round trip is exact by construction, so that storing
 large data costs nothing more: atoms, plain containers of atoms, numpy arrays of a
-non-object dtype, and pandas frames, series and indexes whose columns have such dtypes.
+non-object dtype or of atoms (strings, numbers, None: each pickled as it is), pandas
+frames, series and indexes whose columns and index hold such arrays or pandas' own
+strings, and
+a value stored as the attribute of an installed module it is (`from sympy import *`
+binds some 900: loading one reads that very object from its module).
 The copy is loaded from read-only views of the live value's buffers (never a copy of
 large data); a loader that needs to write into them gets copies.
 """
@@ -24,7 +28,7 @@ from typing import Any
 
 from ...errors import Unhashable, Unstorable
 from ...hashing import objects, opaque
-from ...hashing.plain import ATOMIC, flat_items
+from ...hashing.plain import ATOMIC, all_atomic, flat_items
 from ...hashing.values import Hasher, ReadAs
 from ...storage import serialize
 
@@ -95,7 +99,7 @@ def _now(value: Any, ns: dict[str, Any], name: str) -> str | None:
 def exact(value: Any) -> bool:
     """Whether pickling gives `value` back exactly by construction."""
     t = type(value)
-    if t in ATOMIC or opaque.is_drawing(value):
+    if t in ATOMIC or opaque.is_drawing(value) or serialize.imported(value):
         return True  # (a drawing's digest is its tokens, which its copy carries)
     if t is list or t is tuple or t is dict:
         items = value.values() if t is dict else value
@@ -107,12 +111,13 @@ def exact(value: Any) -> bool:
     np = sys.modules.get("numpy")
     if np is not None and t is np.ndarray:
         if value.dtype.hasobject:  # `fig, axes = plt.subplots(2, 2)`: drawings only
-            return value.size > 0 and all(map(opaque.is_drawing, value.flat))
-        return True
+            if value.size > 0 and all(map(opaque.is_drawing, value.flat)):
+                return True
+        return _plain(np, value)
     pd = sys.modules.get("pandas")
     if pd is not None and t in (pd.DataFrame, pd.Series):
-        dtypes = list(value.dtypes) if t is pd.DataFrame else [value.dtype]
-        return all(_plain(np, d) for d in dtypes) and _plain_index(pd, np, value.index)
+        columns = [c for _, c in value.items()] if t is pd.DataFrame else [value]
+        return all(_plain(np, c, pd) for c in columns) and _plain_index(pd, np, value.index)
     return False
 
 
@@ -125,14 +130,26 @@ def _record(value: Any) -> bool:
     return set(map(type, state)) <= ATOMIC and flat_items(state.values())
 
 
-def _plain(np: Any, dtype: Any) -> bool:
-    return isinstance(dtype, np.dtype) and not dtype.hasobject
+def _plain(np: Any, values: Any, pd: Any = None) -> bool:
+    """An array, column or index of a numpy dtype without objects; of objects that are
+    all atoms (strings, numbers, None: each comes back as it was, strings as one buffer,
+    `serialize`), at the cost of one C-level pass over them rather than a copy loaded
+    back and digested; or of pandas' own strings (`str`, `string`: strings and missing
+    values, whose digest does not depend on how arrow chunks them)."""
+    dtype = values.dtype
+    if pd is not None and isinstance(dtype, pd.StringDtype):
+        return True
+    if not isinstance(dtype, np.dtype):
+        return False  # (another extension dtype: its library's own pickling)
+    if not dtype.hasobject:
+        return True
+    return dtype.kind == "O" and all_atomic(np.asarray(values).ravel(order="K"))
 
 
 def _plain_index(pd: Any, np: Any, index: Any) -> bool:
     if type(index) is pd.RangeIndex:
         return True
-    return type(index) is pd.Index and _plain(np, index.dtype)
+    return type(index) is pd.Index and _plain(np, index, pd)
 
 
 def _type(value: Any) -> str:

@@ -15,11 +15,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ...records.runs import Run
-from ...storage.store import Store
-
 if TYPE_CHECKING:
     import numpy as np
+
+    from ...records.runs import Run
+    from ...storage.store import Store
 
 
 class StepEngine(Protocol):

@@ -14,7 +14,7 @@ import threading
 import time
 from typing import Any
 
-from ... import logs
+from ... import logs, settings
 from ...errors import TamperedError, TeamCacheError
 from ..entries import Entry
 from ..store import Store
@@ -166,7 +166,7 @@ class RedisTier(Tier):
 
 def from_setting(url: str | None) -> RedisTier | None:
     """A RedisTier for `url`, or None for "", "none" or "off". Raises TeamCacheError."""
-    if not url or url.strip().lower() in ("none", "off"):
+    if url is None or settings.team_cache_off(url):
         return None
     url = url.strip()
     if not url.startswith(("redis://", "rediss://", "unix://")):

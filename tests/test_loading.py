@@ -1,0 +1,80 @@
+"""Loading the extension: `%load_ext` registers the magics and hooks only; the engine
+(store, hashing, restore) starts at the first step or command, a resume that only
+serves imports nothing of a live run, plain cells run before the engine started are
+seen by the staleness watcher, and a store that cannot be opened never stops a cell."""
+
+from __future__ import annotations
+
+import re
+
+from kernels import Kernel
+
+LOADED = "sorted(m for m in __import__('sys').modules if m.startswith('resumable_cells.'))"
+ENGINE = "__import__('resumable_cells').ipython.magics.current_engine()"
+STARTED_BY_A_STEP = {"resumable_cells.engine.kernel", "resumable_cells.storage.store"}
+LIVE_ONLY = {"resumable_cells.engine.keep.build", "resumable_cells.engine.live.tripwire"}
+
+
+def fresh(tmp_path, **env) -> Kernel:
+    tmp = tmp_path / ".tmp"
+    tmp.mkdir(exist_ok=True)
+    return Kernel(tmp_path, env={"JPY_SESSION_NAME": "nb.ipynb", "TMPDIR": str(tmp), **env})
+
+
+def test_loading_starts_no_engine_and_a_resume_imports_no_live_run(tmp_path):
+    k = fresh(tmp_path)
+    try:
+        k.ok("%load_ext resumable_cells")
+        assert not STARTED_BY_A_STEP & set(k.value(LOADED))
+        assert not (tmp_path / ".resumable_cells").exists()
+        k.ok("v = 2")
+        assert "ran" in k.ok("%%step double\nw = v * 2").status_lines()[0]
+        assert STARTED_BY_A_STEP | LIVE_ONLY <= set(k.value(LOADED))
+        k.restart()
+        k.ok("%load_ext resumable_cells\nv = 2")
+        assert "served" in k.ok("%%step double\nw = v * 2").status_lines()[0]
+        assert k.value("w") == 4
+        modules = set(k.value(LOADED))
+        assert STARTED_BY_A_STEP <= modules and not LIVE_ONLY & modules
+        assert "ran" in k.ok("%%step triple\nt = v * 3").status_lines()[0]
+        assert k.value("t") == 6
+    finally:
+        k.shutdown()
+
+
+def test_plain_cells_before_the_first_step_are_seen_by_staleness(tmp_path):
+    k = fresh(tmp_path)
+    try:
+        k.ok("%load_ext resumable_cells\nridge = 1.0\nother = 0", cell_id="p")
+        k.ok("%%step fit\ncoef = ridge * 2 + other", cell_id="fit")
+        k.restart()
+        k.ok("%load_ext resumable_cells", cell_id="load")
+        k.ok("ridge = 10.0", cell_id="p")  # In [2]
+        k.ok("other = 0\nunrelated = 1", cell_id="q")  # In [3]: `other` has its value
+        got = k.value(f"{ENGINE}.staleness()")  # the engine starts here
+        assert list(got) == [("fit", "fit")]
+        assert re.fullmatch(r"ridge changed \(In \[2\]\)", got[("fit", "fit")])
+        k.ok("ridge = 1.0", cell_id="p")
+        assert k.value(f"{ENGINE}.staleness()") == {}
+    finally:
+        k.shutdown()
+
+
+def test_a_store_that_cannot_be_opened_leaves_the_cell_running(tmp_path):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the store's folder would be")
+    k = fresh(tmp_path, RESUMABLE_CELLS_DIR=str(blocker / "store"))
+    try:
+        k.ok("%load_ext resumable_cells")  # opens nothing
+        r = k.ok("%%step a\nx = 40 + 2\nprint('ran it')\nx")
+        assert "not cached: the store failed" in r.stderr and "ran it" in r.stdout
+        assert r.result() == "42" and k.value("x") == 42
+        r = k.ok("%%step b\nimport asyncio\nawait asyncio.sleep(0)\ny = x + 1")
+        assert "not cached" in r.stderr and k.value("y") == 43
+        r = k.run("%%step c\nz = 1 / 0")
+        assert r.status == "error" and r.error["ename"] == "ZeroDivisionError"
+        blocker.unlink()  # the next step opens it
+        assert "ran" in k.ok("%%step a\nx = 40 + 2").status_lines()[0]
+        assert "served" in k.ok("%%step a\nx = 40 + 2").status_lines()[0]
+    finally:
+        k.shutdown()
