@@ -63,15 +63,16 @@ def wraps(source: str) -> bool:
 
 def _transforming_a_body(slot: EngineSlot) -> bool:
     """Whether this is not a cell's own transform but a step's body transformed again:
-    by the engine (`Engine.transform`), or inside IPython's transform of the cell (the
-    awaiting transformer asks for the body's)."""
+    by the engine (`Engine.transform`), or inside the shell's transform of the cell (the
+    awaiting transformer, one of the shell's own, asks for the body's)."""
     engine = slot.started
     if engine is not None and engine.transforming:
         return True
+    shell = slot.shell
     frame: FrameType | None = sys._getframe(2)
     outer = 0
     while frame is not None:
-        if frame.f_code.co_name == "transform_cell":
+        if frame.f_code.co_name == "transform_cell" and frame.f_locals.get("self") is shell:
             outer += 1
             if outer > 1:
                 return True
