@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import shlex
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
@@ -186,6 +187,20 @@ def load(ipython) -> None:
     comm.attach(slot)
     lazy.attach(slot)
     auto.attach(slot, configured=magics.auto, store_dir=magics.store_dir)
+    if _partial_writes_left(settings.store_dir(configured=magics.store_dir)):
+        # A kernel killed mid-write left a temp file: opening the store sweeps it now,
+        # not at the first step (its bytes are the user's disk until then).
+        try:
+            slot.get()
+        except Exception:  # the store cannot open: the first step says so
+            log.debug("the store could not open to sweep partial writes", exc_info=True)
+
+
+def _partial_writes_left(store_dir: Path) -> bool:
+    """Whether a blob file being written when its kernel died may be left (a glob of
+    the blob directories, not an import of the store)."""
+    blobs = store_dir / "blobs"
+    return blobs.is_dir() and next(blobs.glob("*/.*.tmp"), None) is not None
 
 
 def _watch_outside(engine: Engine) -> None:

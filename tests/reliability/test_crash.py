@@ -70,13 +70,16 @@ def test_kill_while_the_record_is_appended(tmp_path):
     k = fresh_kernel(tmp_path)
     try:
         for attempt in range(5):
+            # The flag goes up once the first step of the loop has ended (the engine
+            # starts at a kernel's first step, not when the extension loads).
             loop = (
-                f"{flag_code(f'loop{attempt}')}\n"
                 f"for i in range(2000):\n"
-                f"    get_ipython().run_cell(f'%%step s{attempt}_{{i}}\\nx = {{i}}')"
+                f"    get_ipython().run_cell(f'%%step s{attempt}_{{i}}\\nx = {{i}}')\n"
+                f"    if i == 0:\n"
+                f"        {flag_code(f'loop{attempt}')}"
             )
             k.kc.execute(loop)
-            wait_until(flag_path(tmp_path, f"loop{attempt}").exists, what="the loop to start")
+            wait_until(flag_path(tmp_path, f"loop{attempt}").exists, what="the first step to end")
             time.sleep(rng.uniform(0.2, 1.0))
             k.kill()
             k.ok(LOAD)
