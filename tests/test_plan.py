@@ -269,3 +269,14 @@ def test_clear_and_new_run_cells_before_a_step_are_planned(engine):
         ("a", "serve", ""),
         ("seeded", "run", "run seed changed"),
     ]
+
+
+def test_what_a_cell_magic_binds_is_unknown_until_it_runs(engine):
+    engine.shell.run_cell("%%time\nx = 5")
+    use = "%%step use\ny = x + 1"
+    step(engine, use)
+    del engine.ns["x"]  # a new kernel: the %%time cell has not run yet
+    cells = [{"source": "%%time\nx = 5"}, {"source": use}]
+    assert actions(plan.make(engine, plan.plan_cells(engine, cells))) == [
+        ("use", "run", "input x comes from a plain cell the plan cannot evaluate, which runs")
+    ]

@@ -27,7 +27,8 @@ import logging
 from types import ModuleType
 from typing import Any
 
-from ..engine.code import analysis
+from .. import cells
+from ..engine.code import analysis, step_code
 from ..errors import Unhashable
 from ..hashing import reach
 from ..hashing.values import Hasher
@@ -93,9 +94,16 @@ def simulate(
             producer.pop(name, None)
         return
     try:
-        tree = ast.parse(engine.transform(source))
+        transformed = engine.transform(source)
+        tree = ast.parse(transformed)
     except SyntaxError:  # it fails when it runs; it binds nothing
         log.debug("a plain cell does not parse; the plan skips it", exc_info=True)
+        return
+    if cells.cell_magic(source) is not None:
+        # `%%time`, `%%capture`: the code the magic runs binds names the call hides
+        for name in step_code.of(engine.shell, transformed).info.binds:
+            known[name] = None
+            producer[name] = f"{PLAIN} the plan cannot evaluate"
         return
     for stmt in tree.body:
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
