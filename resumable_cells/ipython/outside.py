@@ -94,7 +94,7 @@ def _marked(callback: Callable[..., None]) -> Callable[..., None]:
     return marked
 
 
-def is_step_cell(raw_cell: str) -> bool:
+def _is_step_cell(raw_cell: str) -> bool:
     """Whether a cell is a whole `%%step` cell: its first line (after blank ones, as
     IPython strips them) calls the magic."""
     first = raw_cell.lstrip("\r\n").partition("\n")[0]
@@ -104,7 +104,7 @@ def is_step_cell(raw_cell: str) -> bool:
 def _cell_watcher(engine: Engine) -> Callable[[Any], None]:
     def cell_started(info: Any) -> None:
         raw = getattr(info, "raw_cell", None)
-        if isinstance(raw, str) and is_step_cell(raw) and _only_trusted_callbacks(engine):
+        if isinstance(raw, str) and _is_step_cell(raw) and _only_trusted_callbacks(engine):
             engine.carry.step_cell()
 
     return cell_started
@@ -114,8 +114,8 @@ def _only_trusted_callbacks(engine: Engine) -> bool:
     callbacks = engine.shell.events.callbacks
     for event in _EVENTS:
         for cb in callbacks.get(event, ()):
-            module = getattr(cb, "__module__", None) or ""
-            if module.partition(".")[0] not in _TRUSTED:
+            module = getattr(cb, "__module__", None)
+            if not isinstance(module, str) or module.partition(".")[0] not in _TRUSTED:
                 return False
     return True
 
