@@ -42,9 +42,9 @@ class PlanRow:
 
     def why(self) -> str:
         if self.stale:  # the panel's and `%step status`'s words, from the same function
-            return f"stale: {self.stale}" + (
-                "; an entry for the current inputs exists" if self.action == "serve" else ""
-            )
+            if self.action == "serve":
+                return f"stale: {self.stale}; an entry for the current inputs exists"
+            return f"stale: {self.stale}" + (f"; {self.reason}" if self.reason else "")
         return self.reason
 
     def line(self) -> str:
