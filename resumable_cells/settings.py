@@ -77,6 +77,18 @@ def write_wait(*, configured: float | None = None) -> float:
         return DEFAULT_WRITE_WAIT
 
 
+def session_path(user_ns: dict | None = None) -> str:
+    """The notebook path the kernel's session names (`__session__`, which ipykernel
+    sets, else JPY_SESSION_NAME, which JupyterLab sets); "" without a session."""
+    return str((user_ns or {}).get("__session__") or os.environ.get("JPY_SESSION_NAME") or "")
+
+
+def notebook_id(user_ns: dict | None = None) -> str:
+    """The notebook this kernel serves: its file name, from the kernel's session, else
+    "" (the kernels of one working directory without a session share one run)."""
+    return os.path.basename(session_path(user_ns))
+
+
 NOTEBOOK_SETTINGS = "notebooks.json"  # in the store directory: choices kept per notebook
 
 

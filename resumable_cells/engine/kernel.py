@@ -78,7 +78,7 @@ class Engine:
         if self.store.recovered:
             logs.warn(self.store.recovered)
         self.session = "k-" + uuid.uuid4().hex[:12]
-        self.notebook = runs.notebook_id(self.ns)
+        self.notebook = settings.notebook_id(self.ns)
         self.run = runs.current(self.store, self.notebook)
         self.budget = runs.Budget(self.store, self.run.id)
         self.journal = Journal(self.store.dir, self.run.id)

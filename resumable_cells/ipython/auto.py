@@ -16,7 +16,6 @@ partial input through the same transforms).
 from __future__ import annotations
 
 import logging
-import os
 import sys
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -105,13 +104,6 @@ def _users_own_cell(shell: Any) -> str | None:
     return code.rstrip("\n") if isinstance(code, str) else None
 
 
-def _notebook(shell: Any) -> str:
-    """The notebook's id, as the run's (`records.runs.notebook_id`), without importing
-    the records: the extension reads auto mode's choice when it loads."""
-    ns = getattr(shell, "user_ns", None) or {}
-    return os.path.basename(str(ns.get("__session__") or os.environ.get("JPY_SESSION_NAME") or ""))
-
-
 def attach(slot: EngineSlot, configured: bool, store_dir: str = "") -> AutoCells:
     """Install the transform; on when configured for every notebook or kept for this one
     (in the store directory's `notebooks.json`, read without opening the store)."""
@@ -120,7 +112,7 @@ def attach(slot: EngineSlot, configured: bool, store_dir: str = "") -> AutoCells
         if isinstance(t, AutoCells):
             return t
     kept = settings.notebook_setting(
-        settings.store_dir(configured=store_dir), _notebook(shell), SETTING
+        settings.store_dir(configured=store_dir), settings.notebook_id(shell.user_ns), SETTING
     )
     auto = AutoCells(slot, kept == "on" if kept is not None else configured)
     # first: it sees the cell as sent (the other cleanups, dedent and prompt stripping,

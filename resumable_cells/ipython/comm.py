@@ -116,15 +116,14 @@ class Hub:
     def restore(self, cells: Any) -> None:
         """The panel's Restore session: the cells it holds (unsaved edits included) are
         the code to serve; the answer says how far it went and where it stopped."""
-        if not isinstance(cells, list) or not all(
-            isinstance(c, dict) and isinstance(c.get("source"), str) for c in cells
-        ):
+        from . import notebookfile, restore  # with the engine: a restore starts it anyway
+
+        sent = notebookfile.cells_of(cells)
+        if sent is None:
             self.send({"type": "restored", "planned": 0, "restored": 0, "stopped": None,
                        "text": "restore refused: the panel sent no cells"})  # fmt: skip
             return
-        from . import restore  # with the engine: a restore starts it anyway
-
-        outcome = restore.restore(self.engine, cells)
+        outcome = restore.restore(self.engine, sent)
         stopped = outcome.stopped
         self.send({
             "type": "restored", "planned": len(outcome.planned),

@@ -20,7 +20,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-from ..records import runs
+from .. import settings
 
 
 @dataclass
@@ -41,13 +41,18 @@ def sent_cells(shell: Any) -> list[dict] | None:
         meta = kernel.get_parent().get("metadata") or {}
     except Exception:  # no request being handled
         return None
-    cells = (meta.get("resumable_cells") or {}).get("cells")
-    if not isinstance(cells, list) or not all(
-        isinstance(c, dict) and isinstance(c.get("source"), str) for c in cells
+    return cells_of((meta.get("resumable_cells") or {}).get("cells"))
+
+
+def cells_of(sent: Any) -> list[dict] | None:
+    """Cells a frontend sent ([{"id", "source"}], over the comm or in a request's
+    metadata) as the plan and the restore take them; None when they are not that."""
+    if not isinstance(sent, list) or not all(
+        isinstance(c, dict) and isinstance(c.get("source"), str) for c in sent
     ):
         return None
     return [{"id": c.get("id") if isinstance(c.get("id"), str) else None,
-             "source": c["source"]} for c in cells]  # fmt: skip
+             "source": c["source"]} for c in sent]  # fmt: skip
 
 
 def code_cells(path: str) -> list[dict]:
@@ -72,7 +77,7 @@ def locate(shell: Any, explicit: str | None = None) -> Located:
         if not os.path.isfile(explicit):
             raise UsageError(f"%step plan: no notebook at {explicit!r}.")
         return Located(explicit, "")
-    session = runs.session_path(shell.user_ns)
+    session = settings.session_path(shell.user_ns)
     if session:
         for c in (session, os.path.join(os.getcwd(), os.path.basename(session))):
             if os.path.isfile(c):

@@ -18,6 +18,15 @@ async function waitForIdle(page: Page): Promise<void> {
   );
 }
 
+/** Notebook 7 has no side tabs: View → Right Sidebar → Show Resumable cells. */
+async function showPanel(page: Page): Promise<void> {
+  if (!(await page.locator(SIDEBAR).isVisible())) {
+    await page.locator('.lm-MenuBar-itemLabel', { hasText: /^View$/ }).click();
+    await page.locator('.lm-Menu-itemLabel', { hasText: /^Right Sidebar$/ }).hover();
+    await page.locator('.lm-Menu-itemLabel', { hasText: /^Show Resumable cells/ }).click();
+  }
+}
+
 async function openInNotebook7(page: Page): Promise<void> {
   await page.goto(`${baseURL()}/notebooks/nb7/steps.ipynb?token=${token()}`);
   await expect(page.locator('.jp-Cell').first()).toBeVisible();
@@ -29,11 +38,7 @@ test('Notebook 7: panel and badges through a run, a restart and the resume', asy
 }) => {
   await openInNotebook7(page);
   const sidebar = page.locator(SIDEBAR);
-  if (!(await sidebar.isVisible())) {
-    await page.locator('.lm-MenuBar-itemLabel', { hasText: /^View$/ }).click();
-    await page.locator('.lm-Menu-itemLabel', { hasText: /^Right Sidebar$/ }).hover();
-    await page.locator('.lm-Menu-itemLabel', { hasText: /^Show Resumable cells/ }).click();
-  }
+  await showPanel(page);
   await expect(sidebar).toBeVisible();
   await expect(sidebar.locator('.rc-StepName')).toHaveText(STEPS);
 
@@ -92,11 +97,7 @@ test('Notebook 7: Restore session brings back cells run out of order', async ({ 
     await waitForIdle(page);
   };
   const sidebar = page.locator(SIDEBAR);
-  if (!(await sidebar.isVisible())) {
-    await page.locator('.lm-MenuBar-itemLabel', { hasText: /^View$/ }).click();
-    await page.locator('.lm-Menu-itemLabel', { hasText: /^Right Sidebar$/ }).hover();
-    await page.locator('.lm-Menu-itemLabel', { hasText: /^Show Resumable cells/ }).click();
-  }
+  await showPanel(page);
   for (const i of [0, 1, 3, 2, 4]) {
     await run(i);
   }
