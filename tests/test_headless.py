@@ -1,8 +1,10 @@
 """Every demo notebook under `jupyter nbconvert --execute` and papermill, as a user runs
 them headless: no `JPY_SESSION_NAME`, no frontend. Every `%step` command works (the
 plan says which notebook it used), and no "No handler found for comm target" warning
-is printed. The agent loop's first run is meant to crash (it kills its own kernel at
-turn 31); its second run resumes and completes."""
+is printed. A demo whose first run is meant to crash (the agent loop kills its own kernel
+at turn 31) is run again and must complete; a session demo (06) is resumed the way a
+person resumes it after the crash: the cells its metadata names for the resume, run
+headless as a notebook of their own beside it."""
 
 from __future__ import annotations
 
@@ -39,10 +41,25 @@ def headless_env(ws: demo.Workspace, name: str) -> dict[str, str]:
     return env
 
 
-def nbconvert(ws: demo.Workspace, work: Path, name: str) -> subprocess.CompletedProcess:
+def resume_cells(work: Path, name: str) -> str:
+    """A session demo's resume as its own notebook (the crash cell would crash again under
+    Run All); the notebook's file stays beside it, unchanged, for the restore to read."""
+    nb = nbformat.read(work / name, as_version=4)
+    wanted = nb.metadata[demo.META]["session"]["resume"]
+    by_id = {c.get("id"): c for c in nb.cells}
+    nb.cells = [by_id[i] for i in wanted]
+    resume = "resume.ipynb"  # sorts after the demo's name: the kernel's guess is the demo
+    nbformat.write(nb, work / resume)
+    return resume
+
+
+def nbconvert(
+    ws: demo.Workspace, work: Path, name: str, run: str | None = None
+) -> subprocess.CompletedProcess:
+    """Execute `run` (default: the demo itself) in the demo's environment (its key file)."""
     cmd = [sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
            f"--ExecutePreprocessor.kernel_name={demo.KERNEL}",
-           "--ExecutePreprocessor.timeout=600", "--output", "out.ipynb", name]  # fmt: skip
+           "--ExecutePreprocessor.timeout=600", "--output", "out.ipynb", run or name]  # fmt: skip
     return subprocess.run(
         cmd, cwd=work, env=headless_env(ws, name), capture_output=True, text=True, timeout=900
     )
@@ -52,13 +69,11 @@ def nbconvert(ws: demo.Workspace, work: Path, name: str) -> subprocess.Completed
 def test_nbconvert_executes_every_demo_notebook(workspace, name):
     work = workspace.prepare(NOTEBOOKS / name)
     first = nbconvert(workspace, work, name)
-    crashes = (
-        nbformat.read(NOTEBOOKS / name, as_version=4).metadata.get(demo.META, {}).get("first_run")
-        == "crashes"
-    )
-    if crashes:
+    meta = nbformat.read(NOTEBOOKS / name, as_version=4).metadata.get(demo.META, {})
+    if meta.get("first_run") == "crashes":
         assert first.returncode != 0 and "DeadKernelError" in first.stderr, first.stderr[-2000:]
-        again = nbconvert(workspace, work, name)  # the resume
+        resume = resume_cells(work, name) if "session" in meta else None
+        again = nbconvert(workspace, work, name, resume)  # the resume
     else:
         again = first
     assert again.returncode == 0, again.stderr[-3000:]
@@ -66,6 +81,8 @@ def test_nbconvert_executes_every_demo_notebook(workspace, name):
         assert COMM_WARNING not in run.stderr
     outputs = output_text(work / "out.ipynb")
     assert "UsageError" not in outputs and "Traceback" not in outputs
+    if "session" in meta:  # served what the crashed kernel ran, in notebook order here
+        assert "restored" in outputs and "turns restored: True" in outputs, outputs
     if name == "05_explain.ipynb":
         assert "this kernel was not told its notebook file; using 05_explain.ipynb" in outputs
         assert "run    s01_signal" in outputs
