@@ -123,13 +123,24 @@ export interface IRestored {
   text: string;
 }
 
+/** The plan's answer to the panel's Run stale: the cells out of date (docs/PROTOCOL.md). */
+export interface IPlanAnswer {
+  /** The request it answers (the panel numbers them). */
+  request: number;
+  /** Ids of the cells to run, in notebook order. */
+  run: string[];
+  /** Why there is no plan (a bad %%step line), else null. */
+  error: string | null;
+}
+
 /** Messages the kernel sends on the `resumable_cells` comm. */
 export type KernelMessage =
   | ({ type: 'snapshot' } & ISnapshot)
   | { type: 'execution'; execution: IExecution }
   | { type: 'steps'; steps: IStepRow[]; budget: IBudget | null; cache?: ICacheFigures | null }
   | { type: 'cache'; cache: ICacheFigures }
-  | ({ type: 'restored' } & IRestored);
+  | ({ type: 'restored' } & IRestored)
+  | ({ type: 'plan' } & IPlanAnswer);
 
 /** The comm target both sides register. */
 export const COMM_TARGET = 'resumable_cells';

@@ -129,7 +129,11 @@ function Actions({ record, view }: { record: NotebookRecord; view: IRecordView }
         className="rc-RunStale"
         icon={runIcon}
         label={`Run stale (${stale})`}
-        tooltip="Run the cells of the stale steps"
+        tooltip={
+          view.planError
+            ? `No plan: ${view.planError}`
+            : 'Run the cells that are out of date: what Run All would run, as %step plan says'
+        }
         enabled={stale > 0}
         onClick={() => void record.runStale(view.staleCells)}
       />

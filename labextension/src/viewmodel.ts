@@ -19,6 +19,7 @@ import type {
   ExecutionStatus,
   IBudget,
   IExecution,
+  IPlanAnswer,
   IRestored,
   IRunInfo,
   IStepRow
@@ -143,8 +144,11 @@ export interface IRecordView {
   gauges: IGauge[];
   rows: IStepView[];
   lanes: ILane[];
-  /** Indices of the cells of stale rows, in notebook order, each once. */
+  /** Indices of the cells Run stale runs, in notebook order, each once: the kernel's
+   * plan when it answered (unsaved edits of plain cells included), else the stale rows. */
   staleCells: number[];
+  /** Why the kernel has no plan (a bad %%step line), else null. */
+  planError: string | null;
   /** Badge per cell id. */
   badges: Map<string, IBadge>;
   running: boolean;
@@ -483,12 +487,25 @@ export function buildView(
     gauges: gauges(state.budget),
     rows,
     lanes: lanes(state, execs, effective, now),
-    staleCells,
+    staleCells: state.plan ? planCells(state.plan, cells) : staleCells,
+    planError: state.plan?.error ?? null,
     badges,
     running: ix.run.running > 0,
     restore: state.live ? restoreOffer(execs, currentSession) : null,
     restored: state.restored
   };
+}
+
+/** The indices of the cells the kernel's plan names, as the notebook holds them now. */
+function planCells(plan: IPlanAnswer, cells: readonly ICellInfo[]): number[] {
+  const wanted = new Set(plan.run);
+  const out: number[] = [];
+  cells.forEach((c, i) => {
+    if (wanted.has(c.id)) {
+      out.push(i);
+    }
+  });
+  return out;
 }
 
 /** A badge per cell: the most telling status of its rows (running, error, ..., served). */

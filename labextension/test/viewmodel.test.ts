@@ -401,6 +401,36 @@ describe('rows and badges per cell', () => {
     expect(v.totals).toMatchObject({ steps: 4, stale: 3 });
   });
 
+  it('Run stale runs what the kernel plan names once it answered, for its kernel session', () => {
+    const live = applySnapshot(emptyState(), snapshot({ session: 'k-1' }), 'kernel');
+    const s = applyMessage(live, {
+      type: 'steps',
+      steps: [row({ step: 'load', cell_id: 'c1', stale: true, stale_cause: 'x changed' })],
+      budget: null
+    });
+    expect(buildView(s, cells, T0).staleCells).toEqual([1]); // no plan yet: the stale rows
+    // the plan also names a plain cell edited and not run (c2), and what reads it (c4)
+    const planned = applyMessage(s, {
+      type: 'plan',
+      request: 1,
+      run: ['c2', 'c4', 'gone'],
+      error: null
+    });
+    const v = buildView(planned, cells, T0);
+    expect(v.staleCells).toEqual([2, 4]); // a cell the notebook no longer has is skipped
+    expect(v.planError).toBeNull();
+    const failed = applyMessage(s, { type: 'plan', request: 2, run: [], error: 'a bad line' });
+    expect(buildView(failed, cells, T0).staleCells).toEqual([]);
+    expect(buildView(failed, cells, T0).planError).toBe('a bad line');
+    // another kernel session: that plan no longer holds
+    const restarted = applySnapshot(
+      planned,
+      snapshot({ session: 'k-2', sessions: ['k-1', 'k-2'] }),
+      'kernel'
+    );
+    expect(restarted.plan).toBeNull();
+  });
+
   it('a record made without cell ids (nbconvert) shows at the cells of its names', () => {
     const s = applySnapshot(
       emptyState(),
