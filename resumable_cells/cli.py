@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     try:
         if getattr(args, "remote", None) is not None:  # `ls --remote`: no local store needed
-            _ls_remote(args.remote)
+            _ls_remote(args.remote, settings.store_dir(args.dir))
             return 0
         store = _open(settings.store_dir(args.dir))
         try:
@@ -157,17 +157,17 @@ def cmd_ls(store: Store, args) -> None:
     print(glance.store_text(glance.store_figures(store)))
     team = settings.team_cache()
     if team:
-        print(_team_text(team))
+        print(_team_text(team, store.dir))
 
 
-def _team_text(url: str) -> str:
+def _team_text(url: str, store_dir: Path) -> str:
     """The team cache's line for `ls`; its problem, when it has one, in the line."""
     from .storage.redis import connect, listing, tier
     from .storage.redis.health import describe_error
 
     out = {"url": url}
     try:
-        team = tier.from_setting(url)
+        team = tier.from_setting(url, store_dir)
         if team is not None:
             out.update(listing.figures(team.fast))
     except TeamCacheError as err:
@@ -178,7 +178,7 @@ def _team_text(url: str) -> str:
     return glance.team_text(out)
 
 
-def _ls_remote(url: str) -> None:
+def _ls_remote(url: str, store_dir: Path) -> None:
     """`ls --remote [URL]`: steps, entries and sizes on the team cache."""
     from .storage.redis import connect, listing, tier
     from .storage.redis.health import describe_error
@@ -187,10 +187,10 @@ def _ls_remote(url: str) -> None:
     if not url:
         raise CLIError("no team cache: give --remote URL or set RESUMABLE_CELLS_REMOTE")
     try:
-        team = tier.from_setting(url)
+        team = tier.from_setting(url, store_dir)
         if team is None:
             raise CLIError("no team cache (--remote none)")
-        info = listing.listing(team.fast, team.key)
+        info = listing.listing(team.fast, team.sealer)
     except TeamCacheError as err:
         raise CLIError(str(err)) from None
     except connect.server_errors() as err:
@@ -206,7 +206,7 @@ def _ls_remote(url: str) -> None:
         f"{sizes.format_size(info['bytes'])} in {info['chunks']} chunks"
     )
     if info["unverified"]:
-        why_not = "no team key set" if team.key is None else "they fail the team key"
+        why_not = "no team key set" if team.sealer is None else "they fail the team key"
         print(f"{info['unverified']} entries not verified ({why_not})")
 
 
