@@ -12,8 +12,6 @@ import os
 import pickle
 import re
 import secrets
-import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -21,92 +19,16 @@ import time
 from pathlib import Path
 
 import pytest
-import redis  # the test extra has it: a missing client is an error, not a skip
+import redis
 from boards import BOARD, MAKE
 from entries import binding, entry
 from kernels import free_port, wait_until
+from redis_team import CHUNK, PREFIX, RedisServer, key_of, make_kernel, needs_redis, push, records
 
 from resumable_cells.storage.entries import Value
 from resumable_cells.storage.seal import OVERHEAD, Sealer
 
-REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
-pytestmark = pytest.mark.skipif(
-    not os.access(REDIS_SERVER, os.X_OK),
-    reason="redis-server is not installed (make redis-deps installs Debian's package)",
-)
-PREFIX = "rc:2:"
-CHUNK = 8 << 20
-
-
-class RedisServer:
-    """A redis-server subprocess on 127.0.0.1:port, without persistence."""
-
-    def __init__(self, port: int, log: Path):
-        self.port = port
-        self.log = log
-        self.url = f"redis://127.0.0.1:{port}/0"
-        self.proc: subprocess.Popen | None = None
-        self.client = redis.Redis(port=port, socket_timeout=5)
-        self.start_args: list[str] = []
-
-    def start(self) -> None:
-        with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen(
-                [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1",
-                 "--save", "", "--appendonly", "no", *self.start_args],
-                stdout=log, stderr=subprocess.STDOUT,
-            )  # fmt: skip
-        wait_until(self._pong, 20, f"redis-server PONG on port {self.port}")
-
-    def _pong(self) -> bool:
-        assert self.proc.poll() is None, f"redis-server exited: {self.log.read_text()[-2000:]}"
-        try:
-            return self.client.ping()
-        except redis.ConnectionError:
-            return False
-
-    def kill(self) -> None:
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(10)
-        self.client.connection_pool.disconnect()
-
-    def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
-
-@pytest.fixture
-def redis_server(tmp_path):
-    server = RedisServer(free_port(), tmp_path / "redis.log")
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def team_key():
-    return secrets.token_hex(32)
-
-
-def make_kernel(root: Path, name: str, url: str, team_key: str):
-    from kernels import Kernel
-
-    cwd = root / name
-    (cwd / ".tmp").mkdir(parents=True)
-    env = {
-        "JPY_SESSION_NAME": f"{name}.ipynb",
-        "TMPDIR": str(cwd / ".tmp"),
-        "RESUMABLE_CELLS_KEY_FILE": str(root / f"{name}.key"),  # a per-user key each
-        "RESUMABLE_CELLS_TEAM_KEY": team_key,
-        "RESUMABLE_CELLS_REMOTE": url,
-    }
-    k = Kernel(cwd, env=env)
-    k.ok("%load_ext resumable_cells")
-    return k
+pytestmark = needs_redis
 
 
 @pytest.fixture
@@ -116,22 +38,6 @@ def pair(tmp_path, redis_server, team_key):
     yield a, b
     a.shutdown()
     b.shutdown()
-
-
-def records(k) -> list[tuple]:
-    return k.value(
-        "[(r['step'], r['status'], r['source']) for r in __import__('resumable_cells').record()]"
-    )
-
-
-def key_of(k, step: str) -> str:
-    return k.value(
-        f"[r['key'] for r in __import__('resumable_cells').record() if r['step'] == {step!r}][-1]"
-    )
-
-
-def push(k) -> str:
-    return k.ok("%step push").stdout
 
 
 # -- sharing ------------------------------------------------------------------------------
