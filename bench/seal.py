@@ -18,7 +18,7 @@ from statistics import median
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import GB, MB, Row, interleaved, main  # noqa: E402
+from common import GB, MB, Row, each_size, interleaved, main  # noqa: E402
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305  # noqa: E402
 
 from resumable_cells.storage.redis.wire import PIECE  # noqa: E402
@@ -67,12 +67,5 @@ def one_size(nbytes: int, label: str, repeat: int) -> list[Row]:
     return rows
 
 
-def run(args) -> list[Row]:
-    rows = []
-    for nbytes, label, repeat in QUICK if args.quick else SIZES:
-        rows += one_size(nbytes, label, repeat)
-    return rows
-
-
 if __name__ == "__main__":
-    main(run)
+    main(each_size(one_size, SIZES, QUICK))
