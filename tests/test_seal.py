@@ -113,3 +113,15 @@ def test_team_keys_come_from_the_environment_or_a_file_outside_the_store(tmp_pat
     monkeypatch.setenv(teamkey.PREVIOUS_ENV, OLD.hex())
     with pytest.raises(TeamCacheError, match="no team key is"):
         seal.from_settings(store)
+
+
+def test_reencrypt_needs_a_team_cache_and_a_team_key(monkeypatch, capsys):
+    from resumable_cells import cli
+
+    for var in ("RESUMABLE_CELLS_REMOTE", teamkey.KEY_ENV, teamkey.KEY_FILE_ENV):
+        monkeypatch.delenv(var, raising=False)
+    assert cli.main(["reencrypt"]) == 2
+    assert "no team cache: give --remote URL" in capsys.readouterr().err
+    # Nothing listens there: the key is asked for before the server.
+    assert cli.main(["reencrypt", "--remote", "redis://127.0.0.1:9/0"]) == 2
+    assert "no team key: the team cache redis://127.0.0.1:9/0 is off" in capsys.readouterr().err
