@@ -35,8 +35,10 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "standalone", False):  # verify: runs notebooks, opens no store
         return args.func(args)
     try:
+        if getattr(args, "team_only", False):  # reencrypt: the team cache, no local store
+            return args.func(args)
         if getattr(args, "remote", None) is not None:  # `ls --remote`: no local store needed
-            _ls_remote(args.remote)
+            _ls_remote(args.remote, settings.store_dir(args.dir))
             return 0
         store = _open(settings.store_dir(args.dir))
         try:
@@ -89,6 +91,14 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("step", nargs="?")
     c.add_argument("--all", action="store_true")
     c.set_defaults(func=cmd_clear)
+
+    c = sub.add_parser(
+        "reencrypt", help="seal a team cache again under the current team key (after a rotation)"
+    )
+    c.add_argument(
+        "--remote", metavar="URL", help="the team cache (default: RESUMABLE_CELLS_REMOTE)"
+    )
+    c.set_defaults(func=cmd_reencrypt, team_only=True)
 
     verify_command.add_parser(sub)
     return p
@@ -157,17 +167,17 @@ def cmd_ls(store: Store, args) -> None:
     print(glance.store_text(glance.store_figures(store)))
     team = settings.team_cache()
     if team:
-        print(_team_text(team))
+        print(_team_text(team, store.dir))
 
 
-def _team_text(url: str) -> str:
+def _team_text(url: str, store_dir: Path) -> str:
     """The team cache's line for `ls`; its problem, when it has one, in the line."""
     from .storage.redis import connect, listing, tier
     from .storage.redis.health import describe_error
 
     out = {"url": url}
     try:
-        team = tier.from_setting(url)
+        team = tier.from_setting(url, store_dir)
         if team is not None:
             out.update(listing.figures(team.fast))
     except TeamCacheError as err:
@@ -178,7 +188,7 @@ def _team_text(url: str) -> str:
     return glance.team_text(out)
 
 
-def _ls_remote(url: str) -> None:
+def _ls_remote(url: str, store_dir: Path) -> None:
     """`ls --remote [URL]`: steps, entries and sizes on the team cache."""
     from .storage.redis import connect, listing, tier
     from .storage.redis.health import describe_error
@@ -187,10 +197,10 @@ def _ls_remote(url: str) -> None:
     if not url:
         raise CLIError("no team cache: give --remote URL or set RESUMABLE_CELLS_REMOTE")
     try:
-        team = tier.from_setting(url)
+        team = tier.from_setting(url, store_dir)
         if team is None:
             raise CLIError("no team cache (--remote none)")
-        info = listing.listing(team.fast, team.key)
+        info = listing.listing(team.fast, team.sealer)
     except TeamCacheError as err:
         raise CLIError(str(err)) from None
     except connect.server_errors() as err:
@@ -206,8 +216,44 @@ def _ls_remote(url: str) -> None:
         f"{sizes.format_size(info['bytes'])} in {info['chunks']} chunks"
     )
     if info["unverified"]:
-        why_not = "no team key set" if team.key is None else "they fail the team key"
+        why_not = "no team key set" if team.sealer is None else "they fail the team key"
         print(f"{info['unverified']} entries not verified ({why_not})")
+
+
+def cmd_reencrypt(args) -> int:
+    """`reencrypt [--remote URL]`: every entry and blob not under the current team key
+    sealed again with it (opened with RESUMABLE_CELLS_TEAM_KEY_PREVIOUS). Status 1 when
+    something could not be opened, so the previous key is still needed."""
+    from .storage.redis import connect, reseal, tier
+    from .storage.redis.health import describe_error
+
+    url = settings.team_cache(args.remote)
+    if not url or settings.team_cache_off(url):
+        raise CLIError("no team cache: give --remote URL or set RESUMABLE_CELLS_REMOTE")
+    try:
+        team = tier.from_setting(url, settings.store_dir(args.dir))
+        assert team is not None, url
+        if team.sealer is None:
+            raise CLIError(f"no team key: {team.health.warning}")
+        done = reseal.reseal(team.bulk, team.sealer)
+    except TeamCacheError as err:
+        raise CLIError(str(err)) from None
+    except connect.server_errors() as err:
+        raise CLIError(f"the team cache {url} is unreachable ({describe_error(err)})") from None
+    print(
+        f"team cache {url}: re-encrypted {sizes.count(done.entries, 'entry', 'entries')} and "
+        f"{sizes.count(done.blobs, 'blob')} ({sizes.format_size(done.bytes)}) under team key "
+        f"{team.sealer.key_id}; {done.current} already under it"
+    )
+    for why_not in done.failed:
+        print(f"  not re-encrypted: {why_not}")
+    if done.failed:
+        logs.warn(
+            f"{len(done.failed)} objects were left as they are: keep the previous team key "
+            "until they are re-encrypted (or delete them)"
+        )
+        return 1
+    return 0
 
 
 def cmd_show(store: Store, args) -> None:

@@ -26,3 +26,23 @@ def kernel(tmp_path):
     k.ok("%load_ext resumable_cells")
     yield k
     k.shutdown()
+
+
+@pytest.fixture
+def redis_server(tmp_path):
+    """A redis-server of its own on a free port (tests/redis_team.py), stopped after."""
+    from kernels import free_port
+    from redis_team import RedisServer
+
+    server = RedisServer(free_port(), tmp_path / "redis.log")
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def team_key():
+    """A fresh team key, as hex."""
+    import secrets
+
+    return secrets.token_hex(32)

@@ -24,7 +24,7 @@ def attach(engine: Engine, url: str) -> None:
     """At load (`url` from `settings.team_cache`). A bad setting is a warning: it never
     stops the extension from loading."""
     try:
-        engine.set_team(from_setting(url))
+        engine.set_team(from_setting(url, engine.store.dir))
     except TeamCacheError as err:
         logs.warn(f"no team cache: {err}")
 
@@ -33,7 +33,7 @@ def configure(engine: Engine, setting: str) -> None:
     """`%step config --remote URL|none`: replace the engine's team cache. UsageError
     on a bad setting; pushes still queued on the old one finish in the background."""
     try:
-        tier = from_setting(setting)
+        tier = from_setting(setting, engine.store.dir)
     except TeamCacheError as err:
         raise UsageError(f"%step config --remote: {err}") from None
     engine.set_team(tier)
@@ -50,7 +50,7 @@ def team_of(engine: Engine) -> RedisTier | None:
 def describe(tier: RedisTier | None) -> str:
     if tier is None:
         return "team cache: none (set one with %step config --remote redis://HOST:PORT/DB)"
-    state = "no team key" if tier.key is None else "up" if tier.usable() else "unreachable"
+    state = "no team key" if tier.sealer is None else "up" if tier.usable() else "unreachable"
     text = f"team cache {tier.url} ({state}"
     if tier.health.last_error and state == "unreachable":
         text += f": {tier.health.last_error}"
@@ -64,7 +64,7 @@ def figures(tier: RedisTier | None) -> dict | None:
     if tier is None:
         return None
     out = {"url": tier.url, "entries": None, "bytes": None, "limit": None, "error": None}
-    if tier.key is None:
+    if tier.sealer is None:
         return {**out, "error": "off (no team key set)"}
     if not tier.health.up_now():
         return {**out, "error": f"unreachable ({tier.health.last_error})"}
@@ -77,7 +77,7 @@ def figures(tier: RedisTier | None) -> dict | None:
 
 def push_report(tier: RedisTier, store: Store, everything: bool = False) -> str:
     """`%step push`: queue every local entry too when `everything`, then wait."""
-    if tier.key is None:
+    if tier.sealer is None:
         tier.health.say_warning()
         return f"nothing pushed: {tier.health.warning}"
     if everything:

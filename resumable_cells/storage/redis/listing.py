@@ -3,33 +3,33 @@ glance (for `%step status`, the sidebar and `resumable-cells ls`)."""
 
 from __future__ import annotations
 
-import json
 import logging
 
 from ...errors import StoreError, TamperedError
-from ..entries import Entry
+from ..seal import Sealer
 from . import wire
 
 log = logging.getLogger(__name__)
 
 
-def listing(redis, team_key: bytes | None) -> dict:
+def listing(redis, sealer: Sealer | None) -> dict:
     """{"steps": {step: {"entries", "bytes", "latest"}}, "entries", "blobs", "bytes",
-    "chunks", "unverified"}; entries that fail `team_key` (all, without one) are
-    counted as unverified. Raises the server's errors."""
-    blob_meta = _blob_metas(redis)
+    "chunks", "unverified"}; entries that do not open under the team keys (all,
+    without them) are counted as unverified, blobs as they are sealed. Raises the
+    server's errors."""
+    blob_meta = _blob_metas(redis, sealer)
     steps: dict[str, dict] = {}
     unverified = 0
     entry_keys = list(redis.scan_iter(match=wire.entry_key("*"), count=1000))
     for k, raw in zip(entry_keys, redis.mget(entry_keys) if entry_keys else []):
         key = wire.last_part(k)
+        if sealer is None:
+            unverified += 1
+            continue
         try:
-            if team_key is not None:
-                e = wire.verified_entry(raw, key, team_key)
-            else:
-                e = Entry.from_json(json.loads(raw))
-                unverified += 1
-        except (TamperedError, StoreError, ValueError, TypeError):
+            e = wire.opened_entry(raw, key, sealer)
+        except (StoreError, ValueError):
+            log.debug("entry %s on the team cache does not open", key[:12], exc_info=True)
             unverified += 1
             continue
         s = steps.setdefault(e.step, {"entries": 0, "blobs": set(), "latest": 0})
@@ -37,13 +37,13 @@ def listing(redis, team_key: bytes | None) -> dict:
         s["blobs"].update(e.blobs())
         s["latest"] = max(s["latest"], e.created)
     for s in steps.values():
-        s["bytes"] = sum(blob_meta[b]["size"] for b in s.pop("blobs") if b in blob_meta)
+        s["bytes"] = sum(blob_meta[b].size for b in s.pop("blobs") if b in blob_meta)
     return {
         "steps": steps,
         "entries": sum(s["entries"] for s in steps.values()),
         "blobs": len(blob_meta),
-        "bytes": sum(m["size"] for m in blob_meta.values()),
-        "chunks": sum(m["chunks"] for m in blob_meta.values()),
+        "bytes": sum(m.size for m in blob_meta.values()),
+        "chunks": sum(m.chunks for m in blob_meta.values()),
         "unverified": unverified,
     }
 
@@ -61,13 +61,15 @@ def figures(redis) -> dict:
     }
 
 
-def _blob_metas(redis) -> dict[str, dict]:
+def _blob_metas(redis, sealer: Sealer | None) -> dict[str, wire.BlobMeta]:
+    if sealer is None:
+        return {}
     metas = list(redis.scan_iter(match=wire.blob_key("*"), count=1000))
-    out: dict[str, dict] = {}
+    out: dict[str, wire.BlobMeta] = {}
     for k, raw in zip(metas, redis.mget(metas) if metas else []):
         name = wire.last_part(k)
         try:
-            out[name] = wire.parse_meta(raw, name)
+            out[name] = wire.opened_meta(raw, name, sealer)
         except TamperedError:
-            log.debug("blob %s on the team cache has a damaged header", name[:12])
+            log.debug("blob %s on the team cache does not open", name[:12], exc_info=True)
     return out

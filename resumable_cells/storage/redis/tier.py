@@ -1,7 +1,8 @@
 """The team cache: a Redis tier behind the local store (see `tiers.Tier`).
 
-A lookup copies a hit's blobs into the local store, verified under the team key
-(`transfer`); new entries are pushed from a background thread (`pushqueue`); a server
+Everything sent is sealed under the team key and everything read is opened with it or
+the previous one (`storage.seal`). A lookup copies a hit's blobs into the local store,
+opened and verified on the way (`transfer`); new entries are pushed from a background thread (`pushqueue`); a server
 that is down, slow or refusing is skipped for a back-off (`health`). Runs, budgets and
 records never leave the machine: only entries and the blobs they name, laid out as
 `wire` says. Redis Cluster is not supported (a push commits with a multi-key script).
@@ -12,11 +13,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from ... import logs, settings
 from ...errors import TamperedError, TeamCacheError
+from .. import seal, teamkey
 from ..entries import Entry
+from ..seal import Sealer
 from ..store import Store
 from ..tiers import Tier
 from . import connect, transfer, wire
@@ -36,37 +40,40 @@ class RedisTier(Tier):
 
     source = "remote"
 
-    def __init__(self, url: str, key: bytes | None = None):
+    def __init__(self, url: str, sealer: Sealer | None = None, store_dir: Path | None = None):
+        """`sealer`: the team keys' (default: from the environment, refusing a key file
+        inside `store_dir`). Raises TeamCacheError."""
         self.url = url
         self.fast = connect.client(url, connect.SOCKET_TIMEOUT)
         self.bulk = connect.client(url, connect.BULK_TIMEOUT)
-        self.key = key if key is not None else connect.team_key()
+        self.sealer = sealer if sealer is not None else seal.from_settings(store_dir)
         self.health = Health(url, threading.Condition(), self._missing_key_warning())
         self.queue = PushQueue(self.push_entry, self.health, connect.server_errors)
         self._known: set[str] = set()  # keys known to be on the server
 
     def _missing_key_warning(self) -> str | None:
-        if self.key is not None:
+        if self.sealer is not None:
             return None
         return (
-            f"the team cache {self.url} is off: set RESUMABLE_CELLS_TEAM_KEY (or "
-            "RESUMABLE_CELLS_TEAM_KEY_FILE) to the key your team shares"
+            f"the team cache {self.url} is off: set {teamkey.KEY_ENV} (or "
+            f"{teamkey.KEY_FILE_ENV}) to the key your team shares; without it nothing "
+            "there can be read or written"
         )
 
-    def _team_key(self) -> bytes:
-        """The team key, on the paths that reach the server: a lookup asks `usable()`
-        first and a push is queued only by `put`, both of which require one."""
-        assert self.key is not None, "the team cache has no key"
-        return self.key
+    def _sealer(self) -> Sealer:
+        """The team keys' sealer, on the paths that reach the server: a lookup asks
+        `usable()` first and a push is queued only by `put`, both of which require one."""
+        assert self.sealer is not None, "the team cache has no key"
+        return self.sealer
 
     def usable(self) -> bool:
-        return self.key is not None and not self.queue.closed and self.health.up_now()
+        return self.sealer is not None and not self.queue.closed and self.health.up_now()
 
     # -- lookup ----------------------------------------------------------------------------
     def lookup(self, key: str, local: Store) -> Entry | None:
         """The entry under `key`, its blobs copied into `local` (signed with the user
-        key), or None. Raises TamperedError (a StoreError) when what is there fails the
-        team key."""
+        key), or None. Raises TamperedError (a StoreError; SealError when it does not
+        open under the team keys) when what is there fails the team key."""
         self.health.say_warning()
         if not self.usable():
             return None
@@ -98,14 +105,14 @@ class RedisTier(Tier):
         if raw is None:
             self.health.up()
             return None
-        entry = wire.verified_entry(raw, key, self._team_key())
+        entry = wire.opened_entry(raw, key, self._sealer())
         # Give up when copying would take longer than running the step did.
         budget = max(MIN_FETCH_S, 2 * entry.duration_s)
         deadline = time.monotonic() + budget
         try:
             for name in entry.blobs():
                 if not local.has_blob(name):
-                    transfer.pull_blob(self.fast, local, name, self._team_key(), deadline)
+                    transfer.pull_blob(self.fast, local, name, self._sealer(), deadline)
         except transfer.TooSlow:
             raise transfer.TooSlow(
                 f"the team cache is too slow to beat running the step (over {budget:.1f} s)"
@@ -125,7 +132,7 @@ class RedisTier(Tier):
     def put(self, key: str, local: Store) -> None:
         """Queue `local`'s entry `key` for the background pusher; returns at once."""
         self.health.say_warning()
-        if self.key is None or key in self._known or self.queue.closed:
+        if self.sealer is None or key in self._known or self.queue.closed:
             return
         self.queue.later(local, key)
 
@@ -141,11 +148,11 @@ class RedisTier(Tier):
             self._known.add(key)
             return False
         for name in entry.blobs():
-            sent = transfer.push_blob(self.bulk, local, name, self._team_key())
+            sent = transfer.push_blob(self.bulk, local, name, self._sealer())
             if sent:
                 self.queue.count(blobs=1, nbytes=sent)
-        signed = wire.signed_entry(entry, key, self._team_key())
-        self.bulk.set(wire.entry_key(key), signed, nx=True)
+        sealed = wire.sealed_entry(entry, key, self._sealer())
+        self.bulk.set(wire.entry_key(key), sealed, nx=True)
         self._known.add(key)
         self.queue.count(entries=1)
         return True
@@ -164,11 +171,12 @@ class RedisTier(Tier):
         self.queue.close()
 
 
-def from_setting(url: str | None) -> RedisTier | None:
-    """A RedisTier for `url`, or None for "", "none" or "off". Raises TeamCacheError."""
+def from_setting(url: str | None, store_dir: Path | None = None) -> RedisTier | None:
+    """A RedisTier for `url`, or None for "", "none" or "off"; a team key file inside
+    `store_dir` is refused. Raises TeamCacheError."""
     if url is None or settings.team_cache_off(url):
         return None
     url = url.strip()
     if not url.startswith(("redis://", "rediss://", "unix://")):
         raise TeamCacheError(f"{url!r} is not a Redis URL; use redis://HOST:PORT/DB (or none)")
-    return RedisTier(url)
+    return RedisTier(url, store_dir=store_dir)
