@@ -92,7 +92,7 @@ def team_key():
     return secrets.token_hex(32)
 
 
-def make_kernel(root: Path, name: str, url: str, team_key: str):
+def make_kernel(root: Path, name: str, url: str, team_key: str, identity: str | None = None):
     from kernels import Kernel
 
     cwd = root / name
@@ -103,6 +103,7 @@ def make_kernel(root: Path, name: str, url: str, team_key: str):
         "RESUMABLE_CELLS_KEY_FILE": str(root / f"{name}.key"),  # a per-user key each
         "RESUMABLE_CELLS_TEAM_KEY": team_key,
         "RESUMABLE_CELLS_REMOTE": url,
+        "RESUMABLE_CELLS_IDENTITY": identity or f"{name}@{name}-host",
     }
     k = Kernel(cwd, env=env)
     k.ok("%load_ext resumable_cells")
@@ -163,6 +164,40 @@ def test_a_step_run_in_one_kernel_is_served_in_the_other_without_running(
     assert records(b)[-1] == ("shared", "hit", "local")
     assert b.value("ran_in") == a.value("ran_in")
     assert "unreachable" not in third.stderr  # a local hit never asks the server
+
+
+def test_a_team_hit_shows_who_computed_it_and_the_server_it_came_from(pair, redis_server, tmp_path):
+    a, b = pair
+    load, total = "%%step load\ndf = list(range(100))", "%%step total\ns = sum(df)"
+    a.ok(load)
+    a.ok(total)
+    assert "pushed 2 entries (" in push(a)
+    df = a.value("__import__('resumable_cells').record()[0]['outputs'][0]['digest']")[:4]
+
+    b.ok(load)
+    assert b.ok(total).status_lines()[0].startswith("step total: served from team cache in ")
+    why = b.ok("%step why total").stdout
+    first = why.splitlines()[0]
+    assert re.fullmatch(
+        rf"step total: computed by alice on alice-host, \d+ \w+ ago, from df@{df} \(load\), "
+        rf"served from {re.escape(redis_server.url)}",
+        first,
+    ), why
+    assert f"input df@{df} from step load (entry {key_of(a, 'load')[:12]})" in why
+
+    b.wait_for_writes()
+    cli = [
+        sys.executable,
+        "-m",
+        "resumable_cells",
+        "--dir",
+        str(tmp_path / "bob" / ".resumable_cells"),
+    ]
+    shown = subprocess.run([*cli, "show"], capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    rows = [line for line in shown.stdout.splitlines() if " total " in line]
+    assert len(rows) == 1 and rows[0].endswith(f"served from {redis_server.url}"), shown.stdout
+    assert "computed by alice on alice-host" in rows[0] and "bob" not in rows[0]
 
 
 # A board pickles as the parts that hold items (an empty part is gone after a round
