@@ -15,6 +15,7 @@ import {
 } from './format';
 import { cacheView, ICacheView } from './glance';
 import { AGE_SHOWN_AFTER_S, STATUS_WORD } from './palette';
+import { provenanceSentence } from './provenance';
 import type {
   ExecutionStatus,
   IBudget,
@@ -73,6 +74,10 @@ export interface IStepView {
    * (`3 days ago`) when it is more than a few minutes, else null. */
   computed: number | null;
   age: string | null;
+  /** Who computed its value, from what and (a hit) where it was served from, or null. */
+  provenance: string | null;
+  /** Its value came from the team cache: the row shows `provenance` under its name. */
+  fromTeam: boolean;
   executions: number;
   effect: boolean;
   /** Text for the hover tooltip. */
@@ -317,11 +322,14 @@ function makeRow(
   const computed =
     (fromLast ? (last.computed ?? (ranLive ? last.end : null)) : row?.computed) ?? null;
   const age = ageText(computed, now);
+  const origin = (fromLast ? last.provenance : row?.provenance) ?? null;
+  const provenance = origin ? provenanceSentence(origin, now) : null;
   const title = [
     `${name}: ${STATUS_LABEL[status]}${prompt ? ` (last as In [${prompt}])` : ''}`,
     durationS !== null ? `last run took ${formatDuration(durationS)}` : null,
     savedS ? `cache hits of this cell saved ${formatDuration(savedS)} in this run` : null,
     age ? `its value was computed ${age}` : null,
+    provenance,
     stale ? `stale: ${staleCause ?? 'an input changed'}` : null,
     reason ? `why: ${reason}` : null,
     `${executions} execution${executions === 1 ? '' : 's'}`,
@@ -342,6 +350,8 @@ function makeRow(
     reason,
     computed,
     age,
+    provenance,
+    fromTeam: status === 'hit' && Boolean(origin?.served_from),
     executions,
     effect: effect || last?.status === 'effect',
     title
