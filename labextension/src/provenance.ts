@@ -28,6 +28,13 @@ export function provenanceWho(p: IProvenance): string {
   return p.host ? `${user} on ${p.host}` : user;
 }
 
+/** The row's own line for a value from the team cache: who and where, the two things
+ * a narrow panel must not cut (the whole sentence is in the row's tooltip). Null for a
+ * value computed here or served from the local store. */
+export function teamLine(p: IProvenance): string | null {
+  return p.served_from ? `computed by ${provenanceWho(p)} · served from ${p.served_from}` : null;
+}
+
 export function provenanceSentence(p: IProvenance, now: number): string {
   const parts = [`computed by ${provenanceWho(p)}`];
   if (p.computed) {

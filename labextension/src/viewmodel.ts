@@ -15,7 +15,7 @@ import {
 } from './format';
 import { cacheView, ICacheView } from './glance';
 import { AGE_SHOWN_AFTER_S, STATUS_WORD } from './palette';
-import { provenanceSentence } from './provenance';
+import { provenanceSentence, teamLine } from './provenance';
 import type {
   ExecutionStatus,
   IBudget,
@@ -76,8 +76,9 @@ export interface IStepView {
   age: string | null;
   /** Who computed its value, from what and (a hit) where it was served from, or null. */
   provenance: string | null;
-  /** Its value came from the team cache: the row shows `provenance` under its name. */
-  fromTeam: boolean;
+  /** A hit from the team cache: who computed it and where it came from, for a line of
+   * its own under the row (else null). */
+  teamLine: string | null;
   executions: number;
   effect: boolean;
   /** Text for the hover tooltip. */
@@ -351,7 +352,7 @@ function makeRow(
     computed,
     age,
     provenance,
-    fromTeam: status === 'hit' && Boolean(origin?.served_from),
+    teamLine: status === 'hit' && origin ? teamLine(origin) : null,
     executions,
     effect: effect || last?.status === 'effect',
     title

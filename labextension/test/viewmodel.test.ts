@@ -555,11 +555,11 @@ describe('the cache at a glance and the age of what is served', () => {
     const said =
       'computed by ana on gpu-3, 3 days ago, from df@9f2c (load), served from redis://cache:6379/0';
     expect(clean.provenance).toBe(said);
-    expect(clean.fromTeam).toBe(true);
+    expect(clean.teamLine).toBe('computed by ana on gpu-3 · served from redis://cache:6379/0');
     expect(clean.title).toContain(said);
     const load = v.rows.find(r => r.name === 'load')!;
     expect(load.provenance).toBe('computed by bo on lap, 10 s ago, from df@9f2c (load)');
-    expect(load.fromTeam).toBe(false); // computed here: in the tooltip only
+    expect(load.teamLine).toBeNull(); // computed here: in the tooltip only
     // a row whose record predates provenance says nothing of it
     const old = buildView(
       applySnapshot(
