@@ -68,6 +68,7 @@ describe('the %%step line, parsed as the magic parses it', () => {
   it('knows exactly the flags the magic declares', () => {
     const flags = spec.step_magic.arguments.map(a => a.name).sort();
     expect(flags).toEqual([
+      '--auto',
       '--deps',
       '--effect',
       '--force',
