@@ -108,7 +108,7 @@ def _why(engine: Engine, argv):
         lines = [f"step {args.name}: no cached entry"]
     origin = why.origin_lines(engine.store, args.name, execs, time.time())
     last = _last_run(execs, args.name)
-    print("\n".join(origin + ([last] if last else []) + lines))
+    print("\n".join(([last] if last else []) + origin + lines))
     return None
 
 
