@@ -3,7 +3,8 @@ input, recorded in the provenance of the entries of the steps that read it.
 
 The engine tells it of every execution that ends with values (a hit, a live run, an
 effect); a name is attributed to a step only while it holds the digest that step left,
-so a name a plain cell rebinds afterwards has no producer rather than a wrong one.
+so a name a plain cell rebinds to another value has no producer rather than a wrong one
+(rebound to an equal value, it is still that step's value).
 """
 
 from __future__ import annotations

@@ -104,8 +104,8 @@ def origin_lines(store: Store, step: str, execs: list[dict], now: float) -> list
         if entry is None:
             raise LookupError(f"no cached entry of a step named {step!r}")
         origin = provenance.of_entry(entry, None)
-    return [f"step {step}: " + line if i == 0 else line
-            for i, line in enumerate(provenance.lines(origin, now))]  # fmt: skip
+    first, *rest = provenance.lines(origin, now)
+    return [f"step {step}: {first}", *rest]
 
 
 def why_lines(store: Store, step: str) -> list[str]:
