@@ -136,6 +136,17 @@ def test_an_input_a_plain_cell_rebound_has_no_producer(ana):
     assert re.search(r"from df@\w{4}$", first) and "input df@" not in why, why
 
 
+def test_an_input_from_a_step_that_left_no_entry_names_it_as_not_cached(ana):
+    ana.ok("%%step make --effect\nn = 5")
+    ana.ok("%%step use\nm = n + 1")
+    why = ana.ok("%step why use").stdout
+    assert re.search(r"^  input n@\w{4} from step make \(not cached\)$", why, flags=re.M), why
+    # and the effect, which has no entry, still says where its value came from
+    assert origin_line(ana.ok("%step why make").stdout, "make").startswith(
+        "step make: computed by ana on gpu-3, "
+    )
+
+
 def test_the_default_identity_is_the_login_user_and_host(tmp_path, monkeypatch):
     monkeypatch.delenv("RESUMABLE_CELLS_IDENTITY", raising=False)
     k = start(tmp_path, None)
