@@ -12,11 +12,12 @@ import datetime as dt
 import json
 import logging
 import sys
+import time
 from pathlib import Path
 
 from . import __version__, formatting, logs, settings
 from .errors import CLIError, TeamCacheError
-from .records import glance, journal, runs, views, why
+from .records import glance, journal, provenance, runs, views, why
 from .storage import sizes
 from .storage.store import Store
 from .verify import command as verify_command
@@ -259,6 +260,7 @@ def cmd_reencrypt(args) -> int:
 def cmd_show(store: Store, args) -> None:
     run = _pick_run(store, args.run)
     execs = journal.load(store, run.id)
+    now = time.time()
     print(f"run {run.id}  notebook {run.notebook or '-'}  epoch {run.epoch}")
     sessions = journal.sessions(execs)
     rows = [
@@ -270,15 +272,27 @@ def cmd_show(store: Store, args) -> None:
             formatting.duration(e["duration_s"]),
             formatting.duration(e["saved_s"]) if e.get("saved_s") else "",
             e.get("reason") or "",
+            _provenance(e, now),
         )
         for e in execs
     ]
-    _table(rows, ("start", "session", "step", "status", "duration", "saved", "reason"))
+    head = ("start", "session", "step", "status", "duration", "saved", "reason", "provenance")
+    _table(rows, head)
+
+
+def _provenance(execution: dict, now: float) -> str:
+    raw = execution.get("provenance")
+    if not isinstance(raw, dict):
+        return ""
+    return provenance.sentence(provenance.Origin.from_json(raw), now)
 
 
 def cmd_why(store: Store, args) -> None:
+    all_runs = runs.stored(store)
+    execs = journal.load(store, all_runs[-1].id) if all_runs else []
     try:
-        print("\n".join(why.why_lines(store, args.step)))
+        origin = why.origin_lines(store, args.step, execs, time.time())
+        print("\n".join(origin + why.why_lines(store, args.step)))
     except LookupError as err:
         raise CLIError(str(err)) from None
 

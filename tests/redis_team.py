@@ -69,9 +69,12 @@ class RedisServer:
                 self.kill()
 
 
-def make_kernel(root: Path, name: str, url: str, team_key: str, **more_env: str):
+def make_kernel(
+    root: Path, name: str, url: str, team_key: str, identity: str | None = None, **more_env: str
+):
     """A kernel with its own directory, store and per-user key, on the team cache `url`
-    with `team_key` ("": none); `more_env` adds to its environment."""
+    with `team_key` ("": none), sharing `identity` (default `NAME@NAME-host`); `more_env`
+    adds to its environment."""
     from kernels import Kernel
 
     cwd = root / name
@@ -82,6 +85,7 @@ def make_kernel(root: Path, name: str, url: str, team_key: str, **more_env: str)
         "RESUMABLE_CELLS_KEY_FILE": str(root / f"{name}.key"),  # a per-user key each
         "RESUMABLE_CELLS_TEAM_KEY": team_key,
         "RESUMABLE_CELLS_REMOTE": url,
+        "RESUMABLE_CELLS_IDENTITY": identity or f"{name}@{name}-host",
         **more_env,
     }
     k = Kernel(cwd, env=env)

@@ -71,6 +71,40 @@ def test_a_step_run_in_one_kernel_is_served_in_the_other_without_running(
     assert "unreachable" not in third.stderr  # a local hit never asks the server
 
 
+def test_a_team_hit_shows_who_computed_it_and_the_server_it_came_from(pair, redis_server, tmp_path):
+    a, b = pair
+    load, total = "%%step load\ndf = list(range(100))", "%%step total\ns = sum(df)"
+    a.ok(load)
+    a.ok(total)
+    assert "pushed 2 entries (" in push(a)
+    df = a.value("__import__('resumable_cells').record()[0]['outputs'][0]['digest']")[:4]
+
+    b.ok(load)
+    assert b.ok(total).status_lines()[0].startswith("step total: served from team cache in ")
+    why = b.ok("%step why total").stdout
+    first = next(line for line in why.splitlines() if line.startswith("step total: computed"))
+    assert re.fullmatch(
+        rf"step total: computed by alice on alice-host, \d+ \w+ ago, from df@{df} \(load\), "
+        rf"served from {re.escape(redis_server.url)}",
+        first,
+    ), why
+    assert f"input df@{df} from step load (entry {key_of(a, 'load')[:12]})" in why
+
+    b.wait_for_writes()
+    cli = [
+        sys.executable,
+        "-m",
+        "resumable_cells",
+        "--dir",
+        str(tmp_path / "bob" / ".resumable_cells"),
+    ]
+    shown = subprocess.run([*cli, "show"], capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    rows = [line for line in shown.stdout.splitlines() if " total " in line]
+    assert len(rows) == 1 and rows[0].endswith(f"served from {redis_server.url}"), shown.stdout
+    assert "computed by alice on alice-host" in rows[0] and "bob" not in rows[0]
+
+
 # A board pickles as the parts that hold items (an empty part is gone after a round
 # trip, as plotly's empty figure parts are), so in a kernel served `make`, `grow`'s
 # references into the board lead nowhere: its entry is served from its by-value copy,

@@ -415,6 +415,7 @@ const StepRow = React.memo(function StepRow({
       </span>
       <span className="rc-StepSaved">{row.savedS ? formatDuration(row.savedS) : ''}</span>
       {row.stale && <span className="rc-StaleCause">{row.staleCause ?? 'an input changed'}</span>}
+      {row.teamLine ? <span className="rc-StepProvenance">{row.teamLine}</span> : null}
       <button
         className="rc-StepClear jp-Button jp-mod-minimal"
         title={`Clear the cache of ${row.name}`}

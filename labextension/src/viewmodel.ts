@@ -15,6 +15,7 @@ import {
 } from './format';
 import { cacheView, ICacheView } from './glance';
 import { AGE_SHOWN_AFTER_S, STATUS_WORD } from './palette';
+import { provenanceSentence, teamLine } from './provenance';
 import type {
   ExecutionStatus,
   IBudget,
@@ -74,6 +75,11 @@ export interface IStepView {
    * (`3 days ago`) when it is more than a few minutes, else null. */
   computed: number | null;
   age: string | null;
+  /** Who computed its value, from what and (a hit) where it was served from, or null. */
+  provenance: string | null;
+  /** A hit from the team cache: who computed it and where it came from, for a line of
+   * its own under the row (else null). */
+  teamLine: string | null;
   executions: number;
   effect: boolean;
   /** Text for the hover tooltip. */
@@ -321,11 +327,14 @@ function makeRow(
   const computed =
     (fromLast ? (last.computed ?? (ranLive ? last.end : null)) : row?.computed) ?? null;
   const age = ageText(computed, now);
+  const origin = (fromLast ? last.provenance : row?.provenance) ?? null;
+  const provenance = origin ? provenanceSentence(origin, now) : null;
   const title = [
     `${name}: ${STATUS_LABEL[status]}${prompt ? ` (last as In [${prompt}])` : ''}`,
     durationS !== null ? `last run took ${formatDuration(durationS)}` : null,
     savedS ? `cache hits of this cell saved ${formatDuration(savedS)} in this run` : null,
     age ? `its value was computed ${age}` : null,
+    provenance,
     stale ? `stale: ${staleCause ?? 'an input changed'}` : null,
     reason ? `why: ${reason}` : null,
     `${executions} execution${executions === 1 ? '' : 's'}`,
@@ -346,6 +355,8 @@ function makeRow(
     reason,
     computed,
     age,
+    provenance,
+    teamLine: status === 'hit' && origin ? teamLine(origin) : null,
     executions,
     effect: effect || last?.status === 'effect',
     title

@@ -558,6 +558,51 @@ describe('the cache at a glance and the age of what is served', () => {
     expect(clean.age).toBeNull(); // a minute: not worth saying
   });
 
+  it('a value served from the team cache says who computed it, from what and where', () => {
+    const day = 86400;
+    const fromTeam = {
+      computed: T0 - 3 * day,
+      user: 'ana',
+      host: 'gpu-3',
+      packages: { numpy: '1.26.4' },
+      inputs: [{ name: 'df', digest: '9f2c41aa', step: 'load', key: 'ab12' }],
+      served_from: 'redis://cache:6379/0',
+      recorded: true
+    };
+    const here = { ...fromTeam, computed: T0, user: 'bo', host: 'lap', served_from: null };
+    const s = applySnapshot(
+      emptyState(),
+      snapshot({
+        executions: [
+          exec({ id: 'a', step: 'load', cell_id: 'c1', status: 'live', provenance: here }),
+          exec({ id: 'b', step: 'clean', cell_id: 'c3', status: 'hit', provenance: fromTeam })
+        ]
+      }),
+      'server'
+    );
+    const v = buildView(s, cells, T0 + 10);
+    const clean = v.rows.find(r => r.name === 'clean')!;
+    const said =
+      'computed by ana on gpu-3, 3 days ago, from df@9f2c (load), served from redis://cache:6379/0';
+    expect(clean.provenance).toBe(said);
+    expect(clean.teamLine).toBe('computed by ana on gpu-3 · served from redis://cache:6379/0');
+    expect(clean.title).toContain(said);
+    const load = v.rows.find(r => r.name === 'load')!;
+    expect(load.provenance).toBe('computed by bo on lap, 10 s ago, from df@9f2c (load)');
+    expect(load.teamLine).toBeNull(); // computed here: in the tooltip only
+    // a row whose record predates provenance says nothing of it
+    const old = buildView(
+      applySnapshot(
+        emptyState(),
+        snapshot({ executions: [exec({ id: 'c', step: 'w' })] }),
+        'server'
+      ),
+      cells,
+      T0
+    );
+    expect(old.rows.find(r => r.name === 'w')?.provenance ?? null).toBeNull();
+  });
+
   it('a step that ran because its entry expired says so', () => {
     const expired = 'expired (computed 3 h ago, ttl 2 h)';
     const s = applySnapshot(

@@ -22,7 +22,7 @@ from .. import seal, teamkey
 from ..entries import Entry
 from ..seal import Sealer
 from ..store import Store
-from ..tiers import Tier
+from ..tiers import Tier, without_credentials
 from . import connect, transfer, wire
 from .health import Health
 from .pushqueue import PushQueue
@@ -50,6 +50,9 @@ class RedisTier(Tier):
         self.health = Health(url, threading.Condition(), self._missing_key_warning())
         self.queue = PushQueue(self.push_entry, self.health, connect.server_errors)
         self._known: set[str] = set()  # keys known to be on the server
+
+    def location(self) -> str:
+        return without_credentials(self.url)
 
     def _missing_key_warning(self) -> str | None:
         if self.sealer is not None:
