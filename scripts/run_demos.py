@@ -72,7 +72,7 @@ class Execution:
 
     notebook: str
     nb: nbformat.NotebookNode  # with the outputs of this execution
-    wall_s: float  # from the first cell to the last, kernel start-up excluded
+    wall_s: float  # from the first cell to the last one's reply: start-up and shutdown excluded
     crashed: bool = False  # the kernel died
     error: str | None = None  # `ename: evalue` of the cell that stopped the execution
     error_cell: int | None = None
@@ -238,7 +238,7 @@ def execute(
         allow_errors=False,
     )
     result = Execution(notebook=name, nb=nb, wall_s=0.0)
-    t0 = None
+    t0 = t1 = None
     with open(workdir / "kernel.log", "ab") as log:
         try:
             # cleanup_kc: nbclient shuts down only kernels of managers it made itself,
@@ -259,10 +259,12 @@ def execute(
                         result.error = f"no reply within {CELL_TIMEOUT} s"
                         result.error_cell = index
                         break
+                # (before the kernel's shutdown, which waits for its writes to finish)
+                t1 = time.perf_counter()
         except DeadKernelError:
             result.crashed = True
     if t0 is not None:
-        result.wall_s = time.perf_counter() - t0
+        result.wall_s = (t1 or time.perf_counter()) - t0
     return result
 
 
