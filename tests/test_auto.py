@@ -79,3 +79,24 @@ def test_a_configured_auto_mode_and_a_quiet_threshold_of_zero(tmp_path):
         assert "auto mode on" in k.ok("%step auto").stdout
     finally:
         k.shutdown()
+
+
+def test_a_failing_cell_shows_the_traceback_a_plain_cell_shows(kernel):
+    """The user wrote no `%%step`: no frame of the traceback calls it (the cell as IPython
+    transformed it), and only that cell's traceback is cut; a `%%step` cell keeps its."""
+    import re
+
+    def frames(reply) -> str:
+        text = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(reply.error["traceback"]))
+        return re.sub(r"In\[\d+\]", "In[n]", text)
+
+    plain = kernel.run("def boom():\n    return 1 / 0\nboom()")
+    kernel.ok("%step auto on")
+    auto_ = kernel.run("def boom():\n    return 1 / 0\nboom()")
+    assert auto_.error["ename"] == "ZeroDivisionError"
+    assert frames(auto_) == frames(plain), frames(auto_)  # no wrapper, no hidden frames
+    stepped = kernel.run("%%step explicit\nboom()")  # a magic the user wrote: as before
+    assert "run_cell_magic" in frames(stepped)
+    kernel.ok("%step auto off")
+    again = kernel.run("boom()")
+    assert "boom()" in frames(again) and "return 1 / 0" in frames(again)

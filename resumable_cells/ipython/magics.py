@@ -12,7 +12,7 @@ import logging
 import shlex
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
@@ -154,6 +154,10 @@ class StepMagics(Magics):
                 result = run_step(engine, step_args, line, cell)
             except StepRefused as err:
                 raise UsageError(str(err)) from None
+            except Exception as err:
+                if step_args.auto:  # the user wrote no %%step: show no frame that calls it
+                    _without_the_wrapping_frame(self.slot.shell, err)
+                raise
         if isinstance(result, AwaitedStep):  # the cell awaits it (`awaiting`)
             return _refusals_as_usage_errors(result)
         return result
@@ -169,6 +173,42 @@ class StepMagics(Magics):
         except ValueError as err:
             raise UsageError(f"%step: {err}") from None
         return commands.dispatch(self.engine, argv)
+
+
+def _without_the_wrapping_frame(shell: Any, err: Exception) -> None:
+    """The traceback of a cell auto mode ran as a step starts at the user's code, as a
+    plain cell's does: the frame of the cell as IPython transformed it (the line
+    `get_ipython().run_cell_magic('step', '--auto', ...)`) is left out. IPython renders
+    an exception through its `_render_traceback_` when it has one; an exception that
+    takes no attribute (`__slots__`) keeps the whole traceback."""
+    formatter = getattr(shell, "InteractiveTB", None)
+    if formatter is None or hasattr(err, "_render_traceback_"):
+        return
+
+    def render() -> list[str]:
+        del err._render_traceback_  # type: ignore[attr-defined]  # once: raised again, shown whole
+        tb = err.__traceback__
+        # IPython's own frames first (`run_code`), then the transformed cell's: skip both
+        while tb is not None and _ipython_frame(tb.tb_frame):
+            tb = tb.tb_next
+        tb = tb.tb_next if tb is not None else None
+        # then the frames that call the step (IPython's and ours, marked hidden), so
+        # that it reads as a plain cell's; all of them when the error is the step's own
+        shown = tb
+        while shown is not None and (
+            _ipython_frame(shown.tb_frame) or shown.tb_frame.f_locals.get("__tracebackhide__")
+        ):
+            shown = shown.tb_next
+        return formatter.structured_traceback(type(err), err, shown or tb)
+
+    try:
+        err._render_traceback_ = render  # type: ignore[attr-defined]
+    except (AttributeError, TypeError):
+        log.debug("%s takes no attribute: its traceback is shown whole", type(err).__name__)
+
+
+def _ipython_frame(frame: Any) -> bool:
+    return str(frame.f_globals.get("__name__", "")).split(".")[0] == "IPython"
 
 
 def _reason(err: Exception) -> str:
