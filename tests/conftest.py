@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import secrets
 import sys
 from pathlib import Path
 
@@ -15,6 +16,12 @@ def _private_key(tmp_path_factory, monkeypatch):
     # Every test gets its own per-user secret, never the developer's real one.
     key = tmp_path_factory.mktemp("key") / "secret.key"
     monkeypatch.setenv("RESUMABLE_CELLS_KEY_FILE", str(key))
+
+
+@pytest.fixture
+def team_key():
+    """A team key of its own for each test that shares a team cache."""
+    return secrets.token_hex(32)
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ import pickle
 import re
 import secrets
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -26,6 +25,7 @@ import redis  # the test extra has it: a missing client is an error, not a skip
 from boards import BOARD, MAKE
 from entries import binding, entry
 from kernels import free_port, wait_until
+from teamkernels import SHARED, ServerProcess, key_of, make_kernel, push, records, share
 
 from resumable_cells.storage.entries import Value
 
@@ -38,7 +38,7 @@ PREFIX = "rc:1:"
 CHUNK = 8 << 20
 
 
-class RedisServer:
+class RedisServer(ServerProcess):
     """A redis-server subprocess on 127.0.0.1:port, without persistence."""
 
     def __init__(self, port: int, log: Path):
@@ -66,17 +66,8 @@ class RedisServer:
             return False
 
     def kill(self) -> None:
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(10)
+        super().kill()
         self.client.connection_pool.disconnect()
-
-    def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.kill()
 
 
 @pytest.fixture
@@ -88,28 +79,6 @@ def redis_server(tmp_path):
 
 
 @pytest.fixture
-def team_key():
-    return secrets.token_hex(32)
-
-
-def make_kernel(root: Path, name: str, url: str, team_key: str):
-    from kernels import Kernel
-
-    cwd = root / name
-    (cwd / ".tmp").mkdir(parents=True)
-    env = {
-        "JPY_SESSION_NAME": f"{name}.ipynb",
-        "TMPDIR": str(cwd / ".tmp"),
-        "RESUMABLE_CELLS_KEY_FILE": str(root / f"{name}.key"),  # a per-user key each
-        "RESUMABLE_CELLS_TEAM_KEY": team_key,
-        "RESUMABLE_CELLS_REMOTE": url,
-    }
-    k = Kernel(cwd, env=env)
-    k.ok("%load_ext resumable_cells")
-    return k
-
-
-@pytest.fixture
 def pair(tmp_path, redis_server, team_key):
     a = make_kernel(tmp_path, "alice", redis_server.url, team_key)
     b = make_kernel(tmp_path, "bob", redis_server.url, team_key)
@@ -118,47 +87,19 @@ def pair(tmp_path, redis_server, team_key):
     b.shutdown()
 
 
-def records(k) -> list[tuple]:
-    return k.value(
-        "[(r['step'], r['status'], r['source']) for r in __import__('resumable_cells').record()]"
-    )
-
-
-def key_of(k, step: str) -> str:
-    return k.value(
-        f"[r['key'] for r in __import__('resumable_cells').record() if r['step'] == {step!r}][-1]"
-    )
-
-
-def push(k) -> str:
-    return k.ok("%step push").stdout
-
-
 # -- sharing ------------------------------------------------------------------------------
 def test_a_step_run_in_one_kernel_is_served_in_the_other_without_running(
     pair, redis_server, team_key, tmp_path
 ):
     a, b = pair
     assert a.value("__import__('os').getcwd()") != b.value("__import__('os').getcwd()")
-    setup = "import os"
-    cell = "%%step shared\nran_in = os.getpid()\nrows = list(range(1000))\nprint('computed', len(rows))"
-    a.ok(setup)
-    first = a.ok(cell)
-    assert "ran in" in first.status_lines()[0]
-    assert "pushed 1 entry (" in push(a)
-
-    b.ok(setup)
-    second = b.ok(cell)
-    assert second.status_lines()[0].startswith("step shared: served from team cache in ")
-    assert second.user_outputs() == first.user_outputs()  # the print, replayed
-    assert b.value("ran_in") == a.value("ran_in") != b.value("os.getpid()")
-    assert records(b)[-1] == ("shared", "hit", "remote")
+    share(a, b)
 
     # The hit was copied into bob's store, signed with bob's key: it outlives the server.
     redis_server.kill()
     b.restart()
     b.ok("%load_ext resumable_cells\nimport os")
-    third = b.ok(cell)
+    third = b.ok(SHARED)
     assert third.status_lines()[0].startswith("step shared: served from cache in ")
     assert records(b)[-1] == ("shared", "hit", "local")
     assert b.value("ran_in") == a.value("ran_in")
@@ -464,7 +405,8 @@ def test_a_server_refusing_us_is_a_warning_then_push_all_sends_everything(tmp_pa
 def test_a_hit_slower_than_running_the_step_is_abandoned_without_a_partial_file(
     redis_server, team_key, tmp_path, monkeypatch
 ):
-    from resumable_cells.storage.redis import tier as remote
+    from resumable_cells.storage import teamtier as remote
+    from resumable_cells.storage.redis.tier import RedisTier
     from resumable_cells.storage.store import Store
 
     monkeypatch.setenv("RESUMABLE_CELLS_TEAM_KEY", team_key)
@@ -472,7 +414,7 @@ def test_a_hit_slower_than_running_the_step_is_abandoned_without_a_partial_file(
     name = "ab" * 16
     theirs.put_blob(name, bytes(40 << 20))  # 40 MiB and a few bytes of pickle: 6 chunks
     theirs.put_entry("k" * 32, entry(theirs, "quick", [binding("v", Value(name))], 0.001))
-    tier = remote.RedisTier(redis_server.url)
+    tier = RedisTier(redis_server.url)
     assert tier.push_entry(theirs, "k" * 32)
     assert len(list(redis_server.client.scan_iter(f"{PREFIX}chunk:{name}:*"))) == 6
 

@@ -45,14 +45,22 @@ def pull_blob(redis, local: Store, name: str, team_key: bytes, deadline: float =
     if raw is None:
         raise Incomplete(f"blob {name[:12]} is missing from the team cache", name)
     meta = wire.parse_meta(raw, name)
-    head = meta["header"]
+    return write_pulled(local, name, meta["header"], _chunks(redis, name, meta, deadline), team_key)
+
+
+def write_pulled(
+    local: Store, name: str, head: dict, chunks: Iterator[bytes], team_key: bytes
+) -> int:
+    """Write the body `chunks` of blob `name`, whose header under the team key is
+    `head`, into `local` under the user's key. Returns its size. Raises TamperedError
+    (nothing is left behind), or whatever `chunks` raises."""
     nbufs = len(head["bufs"])
     team = wire.Digests(team_key, nbufs)
     mine = wire.Digests(auth.user_key(), nbufs)
     placeholder = wire.header(head["main"], head["bufs"], ["0" * 32] * nbufs, "0" * 64)
     with local.blob_writer(name, len(placeholder)) as writer:
         parts = [head["main"], *head["bufs"]]
-        for part, piece in wire.split(_chunks(redis, name, meta, deadline), parts):
+        for part, piece in wire.split(chunks, parts):
             if piece is None:
                 writer.start_part()
                 continue

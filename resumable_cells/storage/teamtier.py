@@ -1,0 +1,198 @@
+"""What every team cache does the same way, whatever holds it (a Redis server,
+`redis/tier.py`; a bucket, `bucket/tier.py`): the team key, the server's health, the
+background pusher, and the order of a lookup and of a push.
+
+A lookup reads the entry, checks it under the team key and copies every blob it names
+that the local store lacks, giving up when that would take longer than running the
+step did; a push sends the blobs first and the entry last, so that a reader that finds
+an entry finds everything it names. What differs is how an entry and a blob are read
+and written: the methods a subclass gives.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from abc import abstractmethod
+from collections.abc import Callable
+from typing import Any
+
+from .. import logs
+from ..errors import TamperedError
+from .entries import Entry
+from .redis import connect, wire
+from .redis.health import Health
+from .redis.pushqueue import PushQueue
+from .redis.transfer import Incomplete, TooSlow
+from .store import Store
+from .tiers import Tier
+
+log = logging.getLogger(__name__)
+MIN_FETCH_S = 10.0  # a hit may take this long, or twice the step's own duration
+
+
+class TeamTier(Tier):
+    """A team cache at `url`. Calls from the user's thread (`lookup`, `put`, `flush`)
+    never raise on a server problem; they warn once per kernel and carry on."""
+
+    source = "remote"
+
+    def __init__(
+        self,
+        url: str,
+        key: bytes | None,
+        server_errors: Callable[[], tuple[type[BaseException], ...]],
+        clients: tuple[Any, Any],
+    ):
+        self.url = url
+        # (fast, bulk): for lookups in the user's cell, and for uploads and blobs
+        self.fast, self.bulk = clients
+        self.key = key if key is not None else connect.team_key()
+        self.server_errors = server_errors
+        self.health = Health(url, threading.Condition(), self._missing_key_warning())
+        self.queue = PushQueue(self.push_entry, self.health, server_errors)
+        self._known: set[str] = set()  # keys known to be on the server
+
+    def _missing_key_warning(self) -> str | None:
+        if self.key is not None:
+            return None
+        return (
+            f"the team cache {self.url} is off: set RESUMABLE_CELLS_TEAM_KEY (or "
+            "RESUMABLE_CELLS_TEAM_KEY_FILE) to the key your team shares"
+        )
+
+    def _team_key(self) -> bytes:
+        """The team key, on the paths that reach the server: a lookup asks `usable()`
+        first and a push is queued only by `put`, both of which require one."""
+        assert self.key is not None, "the team cache has no key"
+        return self.key
+
+    def usable(self) -> bool:
+        return self.key is not None and not self.queue.closed and self.health.up_now()
+
+    def say_warnings(self) -> None:
+        """Print what the user must know, once per kernel (call from the user's thread)."""
+        self.health.say_warning()
+
+    def takes_entries(self) -> bool:
+        """Whether new entries may be sent here (a subclass may become read-only)."""
+        return True
+
+    # -- what a subclass gives ------------------------------------------------------------
+    @abstractmethod
+    def get_entry(self, key: str) -> bytes | None:
+        """The signed entry stored under `key`, None when there is none."""
+
+    @abstractmethod
+    def has_entry(self, key: str) -> bool: ...
+
+    @abstractmethod
+    def set_entry(self, key: str, signed: str) -> None:
+        """Store the signed entry (after all its blobs)."""
+
+    @abstractmethod
+    def pull_blob(self, local: Store, name: str, deadline: float) -> int:
+        """Copy blob `name` into `local` (see `redis.transfer.pull_blob`)."""
+
+    @abstractmethod
+    def push_blob(self, local: Store, name: str) -> int:
+        """Send blob `name` unless it is there; the body bytes sent."""
+
+    @abstractmethod
+    def forget(self, key: str, blob: str | None) -> None:
+        """Drop an entry whose blob is gone (and that blob's record), so that the next
+        push of either uploads them again instead of finding them there."""
+
+    # -- lookup ----------------------------------------------------------------------------
+    def lookup(self, key: str, local: Store) -> Entry | None:
+        """The entry under `key`, its blobs copied into `local` (signed with the user
+        key), or None. Raises TamperedError (a StoreError) when what is there fails the
+        team key."""
+        self.say_warnings()
+        if not self.usable():
+            return None
+        try:
+            entry = self._pull(key, local)
+        except TamperedError:
+            raise
+        except Incomplete as err:
+            logs.warn(f"{err}; running the step")
+            self.forget(key, err.blob)
+            return None
+        except TooSlow as err:
+            logs.warn(f"{err}; running it")
+            return None
+        except self.server_errors() as err:
+            log.debug("the team cache failed a lookup", exc_info=True)
+            self.health.down(err)
+            self.health.say_warning()
+            return None
+        except OSError as err:  # the local disk, not the server
+            logs.warn(f"a team cache hit could not be copied here ({err})")
+            return None
+        if entry is not None:
+            self._known.add(key)
+        return entry
+
+    def _pull(self, key: str, local: Store) -> Entry | None:
+        raw = self.get_entry(key)
+        if raw is None:
+            self.health.up()
+            return None
+        entry = wire.verified_entry(raw, key, self._team_key())
+        # Give up when copying would take longer than running the step did.
+        budget = max(MIN_FETCH_S, 2 * entry.duration_s)
+        deadline = time.monotonic() + budget
+        try:
+            for name in entry.blobs():
+                if not local.has_blob(name):
+                    self.pull_blob(local, name, deadline)
+        except TooSlow:
+            raise TooSlow(
+                f"the team cache is too slow to beat running the step (over {budget:.1f} s)"
+            ) from None
+        self.health.up()
+        return entry
+
+    # -- push ------------------------------------------------------------------------------
+    def put(self, key: str, local: Store) -> None:
+        """Queue `local`'s entry `key` for the background pusher; returns at once."""
+        self.say_warnings()
+        if self.key is None or key in self._known or self.queue.closed:
+            return
+        if self.takes_entries():
+            self.queue.later(local, key)
+
+    def push_entry(self, local: Store, key: str) -> bool:
+        """Push one local entry now, in this thread. Returns False if it was already
+        there or is gone locally. Raises on a server problem."""
+        if key in self._known:
+            return False
+        entry = local.get_entry(key)  # checked with the user key: only trusted data leaves
+        if entry is None:
+            return False
+        if self.has_entry(key):
+            self._known.add(key)
+            return False
+        for name in entry.blobs():
+            sent = self.push_blob(local, name)
+            if sent:
+                self.queue.count(blobs=1, nbytes=sent)
+        self.set_entry(key, wire.signed_entry(entry, key, self._team_key()))
+        self._known.add(key)
+        self.queue.count(entries=1)
+        return True
+
+    def pending(self) -> int:
+        return self.queue.pending()
+
+    def flush(self, timeout: float = 600.0) -> dict[str, Any]:
+        """Retry failed pushes now and wait until none is queued or running (see
+        `PushQueue.flush`)."""
+        self.say_warnings()
+        return self.queue.flush(timeout)
+
+    def close(self) -> None:
+        """No more lookups or new pushes; what is queued is still pushed."""
+        self.queue.close()
