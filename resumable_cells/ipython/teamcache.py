@@ -5,17 +5,20 @@ its figures for `%step status` and the sidebar."""
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 
 from .. import logs
 from ..engine.kernel import Engine
 from ..errors import TeamCacheError
-from ..storage import sizes
-from ..storage.redis import connect, listing
+from ..storage import sizes, team
 from ..storage.redis.health import describe_error
-from ..storage.redis.tier import RedisTier, from_setting
+from ..storage.redis.tier import RedisTier
 from ..storage.store import Store
+
+if TYPE_CHECKING:  # obstore is imported only when a bucket is set
+    from ..storage.bucket.tier import ObjectTier
 
 log = logging.getLogger(__name__)
 
@@ -24,7 +27,7 @@ def attach(engine: Engine, url: str) -> None:
     """At load (`url` from `settings.team_cache`). A bad setting is a warning: it never
     stops the extension from loading."""
     try:
-        engine.set_team(from_setting(url))
+        engine.set_team(team.from_setting(url))
     except TeamCacheError as err:
         logs.warn(f"no team cache: {err}")
 
@@ -33,24 +36,29 @@ def configure(engine: Engine, setting: str) -> None:
     """`%step config --remote URL|none`: replace the engine's team cache. UsageError
     on a bad setting; pushes still queued on the old one finish in the background."""
     try:
-        tier = from_setting(setting)
+        tier = team.from_setting(setting)
     except TeamCacheError as err:
         raise UsageError(f"%step config --remote: {err}") from None
     engine.set_team(tier)
 
 
-def team_of(engine: Engine) -> RedisTier | None:
+def team_of(engine: Engine) -> RedisTier | ObjectTier | None:
     """The engine's team cache as this layer made it: `attach` and `configure` only
-    ever set a RedisTier (the engine knows it as any Tier)."""
-    team = engine.team
-    assert team is None or isinstance(team, RedisTier), team
-    return team
+    ever set a RedisTier or an ObjectTier (the engine knows it as any Tier)."""
+    tier = engine.team
+    assert tier is None or isinstance(tier, RedisTier) or hasattr(tier, "read_only"), tier
+    return tier  # type: ignore[return-value]
 
 
-def describe(tier: RedisTier | None) -> str:
+def describe(tier: RedisTier | ObjectTier | None) -> str:
     if tier is None:
-        return "team cache: none (set one with %step config --remote redis://HOST:PORT/DB)"
+        return (
+            "team cache: none (set one with %step config --remote redis://HOST:PORT/DB "
+            "or s3://BUCKET/PREFIX)"
+        )
     state = "no team key" if tier.key is None else "up" if tier.usable() else "unreachable"
+    if not isinstance(tier, RedisTier) and tier.read_only and state == "up":
+        state = "read-only"
     text = f"team cache {tier.url} ({state}"
     if tier.health.last_error and state == "unreachable":
         text += f": {tier.health.last_error}"
@@ -58,7 +66,7 @@ def describe(tier: RedisTier | None) -> str:
     return text + (f"; {sizes.count(pending, 'entry', 'entries')} to push)" if pending else ")")
 
 
-def figures(tier: RedisTier | None) -> dict | None:
+def figures(tier: RedisTier | ObjectTier | None) -> dict | None:
     """{"url", "entries", "bytes", "limit", "error"} of the team cache, None without
     one. A server that is down or refusing gives its error, never an exception."""
     if tier is None:
@@ -69,13 +77,13 @@ def figures(tier: RedisTier | None) -> dict | None:
     if not tier.health.up_now():
         return {**out, "error": f"unreachable ({tier.health.last_error})"}
     try:
-        return {**out, **listing.figures(tier.fast)}
-    except connect.server_errors() as err:
+        return {**out, **team.figures(tier)}
+    except team.server_errors(tier) as err:
         log.debug("the team cache's figures could not be read", exc_info=True)
         return {**out, "error": f"unreachable ({describe_error(err)})"}
 
 
-def push_report(tier: RedisTier, store: Store, everything: bool = False) -> str:
+def push_report(tier: RedisTier | ObjectTier, store: Store, everything: bool = False) -> str:
     """`%step push`: queue every local entry too when `everything`, then wait."""
     if tier.key is None:
         tier.health.say_warning()
@@ -95,6 +103,8 @@ def push_report(tier: RedisTier, store: Store, everything: bool = False) -> str:
             f"({tier.health.last_error}). They are retried in the background and by "
             "`%step push`."
         )
+    if not isinstance(tier, RedisTier) and tier.read_only:
+        text += f"; {tier.read_only}"
     for err in res["errors"]:
         text += f"\n  not pushed {err}"
     return text

@@ -1,0 +1,54 @@
+"""The team cache a setting names: a Redis server (`redis/`) or a bucket (`bucket/`),
+and its figures at a glance, whichever it is. The one place that tells them apart."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import settings
+
+if TYPE_CHECKING:
+    from .bucket.tier import ObjectTier
+    from .redis.tier import RedisTier
+
+
+def from_setting(url: str | None) -> RedisTier | ObjectTier | None:
+    """The team cache for `url`: None for "", "none" or "off", an ObjectTier for
+    s3://, gs://, az:// and file://, else a RedisTier. Raises TeamCacheError."""
+    if url is None or settings.team_cache_off(url):
+        return None
+    from .bucket import connect
+
+    if connect.is_bucket_url(url):
+        from .bucket import tier as bucket_tier  # obstore: only when a bucket is set
+
+        return bucket_tier.from_setting(url)
+    from .redis import tier as redis_tier  # redis-py: only when a Redis server is set
+
+    return redis_tier.from_setting(url)
+
+
+def figures(tier: RedisTier | ObjectTier) -> dict:
+    """{"entries", "bytes", "limit"} of the team cache. Raises its server's errors."""
+    from .redis.tier import RedisTier
+
+    if isinstance(tier, RedisTier):
+        from .redis import listing as redis_listing
+
+        return redis_listing.figures(tier.fast)
+    from .bucket import listing as bucket_listing
+
+    return bucket_listing.figures(tier.fast)
+
+
+def server_errors(tier: RedisTier | ObjectTier) -> tuple[type[BaseException], ...]:
+    """What the tier's server raises when it is down, slow or refusing."""
+    from .redis.tier import RedisTier
+
+    if isinstance(tier, RedisTier):
+        from .redis import connect as redis_connect
+
+        return redis_connect.server_errors()
+    from .bucket import connect
+
+    return connect.server_errors()

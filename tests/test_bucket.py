@@ -1,0 +1,245 @@
+"""The team cache in a bucket: two kernels with their own working directories, local
+stores and per-user keys share one bucket through a team key, on a real S3 server
+(moto's standalone server, which the test extra installs) and on a shared folder.
+
+Each test starts its own server on a free port and stops it after; killing it is a
+SIGKILL at a condition seen on the server (an upload begun) or on disk (a download
+begun), never after a sleep. Without write permission, the server runs with IAM
+checks on (moto's INITIAL_NO_AUTH_ACTION_COUNT: the setup's calls go unchecked, then
+every request is checked against the caller's IAM policy).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import boto3  # the test extra has it (with moto): a missing client is an error
+import pytest
+from kernels import free_port, wait_until
+from teamkernels import SHARED, ServerProcess, key_of, make_kernel, push, records, share
+
+BUCKET = "team-cache"
+BIG = "%%step big\nx = np.arange(13_107_200, dtype=np.float64)\ny = x * 2"  # 2 x 100 MiB
+SUMS = "(float(x.sum()), float(y.sum()), x.shape)"
+
+
+class S3Server(ServerProcess):
+    """moto's S3 server on 127.0.0.1:port (everything in its memory)."""
+
+    def __init__(self, port: int, log: Path, setup_calls: int = 0):
+        self.port = port
+        self.log = log
+        self.endpoint = f"http://127.0.0.1:{port}"
+        self.setup_calls = setup_calls  # unchecked calls before IAM checks start
+        self.proc: subprocess.Popen | None = None
+        self.creds = ("admin", "admin")  # any, until IAM checks start
+
+    def client(self, service: str = "s3"):
+        return boto3.client(
+            service, endpoint_url=self.endpoint, region_name="us-east-1",
+            aws_access_key_id=self.creds[0], aws_secret_access_key=self.creds[1],
+        )  # fmt: skip
+
+    def start(self) -> None:
+        env = dict(os.environ)
+        if self.setup_calls:
+            env["INITIAL_NO_AUTH_ACTION_COUNT"] = str(self.setup_calls)
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
+                stdout=log, stderr=subprocess.STDOUT, env=env,
+            )  # fmt: skip
+        wait_until(self._listening, 60, f"the S3 server on port {self.port}")
+
+    def _listening(self) -> bool:
+        assert self.proc.poll() is None, f"the S3 server exited: {self.log.read_text()[-2000:]}"
+        import socket
+
+        with socket.socket() as s:
+            return s.connect_ex(("127.0.0.1", self.port)) == 0
+
+    def keys(self) -> list[str]:
+        pages = self.client().get_paginator("list_objects_v2").paginate(Bucket=BUCKET)
+        return [o["Key"] for page in pages for o in page.get("Contents", [])]
+
+
+@pytest.fixture
+def s3(tmp_path):
+    server = S3Server(free_port(), tmp_path / "s3.log")
+    server.start()
+    server.client().create_bucket(Bucket=BUCKET)
+    yield server
+    server.stop()
+
+
+def s3_env(s3: S3Server, creds: tuple[str, str] = ("admin", "admin")) -> dict:
+    """Credentials from the environment, as a user's would be."""
+    return {
+        "AWS_ENDPOINT_URL": s3.endpoint, "AWS_ALLOW_HTTP": "true", "AWS_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": creds[0], "AWS_SECRET_ACCESS_KEY": creds[1],
+    }  # fmt: skip
+
+
+@pytest.fixture
+def pair(tmp_path, s3, team_key):
+    url = f"s3://{BUCKET}/notebooks/demo"
+    a = make_kernel(tmp_path, "alice", url, team_key, s3_env(s3))
+    b = make_kernel(tmp_path, "bob", url, team_key, s3_env(s3))
+    yield a, b
+    a.shutdown()
+    b.shutdown()
+
+
+# -- sharing ------------------------------------------------------------------------------
+def test_two_kernels_share_one_bucket_and_a_hit_is_kept_locally(pair, s3):
+    a, b = pair
+    share(a, b)
+    keys = s3.keys()
+    prefix = "notebooks/demo/rc1/"
+    assert all(k.startswith(prefix) for k in keys), keys
+    entries = [k for k in keys if k.startswith(prefix + "entry/")]
+    heads = [k for k in keys if k.startswith(prefix + "head/")]
+    bodies = [k for k in keys if k.startswith(prefix + "blob/")]
+    assert len(entries) == 2 and len(heads) == len(bodies) >= 1, keys
+    assert "team cache s3://team-cache/notebooks/demo (up" in a.ok("%step config").stdout
+
+    # The hit was copied into bob's store, signed with bob's key: it outlives the server.
+    s3.kill()
+    b.restart()
+    b.ok("%load_ext resumable_cells\nimport os")
+    third = b.ok(SHARED)
+    assert third.status_lines()[0].startswith("step shared: served from cache in ")
+    assert records(b)[-1] == ("shared", "hit", "local")
+    assert "unreachable" not in third.stderr  # a local hit never asks the server
+
+
+def test_a_shared_folder_works_too(tmp_path, team_key):
+    folder = tmp_path / "shared folder"
+    url = f"file://{folder}"
+    a = make_kernel(tmp_path, "alice", url, team_key)
+    b = make_kernel(tmp_path, "bob", url, team_key)
+    try:
+        share(a, b)
+        names = sorted(p.relative_to(folder).parts[:2] for p in folder.rglob("*") if p.is_file())
+        assert ("rc1", "entry") in names and ("rc1", "head") in names, names
+    finally:
+        a.shutdown()
+        b.shutdown()
+
+
+def test_a_large_value_goes_up_in_parts_and_comes_down_whole(pair, s3):
+    a, b = pair
+    a.ok("import numpy as np")
+    a.ok(BIG)
+    sent = re.search(r"pushed 1 entry \((\d+) blobs, ([\d.]+) MiB\)", push(a))
+    assert sent and float(sent[2]) >= 200, sent
+    c = s3.client()
+    bodies = [k for k in s3.keys() if "/rc1/blob/" in k]
+    parts = [c.head_object(Bucket=BUCKET, Key=k, PartNumber=1) for k in bodies]
+    assert max(int(p["PartsCount"]) for p in parts) >= 12  # 100 MiB in 8 MiB parts
+    b.ok("import numpy as np")
+    b.ok(BIG)
+    assert records(b)[-1] == ("big", "hit", "remote")
+    assert b.value(SUMS) == a.value(SUMS)
+
+
+# -- failures -----------------------------------------------------------------------------
+def test_killing_the_server_mid_upload_leaves_no_entry_and_the_push_goes_through_later(pair, s3):
+    a, b = pair
+    a.ok("import numpy as np")
+    a.ok(BIG)  # returns while the push goes on in the background
+    c = s3.client()
+    wait_until(lambda: c.list_multipart_uploads(Bucket=BUCKET).get("Uploads"), 60, "an upload")
+    big_key = key_of(a, "big")
+    assert not any(k.endswith(f"/entry/{big_key}") for k in s3.keys()), "pushed before the kill"
+    s3.kill()
+
+    out = push(a)
+    assert "pushed 0 entries" in out and "1 not pushed" in out and "unreachable" in out, out
+    again = a.ok(BIG)  # the local store is intact
+    assert again.status_lines()[0].startswith("step big: served from cache")
+
+    s3.start()  # the same port, empty (moto keeps nothing): the next push sends it all
+    s3.client().create_bucket(Bucket=BUCKET)
+    b.ok("import numpy as np")
+    missed = b.ok(BIG)  # nothing partial was served: bob runs it
+    assert "ran in" in missed.status_lines()[0], missed.status_lines()
+    out = push(a)
+    assert "pushed 1 entry" in out and "not pushed" not in out, out
+    assert any(k.endswith(f"/entry/{big_key}") for k in s3.keys())
+    assert "not pushed" not in push(b)  # bob's own push of it, begun when he ran it
+    assert c.list_multipart_uploads(Bucket=BUCKET).get("Uploads", []) == []  # none left open
+
+
+def test_killing_the_server_mid_download_runs_the_step_and_says_why(pair, s3, tmp_path):
+    a, b = pair
+    a.ok("import numpy as np")
+    a.ok(BIG)
+    assert "pushed 1 entry" in push(a)
+    sums = a.value(SUMS)
+
+    b.ok("import numpy as np")
+    blobs = tmp_path / "bob" / ".resumable_cells"
+    msg = b.submit(BIG)
+    wait_until(lambda: any(blobs.rglob(".*.tmp")), 60, "a blob being downloaded")
+    s3.kill()
+    reply = b.collect(msg)
+    assert reply.status == "ok"
+    assert "ran in" in reply.status_lines()[0], reply.status_lines()
+    assert "unreachable" in reply.stderr, reply.stderr
+    assert records(b)[-1][:2] == ("big", "live")
+    assert b.value(SUMS) == sums
+    b.wait_for_writes()  # its own values, written behind
+    assert not list(blobs.rglob(".*.tmp"))  # no partial file left behind
+
+
+def _read_only_keys(s3: S3Server) -> tuple[tuple[str, str], tuple[str, str]]:
+    """(writer, reader) credentials: s3:* on the bucket, and only reading it."""
+    iam = s3.client("iam")
+    creds = []
+    for user, actions in (("writer", ["s3:*"]), ("reader", ["s3:GetObject", "s3:ListBucket"])):
+        iam.create_user(UserName=user)
+        policy = {"Version": "2012-10-17", "Statement": [{
+            "Effect": "Allow", "Action": actions,
+            "Resource": [f"arn:aws:s3:::{BUCKET}", f"arn:aws:s3:::{BUCKET}/*"],
+        }]}  # fmt: skip
+        iam.put_user_policy(UserName=user, PolicyName="team", PolicyDocument=json.dumps(policy))
+        key = iam.create_access_key(UserName=user)["AccessKey"]
+        creds.append((key["AccessKeyId"], key["SecretAccessKey"]))
+    return creds[0], creds[1]
+
+
+def test_without_write_permission_the_tier_is_read_only_and_nothing_is_lost(tmp_path, team_key):
+    s3 = S3Server(free_port(), tmp_path / "s3.log", setup_calls=7)  # the calls below
+    s3.start()
+    s3.client().create_bucket(Bucket=BUCKET)
+    writer, reader = _read_only_keys(s3)
+    s3.creds = writer
+    url = f"s3://{BUCKET}/ro"
+    a = make_kernel(tmp_path, "alice", url, team_key, s3_env(s3, writer))
+    b = make_kernel(tmp_path, "bob", url, team_key, s3_env(s3, reader))
+    try:
+        share(a, b)  # bob may read: he is served what alice pushed
+
+        mine = b.ok("%%step mine\nnote = 'bob was here' * 100_000")
+        assert "ran in" in mine.status_lines()[0]
+        out = push(b)
+        assert "pushed 0 entries" in out and "read-only" in out, out
+        assert "read-only" in b.ok("%step config").stdout
+        assert not any("/entry/" + key_of(b, "mine") in k for k in s3.keys())
+        b.ok("%%step later\nother = 2")  # said once: no warning on every step
+        assert "read-only" not in b.ok("%%step later2\nother2 = 3").stderr
+
+        b.restart()  # nothing lost: bob's own entry is in his store
+        b.ok("%load_ext resumable_cells")
+        again = b.ok("%%step mine\nnote = 'bob was here' * 100_000")
+        assert again.status_lines()[0].startswith("step mine: served from cache in ")
+    finally:
+        a.shutdown()
+        b.shutdown()
+        s3.stop()
