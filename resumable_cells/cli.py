@@ -162,39 +162,41 @@ def cmd_ls(store: Store, args) -> None:
 
 def _team_text(url: str) -> str:
     """The team cache's line for `ls`; its problem, when it has one, in the line."""
-    from .storage.redis import connect, listing, tier
+    from .storage import team as teams
     from .storage.redis.health import describe_error
 
     out = {"url": url}
     try:
-        team = tier.from_setting(url)
+        team = teams.from_setting(url)
         if team is not None:
-            out.update(listing.figures(team.fast))
+            try:
+                out.update(teams.figures(team))
+            except teams.server_errors(team) as err:
+                log.debug("the team cache's figures could not be read", exc_info=True)
+                out["error"] = f"unreachable ({describe_error(err)})"
     except TeamCacheError as err:
         out["error"] = str(err)
-    except connect.server_errors() as err:
-        log.debug("the team cache's figures could not be read", exc_info=True)
-        out["error"] = f"unreachable ({describe_error(err)})"
     return glance.team_text(out)
 
 
 def _ls_remote(url: str) -> None:
     """`ls --remote [URL]`: steps, entries and sizes on the team cache."""
-    from .storage.redis import connect, listing, tier
+    from .storage import team as teams
     from .storage.redis.health import describe_error
 
     url = settings.team_cache(url)
     if not url:
         raise CLIError("no team cache: give --remote URL or set RESUMABLE_CELLS_REMOTE")
     try:
-        team = tier.from_setting(url)
+        team = teams.from_setting(url)
         if team is None:
             raise CLIError("no team cache (--remote none)")
-        info = listing.listing(team.fast, team.key)
+        try:
+            info = teams.listing(team)
+        except teams.server_errors(team) as err:
+            raise CLIError(f"the team cache {url} is unreachable ({describe_error(err)})") from None
     except TeamCacheError as err:
         raise CLIError(str(err)) from None
-    except connect.server_errors() as err:
-        raise CLIError(f"the team cache {url} is unreachable ({describe_error(err)})") from None
     print(f"team cache {url}")
     rows = [
         (n, s["entries"], sizes.format_size(s["bytes"]), _when(s["latest"]))

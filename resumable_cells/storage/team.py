@@ -41,6 +41,20 @@ def figures(tier: RedisTier | ObjectTier) -> dict:
     return bucket_listing.figures(tier.fast)
 
 
+def listing(tier: RedisTier | ObjectTier) -> dict:
+    """The team cache step by step (`redis.listing.listing`). Raises its server's
+    errors."""
+    from .redis.tier import RedisTier
+
+    if isinstance(tier, RedisTier):
+        from .redis import listing as redis_listing
+
+        return redis_listing.listing(tier.fast, tier.key)
+    from .bucket import listing as bucket_listing
+
+    return bucket_listing.listing(tier.fast, tier.key)
+
+
 def server_errors(tier: RedisTier | ObjectTier) -> tuple[type[BaseException], ...]:
     """What the tier's server raises when it is down, slow or refusing."""
     from .redis.tier import RedisTier

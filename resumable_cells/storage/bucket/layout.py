@@ -47,7 +47,7 @@ def head_path(name: str) -> str:
 
 
 ENTRIES = f"{ROOT}entry/"
-HEADS = f"{ROOT}head/"
+BODIES = f"{ROOT}blob/"
 
 
 def head(header: bytes, upload: str, size: int, stored: list[int]) -> bytes:

@@ -1,22 +1,51 @@
-"""What a bucket team cache holds at a glance, for `%step status`, the sidebar and
-`resumable-cells ls`: its entries and the bytes of its objects, counted from a listing
-(no object is read)."""
+"""What a bucket team cache holds: step by step (for `resumable-cells ls --remote`),
+and at a glance (for `%step status`, the sidebar and `resumable-cells ls`)."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterator
 from typing import Any
 
 import obstore
 
-from . import layout
+from ..redis import listing as redis_listing
+from . import crossing, layout, transfer
+
+
+def listing(store: Any, team_key: bytes | None) -> dict:
+    """As `redis.listing.listing` (with "chunks": the frames of the blobs' bodies).
+    Raises the bucket's errors."""
+    keys, sizes = [], {}
+    for path, size in _objects(store):
+        if path.startswith(layout.ENTRIES):
+            keys.append(path.removeprefix(layout.ENTRIES))
+        elif path.startswith(layout.BODIES):
+            sizes[path.removeprefix(layout.BODIES).split("/")[0]] = size
+
+    def raws() -> Iterator[tuple[str, bytes]]:
+        for key in keys:
+            raw = transfer.get(store, layout.entry_path(key))
+            if raw is not None:
+                yield key, crossing.incoming(crossing.ENTRY, key, raw)
+
+    info = redis_listing.by_step(raws(), team_key, sizes)
+    frames = sum(max(1, math.ceil(n / layout.FRAME)) for n in sizes.values())
+    return {**info, "chunks": frames}
 
 
 def figures(store: Any) -> dict:
-    """{"entries", "bytes", "limit"} (a bucket has no limit to report: None). Raises the
-    bucket's errors."""
+    """{"entries", "bytes", "limit"}: the entries and the bytes of every object, counted
+    from a listing (no object is read); a bucket has no limit to report (None).
+    Raises the bucket's errors."""
     entries, size = 0, 0
+    for path, n in _objects(store):
+        size += n
+        entries += path.startswith(layout.ENTRIES)
+    return {"entries": entries, "bytes": size, "limit": None}
+
+
+def _objects(store: Any) -> Iterator[tuple[str, int]]:
     for batch in obstore.list(store, layout.ROOT):
         for meta in batch:
-            size += meta["size"]
-            entries += meta["path"].startswith(layout.ENTRIES)
-    return {"entries": entries, "bytes": size, "limit": None}
+            yield meta["path"], meta["size"]

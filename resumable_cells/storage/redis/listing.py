@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterable
 
 from ...errors import StoreError, TamperedError
 from ..entries import Entry
@@ -18,11 +19,23 @@ def listing(redis, team_key: bytes | None) -> dict:
     "chunks", "unverified"}; entries that fail `team_key` (all, without one) are
     counted as unverified. Raises the server's errors."""
     blob_meta = _blob_metas(redis)
+    entry_keys = list(redis.scan_iter(match=wire.entry_key("*"), count=1000))
+    raws = zip(
+        (wire.last_part(k) for k in entry_keys), redis.mget(entry_keys) if entry_keys else []
+    )
+    sizes = {name: m["size"] for name, m in blob_meta.items()}
+    return {
+        **by_step(raws, team_key, sizes),
+        "chunks": sum(m["chunks"] for m in blob_meta.values()),
+    }
+
+
+def by_step(raws: Iterable[tuple[str, bytes]], team_key: bytes | None, sizes: dict) -> dict:
+    """{"steps", "entries", "blobs", "bytes", "unverified"} of the signed entries `raws`
+    ((key, raw) pairs) whose blobs have `sizes` ({name: bytes})."""
     steps: dict[str, dict] = {}
     unverified = 0
-    entry_keys = list(redis.scan_iter(match=wire.entry_key("*"), count=1000))
-    for k, raw in zip(entry_keys, redis.mget(entry_keys) if entry_keys else []):
-        key = wire.last_part(k)
+    for key, raw in raws:
         try:
             if team_key is not None:
                 e = wire.verified_entry(raw, key, team_key)
@@ -37,13 +50,12 @@ def listing(redis, team_key: bytes | None) -> dict:
         s["blobs"].update(e.blobs())
         s["latest"] = max(s["latest"], e.created)
     for s in steps.values():
-        s["bytes"] = sum(blob_meta[b]["size"] for b in s.pop("blobs") if b in blob_meta)
+        s["bytes"] = sum(sizes[b] for b in s.pop("blobs") if b in sizes)
     return {
         "steps": steps,
         "entries": sum(s["entries"] for s in steps.values()),
-        "blobs": len(blob_meta),
-        "bytes": sum(m["size"] for m in blob_meta.values()),
-        "chunks": sum(m["chunks"] for m in blob_meta.values()),
+        "blobs": len(sizes),
+        "bytes": sum(sizes.values()),
         "unverified": unverified,
     }
 
