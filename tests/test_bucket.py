@@ -20,7 +20,7 @@ from pathlib import Path
 
 import boto3  # the test extra has it (with moto): a missing client is an error
 import pytest
-from kernels import free_port, wait_until
+from kernels import Kernel, free_port, wait_until
 from teamkernels import SHARED, ServerProcess, key_of, make_kernel, push, records, share
 
 BUCKET = "team-cache"
@@ -127,6 +127,18 @@ def test_a_shared_folder_works_too(tmp_path, team_key):
         share(a, b)
         names = sorted(p.relative_to(folder).parts[:2] for p in folder.rglob("*") if p.is_file())
         assert ("rc1", "entry") in names and ("rc1", "head") in names, names
+        env = {**os.environ, "RESUMABLE_CELLS_TEAM_KEY": team_key}
+        out = subprocess.run(
+            [sys.executable, "-m", "resumable_cells", "ls", "--remote", url],
+            capture_output=True, text=True, env=env, check=True,
+        ).stdout  # fmt: skip
+        rows = {line.split()[0]: line.split() for line in out.splitlines()[2:4]}
+        assert set(rows) == {"shared", "copy"}, out
+        assert rows["shared"][1:4] == rows["copy"][1:4] == ["1", "2.9", "MiB"], out
+        assert "total 2 entries, 1 blob" in out, out
+        status = a.ok("%step status").result()
+        want = rf"team cache {re.escape(url)}: [\d.]+ MiB \(no limit\) \(objects\), 2 entries"
+        assert re.search(want, status), status
     finally:
         a.shutdown()
         b.shutdown()
@@ -176,26 +188,81 @@ def test_killing_the_server_mid_upload_leaves_no_entry_and_the_push_goes_through
     assert c.list_multipart_uploads(Bucket=BUCKET).get("Uploads", []) == []  # none left open
 
 
+# A value whose digest reached the notebook's own code (its class) is read on the hit;
+# arrays are restored lazily, their bytes fetched when first read.
+EAGER = (
+    "%%step boxed\nclass Box:\n    pass\nbox = Box()\n"
+    "box.data = np.arange(26_214_400, dtype=np.float64)"  # 200 MiB
+)
+
+
+def lazy_flags(k: Kernel, step: str) -> list:
+    k.wait_for_writes()
+    return k.value(
+        "[b.lazy is not None for _, e in __import__('resumable_cells').ipython.magics"
+        f".current_engine().store.entries() if e.step == {step!r} for b in e.bindings]"
+    )
+
+
 def test_killing_the_server_mid_download_runs_the_step_and_says_why(pair, s3, tmp_path):
     a, b = pair
     a.ok("import numpy as np")
-    a.ok(BIG)
+    a.ok(EAGER)
+    assert lazy_flags(a, "boxed") == [False, False]  # Box, box: read on the hit
     assert "pushed 1 entry" in push(a)
-    sums = a.value(SUMS)
+    total = a.value("float(box.data.sum())")
 
     b.ok("import numpy as np")
     blobs = tmp_path / "bob" / ".resumable_cells"
-    msg = b.submit(BIG)
+    msg = b.submit(EAGER)
     wait_until(lambda: any(blobs.rglob(".*.tmp")), 60, "a blob being downloaded")
     s3.kill()
     reply = b.collect(msg)
     assert reply.status == "ok"
     assert "ran in" in reply.status_lines()[0], reply.status_lines()
     assert "unreachable" in reply.stderr, reply.stderr
-    assert records(b)[-1][:2] == ("big", "live")
-    assert b.value(SUMS) == sums
+    assert records(b)[-1][:2] == ("boxed", "live")
+    assert b.value("float(box.data.sum())") == total
     b.wait_for_writes()  # its own values, written behind
     assert not list(blobs.rglob(".*.tmp"))  # no partial file left behind
+
+
+def test_a_value_restored_lazily_comes_from_the_bucket_only_when_read(pair, s3, tmp_path):
+    a, b = pair
+    a.ok("import numpy as np")
+    a.ok(BIG)
+    assert lazy_flags(a, "big") == [True, True]
+    assert "pushed 1 entry" in push(a)
+    sums = a.value(SUMS)
+    a.ok(BIG.replace("big", "big2").replace("x * 2", "x * 3"))  # same x: one blob
+    assert "pushed 1 entry (1 blob" in push(a)
+
+    def local_bytes() -> int:
+        store = tmp_path / "bob" / ".resumable_cells" / "blobs"
+        return sum(p.stat().st_size for p in store.rglob("*") if p.is_file())
+
+    b.ok("import numpy as np")
+    served = b.ok(BIG)
+    assert served.status_lines()[0].startswith("step big: served from team cache in ")
+    assert local_bytes() < 1 << 20  # the entry, not its 200 MiB
+    assert b.value("float(x[:10].sum())") == 45.0  # x is read: its blob comes down
+    assert 100 << 20 < local_bytes() < 150 << 20
+    assert b.value(SUMS) == sums
+    assert local_bytes() > 200 << 20
+
+    # The server killed once the read of a value has begun: the cell that reads it is
+    # refused, saying which step to run again; run again, the step runs.
+    b.ok(BIG.replace("big", "big2").replace("x * 2", "x * 3"))
+    blobs = tmp_path / "bob" / ".resumable_cells"
+    msg = b.submit("print(float(y.sum()))")
+    wait_until(lambda: any(blobs.rglob(".*.tmp")), 60, "a blob being downloaded")
+    s3.kill()
+    reply = b.collect(msg)
+    assert reply.status == "error"
+    assert "run step big2 again" in reply.error["evalue"], reply.error["evalue"]
+    again = b.ok(BIG.replace("big", "big2").replace("x * 2", "x * 3"))
+    assert "ran in" in again.status_lines()[0], again.status_lines()
+    assert b.value("float(y[:3].sum())") == 9.0
 
 
 def _read_only_keys(s3: S3Server) -> tuple[tuple[str, str], tuple[str, str]]:

@@ -12,6 +12,7 @@ and written: the methods a subclass gives.
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from abc import abstractmethod
@@ -37,6 +38,8 @@ class TeamTier(Tier):
     never raise on a server problem; they warn once per kernel and carry on."""
 
     source = "remote"
+    #: Whether a hit leaves the blobs of values restored lazily here until they are read.
+    lazy_blobs = False
 
     def __init__(
         self,
@@ -145,7 +148,7 @@ class TeamTier(Tier):
         budget = max(MIN_FETCH_S, 2 * entry.duration_s)
         deadline = time.monotonic() + budget
         try:
-            for name in entry.blobs():
+            for name in entry.eager_blobs() if self.lazy_blobs else entry.blobs():
                 if not local.has_blob(name):
                     self.pull_blob(local, name, deadline)
         except TooSlow:
@@ -154,6 +157,19 @@ class TeamTier(Tier):
             ) from None
         self.health.up()
         return entry
+
+    def fetch_blob(self, name: str, local: Store) -> bool:
+        """Copy blob `name` into `local` now that a value restored lazily is read (no
+        deadline: the value is wanted). False when this tier is off or closed; raises
+        why the copy failed (the server's error marks it down)."""
+        if not self.lazy_blobs or not self.usable():
+            return False
+        try:
+            self.pull_blob(local, name, math.inf)
+        except self.server_errors() as err:
+            self.health.down(err)
+            raise
+        return True
 
     # -- push ------------------------------------------------------------------------------
     def put(self, key: str, local: Store) -> None:

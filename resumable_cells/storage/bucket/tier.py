@@ -27,6 +27,8 @@ class ObjectTier(TeamTier):
     >>> tier = ObjectTier("s3://team-bucket/cache")  # nothing connects until it is used
     """
 
+    lazy_blobs = True  # a value's bytes come from the bucket only when it is read
+
     def __init__(self, url: str, key: bytes | None = None):
         clients = connect.client(url, connect.FAST), connect.client(url, connect.BULK)
         super().__init__(url, key, connect.server_errors, clients)
