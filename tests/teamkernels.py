@@ -85,3 +85,14 @@ def share(a: Kernel, b: Kernel) -> None:
     assert b.value("ran_in") == a.value("ran_in") != b.value("os.getpid()")
     assert b.value("len(rows)") == 3_000_000
     assert records(b)[-1] == ("shared", "hit", "remote")
+
+
+def two_steps_kept_locally(k: Kernel, why: str) -> None:
+    """Two steps run while the team cache cannot be used: both run, one warning says
+    it is unreachable and `why`, and `%step push` says both wait."""
+    first = k.ok("%%step p1\nw1 = 'one'")
+    second = k.ok("%%step p2\nw2 = 'two'")
+    assert "ran in" in first.status_lines()[0] and "ran in" in second.status_lines()[0]
+    warnings = first.stderr + second.stderr
+    assert warnings.count("unreachable") == 1 and why in warnings, warnings
+    assert "2 not pushed" in push(k)

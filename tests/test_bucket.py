@@ -20,15 +20,15 @@ from pathlib import Path
 
 import boto3  # the test extra has it (with moto): a missing client is an error
 import pytest
+import teamkernels as team
 from kernels import Kernel, free_port, wait_until
-from teamkernels import SHARED, ServerProcess, key_of, make_kernel, push, records, share
 
 BUCKET = "team-cache"
 BIG = "%%step big\nx = np.arange(13_107_200, dtype=np.float64)\ny = x * 2"  # 2 x 100 MiB
 SUMS = "(float(x.sum()), float(y.sum()), x.shape)"
 
 
-class S3Server(ServerProcess):
+class S3Server(team.ServerProcess):
     """moto's S3 server on 127.0.0.1:port (everything in its memory)."""
 
     def __init__(self, port: int, log: Path, setup_calls: int = 0):
@@ -88,8 +88,8 @@ def s3_env(s3: S3Server, creds: tuple[str, str] = ("admin", "admin")) -> dict:
 @pytest.fixture
 def pair(tmp_path, s3, team_key):
     url = f"s3://{BUCKET}/notebooks/demo"
-    a = make_kernel(tmp_path, "alice", url, team_key, s3_env(s3))
-    b = make_kernel(tmp_path, "bob", url, team_key, s3_env(s3))
+    a = team.make_kernel(tmp_path, "alice", url, team_key, s3_env(s3))
+    b = team.make_kernel(tmp_path, "bob", url, team_key, s3_env(s3))
     yield a, b
     a.shutdown()
     b.shutdown()
@@ -98,7 +98,7 @@ def pair(tmp_path, s3, team_key):
 # -- sharing ------------------------------------------------------------------------------
 def test_two_kernels_share_one_bucket_and_a_hit_is_kept_locally(pair, s3):
     a, b = pair
-    share(a, b)
+    team.share(a, b)
     keys = s3.keys()
     prefix = "notebooks/demo/rc1/"
     assert all(k.startswith(prefix) for k in keys), keys
@@ -112,19 +112,19 @@ def test_two_kernels_share_one_bucket_and_a_hit_is_kept_locally(pair, s3):
     s3.kill()
     b.restart()
     b.ok("%load_ext resumable_cells\nimport os")
-    third = b.ok(SHARED)
+    third = b.ok(team.SHARED)
     assert third.status_lines()[0].startswith("step shared: served from cache in ")
-    assert records(b)[-1] == ("shared", "hit", "local")
+    assert team.records(b)[-1] == ("shared", "hit", "local")
     assert "unreachable" not in third.stderr  # a local hit never asks the server
 
 
 def test_a_shared_folder_works_too(tmp_path, team_key):
     folder = tmp_path / "shared folder"
     url = f"file://{folder}"
-    a = make_kernel(tmp_path, "alice", url, team_key)
-    b = make_kernel(tmp_path, "bob", url, team_key)
+    a = team.make_kernel(tmp_path, "alice", url, team_key)
+    b = team.make_kernel(tmp_path, "bob", url, team_key)
     try:
-        share(a, b)
+        team.share(a, b)
         names = sorted(p.relative_to(folder).parts[:2] for p in folder.rglob("*") if p.is_file())
         assert ("rc1", "entry") in names and ("rc1", "head") in names, names
         env = {**os.environ, "RESUMABLE_CELLS_TEAM_KEY": team_key}
@@ -148,7 +148,7 @@ def test_a_large_value_goes_up_in_parts_and_comes_down_whole(pair, s3):
     a, b = pair
     a.ok("import numpy as np")
     a.ok(BIG)
-    sent = re.search(r"pushed 1 entry \((\d+) blobs, ([\d.]+) MiB\)", push(a))
+    sent = re.search(r"pushed 1 entry \((\d+) blobs, ([\d.]+) MiB\)", team.push(a))
     assert sent and float(sent[2]) >= 200, sent
     c = s3.client()
     bodies = [k for k in s3.keys() if "/rc1/blob/" in k]
@@ -156,7 +156,7 @@ def test_a_large_value_goes_up_in_parts_and_comes_down_whole(pair, s3):
     assert max(int(p["PartsCount"]) for p in parts) >= 12  # 100 MiB in 8 MiB parts
     b.ok("import numpy as np")
     b.ok(BIG)
-    assert records(b)[-1] == ("big", "hit", "remote")
+    assert team.records(b)[-1] == ("big", "hit", "remote")
     assert b.value(SUMS) == a.value(SUMS)
 
 
@@ -167,11 +167,11 @@ def test_killing_the_server_mid_upload_leaves_no_entry_and_the_push_goes_through
     a.ok(BIG)  # returns while the push goes on in the background
     c = s3.client()
     wait_until(lambda: c.list_multipart_uploads(Bucket=BUCKET).get("Uploads"), 60, "an upload")
-    big_key = key_of(a, "big")
+    big_key = team.key_of(a, "big")
     assert not any(k.endswith(f"/entry/{big_key}") for k in s3.keys()), "pushed before the kill"
     s3.kill()
 
-    out = push(a)
+    out = team.push(a)
     assert "pushed 0 entries" in out and "1 not pushed" in out and "unreachable" in out, out
     again = a.ok(BIG)  # the local store is intact
     assert again.status_lines()[0].startswith("step big: served from cache")
@@ -181,10 +181,10 @@ def test_killing_the_server_mid_upload_leaves_no_entry_and_the_push_goes_through
     b.ok("import numpy as np")
     missed = b.ok(BIG)  # nothing partial was served: bob runs it
     assert "ran in" in missed.status_lines()[0], missed.status_lines()
-    out = push(a)
+    out = team.push(a)
     assert "pushed 1 entry" in out and "not pushed" not in out, out
     assert any(k.endswith(f"/entry/{big_key}") for k in s3.keys())
-    assert "not pushed" not in push(b)  # bob's own push of it, begun when he ran it
+    assert "not pushed" not in team.push(b)  # bob's own push of it, begun when he ran it
     assert c.list_multipart_uploads(Bucket=BUCKET).get("Uploads", []) == []  # none left open
 
 
@@ -209,7 +209,7 @@ def test_killing_the_server_mid_download_runs_the_step_and_says_why(pair, s3, tm
     a.ok("import numpy as np")
     a.ok(EAGER)
     assert lazy_flags(a, "boxed") == [False, False]  # Box, box: read on the hit
-    assert "pushed 1 entry" in push(a)
+    assert "pushed 1 entry" in team.push(a)
     total = a.value("float(box.data.sum())")
 
     b.ok("import numpy as np")
@@ -221,7 +221,7 @@ def test_killing_the_server_mid_download_runs_the_step_and_says_why(pair, s3, tm
     assert reply.status == "ok"
     assert "ran in" in reply.status_lines()[0], reply.status_lines()
     assert "unreachable" in reply.stderr, reply.stderr
-    assert records(b)[-1][:2] == ("boxed", "live")
+    assert team.records(b)[-1][:2] == ("boxed", "live")
     assert b.value("float(box.data.sum())") == total
     b.wait_for_writes()  # its own values, written behind
     assert not list(blobs.rglob(".*.tmp"))  # no partial file left behind
@@ -232,10 +232,10 @@ def test_a_value_restored_lazily_comes_from_the_bucket_only_when_read(pair, s3, 
     a.ok("import numpy as np")
     a.ok(BIG)
     assert lazy_flags(a, "big") == [True, True]
-    assert "pushed 1 entry" in push(a)
+    assert "pushed 1 entry" in team.push(a)
     sums = a.value(SUMS)
     a.ok(BIG.replace("big", "big2").replace("x * 2", "x * 3"))  # same x: one blob
-    assert "pushed 1 entry (1 blob" in push(a)
+    assert "pushed 1 entry (1 blob" in team.push(a)
 
     def local_bytes() -> int:
         store = tmp_path / "bob" / ".resumable_cells" / "blobs"
@@ -288,17 +288,17 @@ def test_without_write_permission_the_tier_is_read_only_and_nothing_is_lost(tmp_
     writer, reader = _read_only_keys(s3)
     s3.creds = writer
     url = f"s3://{BUCKET}/ro"
-    a = make_kernel(tmp_path, "alice", url, team_key, s3_env(s3, writer))
-    b = make_kernel(tmp_path, "bob", url, team_key, s3_env(s3, reader))
+    a = team.make_kernel(tmp_path, "alice", url, team_key, s3_env(s3, writer))
+    b = team.make_kernel(tmp_path, "bob", url, team_key, s3_env(s3, reader))
     try:
-        share(a, b)  # bob may read: he is served what alice pushed
+        team.share(a, b)  # bob may read: he is served what alice pushed
 
         mine = b.ok("%%step mine\nnote = 'bob was here' * 100_000")
         assert "ran in" in mine.status_lines()[0]
-        out = push(b)
+        out = team.push(b)
         assert "pushed 0 entries" in out and "read-only" in out, out
         assert "read-only" in b.ok("%step config").stdout
-        assert not any("/entry/" + key_of(b, "mine") in k for k in s3.keys())
+        assert not any("/entry/" + team.key_of(b, "mine") in k for k in s3.keys())
         b.ok("%%step later\nother = 2")  # said once: no warning on every step
         assert "read-only" not in b.ok("%%step later2\nother2 = 3").stderr
 
@@ -310,3 +310,15 @@ def test_without_write_permission_the_tier_is_read_only_and_nothing_is_lost(tmp_
         a.shutdown()
         b.shutdown()
         s3.stop()
+
+
+def test_a_bucket_that_does_not_exist_is_said_once_then_used_once_made(s3, tmp_path, team_key):
+    url = "s3://not-made-yet/cache"
+    k = team.make_kernel(tmp_path, "carol", url, team_key, s3_env(s3))
+    try:
+        team.two_steps_kept_locally(k, "does not exist")
+        s3.client().create_bucket(Bucket="not-made-yet")
+        out = team.push(k)
+        assert "pushed 2 entries" in out and "not pushed" not in out, out
+    finally:
+        k.shutdown()

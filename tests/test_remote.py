@@ -25,7 +25,16 @@ import redis  # the test extra has it: a missing client is an error, not a skip
 from boards import BOARD, MAKE
 from entries import binding, entry
 from kernels import free_port, wait_until
-from teamkernels import SHARED, ServerProcess, key_of, make_kernel, push, records, share
+from teamkernels import (
+    SHARED,
+    ServerProcess,
+    key_of,
+    make_kernel,
+    push,
+    records,
+    share,
+    two_steps_kept_locally,
+)
 
 from resumable_cells.storage.entries import Value
 
@@ -386,12 +395,7 @@ def test_a_server_refusing_us_is_a_warning_then_push_all_sends_everything(tmp_pa
     server.start()
     k = make_kernel(tmp_path, "dave", f"redis://127.0.0.1:{port}/0", team_key)  # no password
     try:
-        first = k.ok("%%step p1\nw1 = 'one'")
-        second = k.ok("%%step p2\nw2 = 'two'")
-        assert "ran in" in first.status_lines()[0] and "ran in" in second.status_lines()[0]
-        warnings = first.stderr + second.stderr
-        assert warnings.count("unreachable") == 1 and "authenticat" in warnings, warnings
-        assert "2 not pushed" in push(k)
+        two_steps_kept_locally(k, "authenticat")
         # Reconfigured with the password, `--all` pushes every local entry it lacks.
         k.ok(f"%step config --remote redis://:sesame@127.0.0.1:{port}/0")
         out = k.ok("%step push --all").stdout

@@ -76,12 +76,27 @@ def _s3_credentials() -> dict[str, Any]:
     return {"credential_provider": Boto3CredentialProvider()}
 
 
+class MissingBucket(TeamCacheError):
+    """The bucket (or Azure container) itself does not exist: a server problem, not a
+    miss, so that it is said and retried like one."""
+
+
+_NO_BUCKET = ("NoSuchBucket", "ContainerNotFound", "bucket does not exist")
+
+
+def check_bucket(err: FileNotFoundError) -> None:
+    """Raise MissingBucket when a "not found" is about the bucket, not the object."""
+    text = str(err)
+    if any(word in text for word in _NO_BUCKET):
+        raise MissingBucket(f"the bucket does not exist ({describe_error(err)})") from err
+
+
 def server_errors() -> tuple[type[BaseException], ...]:
-    """What a bucket that is down, slow or refusing raises (a missing object raises
-    FileNotFoundError instead, which is a miss)."""
+    """What a bucket that is down, slow, refusing or missing raises (a missing object
+    raises FileNotFoundError instead, which is a miss)."""
     from obstore.exceptions import BaseError
 
-    return (BaseError,)
+    return (BaseError, MissingBucket)
 
 
 def refused_write(err: BaseException) -> bool:

@@ -27,7 +27,8 @@ from ..redis import wire
 
 VERSION = 1  # bump on any change to the layout above
 ROOT = f"rc{VERSION}/"
-FRAME = wire.CHUNK  # body bytes per frame: what one request carries, sealed on its own
+FRAME = wire.CHUNK  # body bytes per frame (and per part of an upload), sealed on its own
+RANGE_FRAMES = 8  # frames per ranged read of a body (64 MiB)
 
 
 def entry_path(key: str) -> str:

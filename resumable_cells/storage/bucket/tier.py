@@ -53,7 +53,7 @@ class ObjectTier(TeamTier):
 
     def set_entry(self, key: str, signed: str) -> None:
         data = crossing.outgoing(crossing.ENTRY, key, signed.encode())
-        obstore.put(self.bulk, layout.entry_path(key), data)
+        transfer.put(self.bulk, layout.entry_path(key), data)
 
     def pull_blob(self, local: Store, name: str, deadline: float) -> int:
         return transfer.pull_blob(self.bulk, local, name, self._team_key(), deadline)

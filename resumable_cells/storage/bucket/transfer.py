@@ -43,11 +43,21 @@ def exists(store: Any, path: str) -> bool:
 
 
 def get(store: Any, path: str) -> bytes | None:
-    """The object at `path`, None when there is none."""
+    """The object at `path`, None when there is none. Raises MissingBucket."""
     try:
         return bytes(obstore.get(store, path).bytes())
-    except FileNotFoundError:
+    except FileNotFoundError as err:
+        connect.check_bucket(err)
         return None
+
+
+def put(store: Any, path: str, data: Any, **options: Any) -> None:
+    """`obstore.put`, with a missing bucket said as MissingBucket."""
+    try:
+        obstore.put(store, path, data, **options)
+    except FileNotFoundError as err:
+        connect.check_bucket(err)
+        raise
 
 
 def push_blob(store: Any, local: Store, name: str, team_key: bytes) -> int:
@@ -66,9 +76,9 @@ def push_blob(store: Any, local: Store, name: str, team_key: bytes) -> int:
         frames = _sealed(wire.read_body(reader, mine, team), name, stored)
         if size <= layout.FRAME:
             (only,) = list(frames)
-            obstore.put(store, path, only, use_multipart=False)
+            put(store, path, only, use_multipart=False)
         else:
-            obstore.put(
+            put(
                 store, path, frames, use_multipart=True,
                 chunk_size=layout.FRAME, max_concurrency=connect.CONCURRENCY,
             )  # fmt: skip
@@ -80,7 +90,7 @@ def push_blob(store: Any, local: Store, name: str, team_key: bytes) -> int:
         crossing.BLOB, crossing.part_name(name, "head"), layout.head(header, upload, size, stored)
     )
     try:
-        obstore.put(store, layout.head_path(name), raw, mode="create")
+        put(store, layout.head_path(name), raw, mode="create")
     except obstore.exceptions.AlreadyExistsError:  # another push of it got there first
         _delete(store, path)
         return 0
@@ -118,35 +128,47 @@ def pull_blob(
 
 
 def _frames(store: Any, name: str, meta: dict, deadline: float) -> Iterator[bytes]:
-    """The body's frames in order, CONCURRENCY requests in flight, each checked for the
-    length its head gives."""
+    """The body's frames in order, each checked for the length its head gives. They are
+    read in ranges of up to `layout.RANGE_FRAMES` frames, CONCURRENCY ranges in flight
+    (fewer, larger requests: a server's cost per request can grow with the object)."""
     path = layout.body_path(name, meta["upload"])
     stored = meta["stored"]
     starts = [0, *itertools.accumulate(stored)]
+    groups = [range(i, min(i + layout.RANGE_FRAMES, len(stored)))
+              for i in range(0, len(stored), layout.RANGE_FRAMES)]  # fmt: skip
 
-    def fetch(i: int) -> bytes:
-        if not stored[i]:
-            return crossing.incoming(crossing.BLOB, crossing.part_name(name, i), b"")
+    def fetch(group: range) -> list[bytes]:
+        start, end = starts[group.start], starts[group.stop]
         try:
-            data = obstore.get_range(store, path, start=starts[i], length=stored[i])
+            data = obstore.get_range(store, path, start=start, end=end) if end > start else b""
         except FileNotFoundError:
             raise Incomplete(
                 f"the body of blob {name[:12]} is gone from the team cache", name
             ) from None
-        return crossing.incoming(crossing.BLOB, crossing.part_name(name, i), bytes(data))
+        view = memoryview(data)
+        if len(view) != end - start:
+            raise TamperedError(f"blob {name[:12]} on the team cache has a damaged body")
+        return [
+            crossing.incoming(
+                crossing.BLOB, crossing.part_name(name, i),
+                bytes(view[starts[i] - start : starts[i + 1] - start]),
+            )
+            for i in group
+        ]  # fmt: skip
 
     pool = ThreadPoolExecutor(connect.CONCURRENCY, thread_name_prefix="resumable-cells-pull")
-    window: deque[Future[bytes]] = deque()
+    window: deque[Future[list[bytes]]] = deque()
     try:
-        todo = iter(range(len(stored)))
-        for i, want in enumerate(layout.frame_sizes(meta)):
-            while len(window) < connect.CONCURRENCY and (j := next(todo, None)) is not None:
-                window.append(pool.submit(fetch, j))
+        todo = iter(groups)
+        sizes = iter(layout.frame_sizes(meta))
+        for _ in groups:
+            while len(window) < connect.CONCURRENCY and (g := next(todo, None)) is not None:
+                window.append(pool.submit(fetch, g))
             if time.monotonic() > deadline:
                 raise TooSlow()
-            frame = window.popleft().result()
-            if len(frame) != want:
-                raise TamperedError(f"blob {name[:12]} on the team cache has a damaged frame {i}")
-            yield frame
+            for frame in window.popleft().result():
+                if len(frame) != next(sizes):
+                    raise TamperedError(f"blob {name[:12]} on the team cache has a damaged frame")
+                yield frame
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
