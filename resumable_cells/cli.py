@@ -171,7 +171,7 @@ def _team_text(url: str) -> str:
         if team is not None:
             try:
                 out.update(teams.figures(team))
-            except teams.server_errors(team) as err:
+            except team.server_errors() as err:
                 log.debug("the team cache's figures could not be read", exc_info=True)
                 out["error"] = f"unreachable ({describe_error(err)})"
     except TeamCacheError as err:
@@ -193,7 +193,7 @@ def _ls_remote(url: str) -> None:
             raise CLIError("no team cache (--remote none)")
         try:
             info = teams.listing(team)
-        except teams.server_errors(team) as err:
+        except team.server_errors() as err:
             raise CLIError(f"the team cache {url} is unreachable ({describe_error(err)})") from None
     except TeamCacheError as err:
         raise CLIError(str(err)) from None

@@ -5,7 +5,6 @@ its figures for `%step status` and the sidebar."""
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 
@@ -14,11 +13,8 @@ from ..engine.kernel import Engine
 from ..errors import TeamCacheError
 from ..storage import sizes, team
 from ..storage.redis.health import describe_error
-from ..storage.redis.tier import RedisTier
 from ..storage.store import Store
-
-if TYPE_CHECKING:  # obstore is imported only when a bucket is set
-    from ..storage.bucket.tier import ObjectTier
+from ..storage.teamtier import TeamTier
 
 log = logging.getLogger(__name__)
 
@@ -42,22 +38,23 @@ def configure(engine: Engine, setting: str) -> None:
     engine.set_team(tier)
 
 
-def team_of(engine: Engine) -> RedisTier | ObjectTier | None:
+def team_of(engine: Engine) -> TeamTier | None:
     """The engine's team cache as this layer made it: `attach` and `configure` only
-    ever set a RedisTier or an ObjectTier (the engine knows it as any Tier)."""
+    ever set a team cache (a RedisTier or an ObjectTier; the engine knows it as any
+    Tier)."""
     tier = engine.team
-    assert tier is None or isinstance(tier, RedisTier) or hasattr(tier, "read_only"), tier
-    return tier  # type: ignore[return-value]
+    assert tier is None or isinstance(tier, TeamTier), tier
+    return tier
 
 
-def describe(tier: RedisTier | ObjectTier | None) -> str:
+def describe(tier: TeamTier | None) -> str:
     if tier is None:
         return (
             "team cache: none (set one with %step config --remote redis://HOST:PORT/DB "
             "or s3://BUCKET/PREFIX)"
         )
     state = "no team key" if tier.key is None else "up" if tier.usable() else "unreachable"
-    if not isinstance(tier, RedisTier) and tier.read_only and state == "up":
+    if tier.read_only and state == "up":
         state = "read-only"
     text = f"team cache {tier.url} ({state}"
     if tier.health.last_error and state == "unreachable":
@@ -66,7 +63,7 @@ def describe(tier: RedisTier | ObjectTier | None) -> str:
     return text + (f"; {sizes.count(pending, 'entry', 'entries')} to push)" if pending else ")")
 
 
-def figures(tier: RedisTier | ObjectTier | None) -> dict | None:
+def figures(tier: TeamTier | None) -> dict | None:
     """{"url", "entries", "bytes", "limit", "error"} of the team cache, None without
     one. A server that is down or refusing gives its error, never an exception."""
     if tier is None:
@@ -78,12 +75,12 @@ def figures(tier: RedisTier | ObjectTier | None) -> dict | None:
         return {**out, "error": f"unreachable ({tier.health.last_error})"}
     try:
         return {**out, **team.figures(tier)}
-    except team.server_errors(tier) as err:
+    except tier.server_errors() as err:
         log.debug("the team cache's figures could not be read", exc_info=True)
         return {**out, "error": f"unreachable ({describe_error(err)})"}
 
 
-def push_report(tier: RedisTier | ObjectTier, store: Store, everything: bool = False) -> str:
+def push_report(tier: TeamTier, store: Store, everything: bool = False) -> str:
     """`%step push`: queue every local entry too when `everything`, then wait."""
     if tier.key is None:
         tier.health.say_warning()
@@ -103,7 +100,7 @@ def push_report(tier: RedisTier | ObjectTier, store: Store, everything: bool = F
             f"({tier.health.last_error}). They are retried in the background and by "
             "`%step push`."
         )
-    if not isinstance(tier, RedisTier) and tier.read_only:
+    if tier.read_only:
         text += f"; {tier.read_only}"
     for err in res["errors"]:
         text += f"\n  not pushed {err}"

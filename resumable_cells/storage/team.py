@@ -10,6 +10,7 @@ from .. import settings
 if TYPE_CHECKING:
     from .bucket.tier import ObjectTier
     from .redis.tier import RedisTier
+    from .teamtier import TeamTier
 
 
 def from_setting(url: str | None) -> RedisTier | ObjectTier | None:
@@ -28,7 +29,7 @@ def from_setting(url: str | None) -> RedisTier | ObjectTier | None:
     return redis_tier.from_setting(url)
 
 
-def figures(tier: RedisTier | ObjectTier) -> dict:
+def figures(tier: TeamTier) -> dict:
     """{"entries", "bytes", "limit"} of the team cache. Raises its server's errors."""
     from .redis.tier import RedisTier
 
@@ -41,7 +42,7 @@ def figures(tier: RedisTier | ObjectTier) -> dict:
     return bucket_listing.figures(tier.fast)
 
 
-def listing(tier: RedisTier | ObjectTier) -> dict:
+def listing(tier: TeamTier) -> dict:
     """The team cache step by step (`redis.listing.listing`). Raises its server's
     errors."""
     from .redis.tier import RedisTier
@@ -53,16 +54,3 @@ def listing(tier: RedisTier | ObjectTier) -> dict:
     from .bucket import listing as bucket_listing
 
     return bucket_listing.listing(tier.fast, tier.key)
-
-
-def server_errors(tier: RedisTier | ObjectTier) -> tuple[type[BaseException], ...]:
-    """What the tier's server raises when it is down, slow or refusing."""
-    from .redis.tier import RedisTier
-
-    if isinstance(tier, RedisTier):
-        from .redis import connect as redis_connect
-
-        return redis_connect.server_errors()
-    from .bucket import connect
-
-    return connect.server_errors()

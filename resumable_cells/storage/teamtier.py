@@ -40,6 +40,8 @@ class TeamTier(Tier):
     source = "remote"
     #: Whether a hit leaves the blobs of values restored lazily here until they are read.
     lazy_blobs = False
+    #: Why this kernel may not write here (a subclass finds out); None: it may.
+    read_only: str | None = None
 
     def __init__(
         self,
@@ -77,10 +79,6 @@ class TeamTier(Tier):
     def say_warnings(self) -> None:
         """Print what the user must know, once per kernel (call from the user's thread)."""
         self.health.say_warning()
-
-    def takes_entries(self) -> bool:
-        """Whether new entries may be sent here (a subclass may become read-only)."""
-        return True
 
     # -- what a subclass gives ------------------------------------------------------------
     @abstractmethod
@@ -175,10 +173,9 @@ class TeamTier(Tier):
     def put(self, key: str, local: Store) -> None:
         """Queue `local`'s entry `key` for the background pusher; returns at once."""
         self.say_warnings()
-        if self.key is None or key in self._known or self.queue.closed:
+        if self.key is None or self.read_only or key in self._known or self.queue.closed:
             return
-        if self.takes_entries():
-            self.queue.later(local, key)
+        self.queue.later(local, key)
 
     def push_entry(self, local: Store, key: str) -> bool:
         """Push one local entry now, in this thread. Returns False if it was already

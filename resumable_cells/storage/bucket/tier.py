@@ -32,7 +32,6 @@ class ObjectTier(TeamTier):
     def __init__(self, url: str, key: bytes | None = None):
         clients = connect.client(url, connect.FAST), connect.client(url, connect.BULK)
         super().__init__(url, key, connect.server_errors, clients)
-        self.read_only: str | None = None  # why this kernel may not write there
         self._said_read_only = False
 
     def say_warnings(self) -> None:
@@ -40,9 +39,6 @@ class ObjectTier(TeamTier):
         if self.read_only and not self._said_read_only:
             self._said_read_only = True
             logs.warn(self.read_only)
-
-    def takes_entries(self) -> bool:
-        return self.read_only is None
 
     def get_entry(self, key: str) -> bytes | None:
         raw = transfer.get(self.fast, layout.entry_path(key))
