@@ -96,6 +96,23 @@ def print_rows(rows: list[Row]) -> None:
         )
 
 
+def each_size(
+    one_size: Callable[[int, str, int], list[Row]],
+    sizes: list[tuple[int, str, int]],
+    quick: list[tuple[int, str, int]],
+) -> Callable[[argparse.Namespace], list[Row]]:
+    """A figure's `run`: `one_size(nbytes, label, repeat)` for each of `sizes` (of
+    `quick` with --quick)."""
+
+    def run(args: argparse.Namespace) -> list[Row]:
+        rows = []
+        for nbytes, label, repeat in quick if args.quick else sizes:
+            rows += one_size(nbytes, label, repeat)
+        return rows
+
+    return run
+
+
 def main(run: Callable[[argparse.Namespace], list[Row]], extra_args=None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", help="append the result rows to this file (JSON lines)")

@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
 import xxhash  # noqa: E402
 from anchors import joblib_hash, marimo_available, marimo_hash  # noqa: E402
-from common import GB, MB, Row, interleaved, main  # noqa: E402
+from common import GB, MB, Row, each_size, interleaved, main  # noqa: E402
 
 from resumable_cells.hashing import digest  # noqa: E402
 
@@ -54,12 +54,5 @@ def one_size(nbytes: int, label: str, repeat: int) -> list[Row]:
     return rows
 
 
-def run(args) -> list[Row]:
-    rows = []
-    for nbytes, label, repeat in QUICK if args.quick else SIZES:
-        rows += one_size(nbytes, label, repeat)
-    return rows
-
-
 if __name__ == "__main__":
-    main(run)
+    main(each_size(one_size, SIZES, QUICK))

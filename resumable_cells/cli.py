@@ -12,14 +12,22 @@ import datetime as dt
 import json
 import logging
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 from . import __version__, formatting, logs, settings
 from .errors import CLIError, TeamCacheError
-from .records import glance, journal, runs, views, why
+from .records import glance, journal, provenance, runs, views, why
 from .storage import sizes
 from .storage.store import Store
 from .verify import command as verify_command
+
+if TYPE_CHECKING:
+    from .storage.teamtier import TeamTier
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 EXIT_USAGE = 2
@@ -35,8 +43,10 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "standalone", False):  # verify: runs notebooks, opens no store
         return args.func(args)
     try:
+        if getattr(args, "team_only", False):  # reencrypt: the team cache, no local store
+            return args.func(args)
         if getattr(args, "remote", None) is not None:  # `ls --remote`: no local store needed
-            _ls_remote(args.remote)
+            _ls_remote(args.remote, settings.store_dir(args.dir))
             return 0
         store = _open(settings.store_dir(args.dir))
         try:
@@ -89,6 +99,14 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("step", nargs="?")
     c.add_argument("--all", action="store_true")
     c.set_defaults(func=cmd_clear)
+
+    c = sub.add_parser(
+        "reencrypt", help="seal a team cache again under the current team key (after a rotation)"
+    )
+    c.add_argument(
+        "--remote", metavar="URL", help="the team cache (default: RESUMABLE_CELLS_REMOTE)"
+    )
+    c.set_defaults(func=cmd_reencrypt, team_only=True)
 
     verify_command.add_parser(sub)
     return p
@@ -157,17 +175,17 @@ def cmd_ls(store: Store, args) -> None:
     print(glance.store_text(glance.store_figures(store)))
     team = settings.team_cache()
     if team:
-        print(_team_text(team))
+        print(_team_text(team, store.dir))
 
 
-def _team_text(url: str) -> str:
+def _team_text(url: str, store_dir: Path) -> str:
     """The team cache's line for `ls`; its problem, when it has one, in the line."""
     from .storage import team as teams
     from .storage.redis.health import describe_error
 
     out = {"url": url}
     try:
-        team = teams.from_setting(url)
+        team = teams.from_setting(url, store_dir)
         if team is not None:
             try:
                 out.update(teams.figures(team))
@@ -179,24 +197,17 @@ def _team_text(url: str) -> str:
     return glance.team_text(out)
 
 
-def _ls_remote(url: str) -> None:
+def _ls_remote(url: str, store_dir: Path) -> None:
     """`ls --remote [URL]`: steps, entries and sizes on the team cache."""
     from .storage import team as teams
-    from .storage.redis.health import describe_error
 
     url = settings.team_cache(url)
     if not url:
         raise CLIError("no team cache: give --remote URL or set RESUMABLE_CELLS_REMOTE")
-    try:
-        team = teams.from_setting(url)
-        if team is None:
-            raise CLIError("no team cache (--remote none)")
-        try:
-            info = teams.listing(team)
-        except team.server_errors() as err:
-            raise CLIError(f"the team cache {url} is unreachable ({describe_error(err)})") from None
-    except TeamCacheError as err:
-        raise CLIError(str(err)) from None
+    team = _team_at(url, store_dir)
+    if team is None:
+        raise CLIError("no team cache (--remote none)")
+    info = _on_team(url, teams.listing, team)
     print(f"team cache {url}")
     rows = [
         (n, s["entries"], sizes.format_size(s["bytes"]), _when(s["latest"]))
@@ -208,13 +219,66 @@ def _ls_remote(url: str) -> None:
         f"{sizes.format_size(info['bytes'])} in {info['chunks']} chunks"
     )
     if info["unverified"]:
-        why_not = "no team key set" if team.key is None else "they fail the team key"
+        why_not = "no team key set" if team.sealer is None else "they fail the team key"
         print(f"{info['unverified']} entries not verified ({why_not})")
+
+
+def _team_at(url: str, store_dir: Path) -> TeamTier | None:
+    """The team cache `url` names; a setting it refuses is a CLIError."""
+    from .storage import team as teams
+
+    try:
+        return teams.from_setting(url, store_dir)
+    except TeamCacheError as err:
+        raise CLIError(str(err)) from None
+
+
+def _on_team(url: str, call: Callable[[TeamTier], T], team: TeamTier) -> T:
+    """`call(team)`, its server's errors said as a CLIError."""
+    from .storage.redis.health import describe_error
+
+    try:
+        return call(team)
+    except team.server_errors() as err:
+        raise CLIError(f"the team cache {url} is unreachable ({describe_error(err)})") from None
+    except TeamCacheError as err:
+        raise CLIError(str(err)) from None
+
+
+def cmd_reencrypt(args) -> int:
+    """`reencrypt [--remote URL]`: every entry and blob not under the current team key
+    sealed again with it (opened with RESUMABLE_CELLS_TEAM_KEY_PREVIOUS). Status 1 when
+    something could not be opened, so the previous key is still needed."""
+    from .storage import team as teams
+
+    url = settings.team_cache(args.remote)
+    if not url or settings.team_cache_off(url):
+        raise CLIError("no team cache: give --remote URL or set RESUMABLE_CELLS_REMOTE")
+    team = _team_at(url, settings.store_dir(args.dir))
+    assert team is not None, url
+    if team.sealer is None:
+        raise CLIError(f"no team key: {team.health.warning}")
+    done = _on_team(url, teams.reseal, team)
+    print(
+        f"team cache {url}: re-encrypted {sizes.count(done.entries, 'entry', 'entries')} and "
+        f"{sizes.count(done.blobs, 'blob')} ({sizes.format_size(done.bytes)}) under team key "
+        f"{team.sealer.key_id}; {done.current} already under it"
+    )
+    for why_not in done.failed:
+        print(f"  not re-encrypted: {why_not}")
+    if done.failed:
+        logs.warn(
+            f"{len(done.failed)} objects were left as they are: keep the previous team key "
+            "until they are re-encrypted (or delete them)"
+        )
+        return 1
+    return 0
 
 
 def cmd_show(store: Store, args) -> None:
     run = _pick_run(store, args.run)
     execs = journal.load(store, run.id)
+    now = time.time()
     print(f"run {run.id}  notebook {run.notebook or '-'}  epoch {run.epoch}")
     sessions = journal.sessions(execs)
     rows = [
@@ -226,15 +290,27 @@ def cmd_show(store: Store, args) -> None:
             formatting.duration(e["duration_s"]),
             formatting.duration(e["saved_s"]) if e.get("saved_s") else "",
             e.get("reason") or "",
+            _provenance(e, now),
         )
         for e in execs
     ]
-    _table(rows, ("start", "session", "step", "status", "duration", "saved", "reason"))
+    head = ("start", "session", "step", "status", "duration", "saved", "reason", "provenance")
+    _table(rows, head)
+
+
+def _provenance(execution: dict, now: float) -> str:
+    raw = execution.get("provenance")
+    if not isinstance(raw, dict):
+        return ""
+    return provenance.sentence(provenance.Origin.from_json(raw), now)
 
 
 def cmd_why(store: Store, args) -> None:
+    all_runs = runs.stored(store)
+    execs = journal.load(store, all_runs[-1].id) if all_runs else []
     try:
-        print("\n".join(why.why_lines(store, args.step)))
+        origin = why.origin_lines(store, args.step, execs, time.time())
+        print("\n".join(origin + why.why_lines(store, args.step)))
     except LookupError as err:
         raise CLIError(str(err)) from None
 

@@ -4,6 +4,8 @@
     ├── StoreError             an entry or index row that cannot be trusted or read
     │   ├── BlobError          a blob file that is missing, truncated or fails authentication
     │   ├── TamperedError      something on the team cache that fails the team key
+    │   │   └── SealError      a sealed object that cannot be opened (altered, cut short,
+    │   │                      or sealed with a team key not configured here)
     │   └── NotWritten         an entry written behind that was not stored (a value changed
     │                          before its bytes were written, the kernel ending first)
     ├── TeamCacheError         a team cache that cannot be configured
@@ -43,6 +45,16 @@ class BlobUnavailable(StoreError):
 
 class TamperedError(StoreError):
     """Something on the team cache that fails the team key."""
+
+
+class SealError(TamperedError):
+    """A sealed object (an entry or blob encrypted for a tier) that cannot be opened.
+    `key_id` names the team key it was sealed with when that key is not configured
+    here (None when it is, and the object was altered or cut short)."""
+
+    def __init__(self, message: str, key_id: str | None = None):
+        super().__init__(message)
+        self.key_id = key_id
 
 
 class NotWritten(StoreError):

@@ -15,6 +15,9 @@ Each resolves, first found wins:
     write wait        the traitlet (`c.StepMagics.write_wait`), RESUMABLE_CELLS_WRITE_WAIT,
                       else 30: seconds a kernel waits for entries still being written
                       (when it ends, and at a lookup of their key)
+    identity          the traitlet (`c.StepMagics.share_identity`), RESUMABLE_CELLS_IDENTITY,
+                      else the login user and the host name: who an entry says computed it
+                      ("ana@gpu-3", "ana", "@gpu-3", or "none" to share neither)
 
 Choices kept for one notebook (`%step auto on`) are in `notebooks.json` in the store
 directory, read when the extension loads, before the store is opened.
@@ -22,15 +25,19 @@ directory, read when the extension loads, before the store is opened.
 
 from __future__ import annotations
 
+import getpass
 import json
 import logging
 import os
+import socket
+from dataclasses import dataclass
 from pathlib import Path
 
 log = logging.getLogger(__name__)
 DIR_ENV = "RESUMABLE_CELLS_DIR"
 REMOTE_ENV = "RESUMABLE_CELLS_REMOTE"
 WRITE_WAIT_ENV = "RESUMABLE_CELLS_WRITE_WAIT"
+IDENTITY_ENV = "RESUMABLE_CELLS_IDENTITY"
 DEFAULT_WRITE_WAIT = 30.0
 DEFAULT_DIRNAME = ".resumable_cells"
 
@@ -75,6 +82,36 @@ def write_wait(*, configured: float | None = None) -> float:
         return max(0.0, float(raw)) if raw else DEFAULT_WRITE_WAIT
     except ValueError:
         return DEFAULT_WRITE_WAIT
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who computed an entry, as the user shares it: either part may be withheld."""
+
+    user: str | None
+    host: str | None
+
+
+def identity(*, configured: str | None = None) -> Identity:
+    """The identity entries record: the traitlet, else RESUMABLE_CELLS_IDENTITY, else the
+    login user and the host name. "user@host", "user", "@host"; "none" (or "") shares
+    neither."""
+    raw = configured if configured is not None else os.environ.get(IDENTITY_ENV)
+    if raw is None:
+        return Identity(_login_user(), socket.gethostname() or None)
+    raw = raw.strip()
+    if raw.lower() in ("", "none", "off"):
+        return Identity(None, None)
+    user, _, host = raw.partition("@")
+    return Identity(user.strip() or None, host.strip() or None)
+
+
+def _login_user() -> str | None:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no login name for this uid (a container): share none
+        log.debug("no login user name", exc_info=True)
+        return None
 
 
 def session_path(user_ns: dict | None = None) -> str:

@@ -33,3 +33,15 @@ def kernel(tmp_path):
     k.ok("%load_ext resumable_cells")
     yield k
     k.shutdown()
+
+
+@pytest.fixture
+def redis_server(tmp_path):
+    """A redis-server of its own on a free port (tests/teamkernels.py), stopped after."""
+    from kernels import free_port
+    from teamkernels import RedisServer
+
+    server = RedisServer(free_port(), tmp_path / "redis.log")
+    server.start()
+    yield server
+    server.stop()

@@ -88,8 +88,8 @@ def s3_env(s3: S3Server, creds: tuple[str, str] = ("admin", "admin")) -> dict:
 @pytest.fixture
 def pair(tmp_path, s3, team_key):
     url = f"s3://{BUCKET}/notebooks/demo"
-    a = team.make_kernel(tmp_path, "alice", url, team_key, s3_env(s3))
-    b = team.make_kernel(tmp_path, "bob", url, team_key, s3_env(s3))
+    a = team.make_kernel(tmp_path, "alice", url, team_key, **s3_env(s3))
+    b = team.make_kernel(tmp_path, "bob", url, team_key, **s3_env(s3))
     yield a, b
     a.shutdown()
     b.shutdown()
@@ -100,7 +100,7 @@ def test_two_kernels_share_one_bucket_and_a_hit_is_kept_locally(pair, s3):
     a, b = pair
     team.share(a, b)
     keys = s3.keys()
-    prefix = "notebooks/demo/rc1/"
+    prefix = "notebooks/demo/rc2/"
     assert all(k.startswith(prefix) for k in keys), keys
     entries = [k for k in keys if k.startswith(prefix + "entry/")]
     heads = [k for k in keys if k.startswith(prefix + "head/")]
@@ -126,7 +126,7 @@ def test_a_shared_folder_works_too(tmp_path, team_key):
     try:
         team.share(a, b)
         names = sorted(p.relative_to(folder).parts[:2] for p in folder.rglob("*") if p.is_file())
-        assert ("rc1", "entry") in names and ("rc1", "head") in names, names
+        assert ("rc2", "entry") in names and ("rc2", "head") in names, names
         env = {**os.environ, "RESUMABLE_CELLS_TEAM_KEY": team_key}
         out = subprocess.run(
             [sys.executable, "-m", "resumable_cells", "ls", "--remote", url],
@@ -151,7 +151,7 @@ def test_a_large_value_goes_up_in_parts_and_comes_down_whole(pair, s3):
     sent = re.search(r"pushed 1 entry \((\d+) blobs, ([\d.]+) MiB\)", team.push(a))
     assert sent and float(sent[2]) >= 200, sent
     c = s3.client()
-    bodies = [k for k in s3.keys() if "/rc1/blob/" in k]
+    bodies = [k for k in s3.keys() if "/rc2/blob/" in k]
     parts = [c.head_object(Bucket=BUCKET, Key=k, PartNumber=1) for k in bodies]
     assert max(int(p["PartsCount"]) for p in parts) >= 12  # 100 MiB in 8 MiB parts
     b.ok("import numpy as np")
@@ -288,8 +288,8 @@ def test_without_write_permission_the_tier_is_read_only_and_nothing_is_lost(tmp_
     writer, reader = _read_only_keys(s3)
     s3.creds = writer
     url = f"s3://{BUCKET}/ro"
-    a = team.make_kernel(tmp_path, "alice", url, team_key, s3_env(s3, writer))
-    b = team.make_kernel(tmp_path, "bob", url, team_key, s3_env(s3, reader))
+    a = team.make_kernel(tmp_path, "alice", url, team_key, **s3_env(s3, writer))
+    b = team.make_kernel(tmp_path, "bob", url, team_key, **s3_env(s3, reader))
     try:
         team.share(a, b)  # bob may read: he is served what alice pushed
 
@@ -314,7 +314,7 @@ def test_without_write_permission_the_tier_is_read_only_and_nothing_is_lost(tmp_
 
 def test_a_bucket_that_does_not_exist_is_said_once_then_used_once_made(s3, tmp_path, team_key):
     url = "s3://not-made-yet/cache"
-    k = team.make_kernel(tmp_path, "carol", url, team_key, s3_env(s3))
+    k = team.make_kernel(tmp_path, "carol", url, team_key, **s3_env(s3))
     try:
         team.two_steps_kept_locally(k, "does not exist")
         s3.client().create_bucket(Bucket="not-made-yet")

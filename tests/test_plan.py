@@ -280,3 +280,46 @@ def test_what_a_cell_magic_binds_is_unknown_until_it_runs(engine):
     assert actions(plan.make(engine, plan.plan_cells(engine, cells))) == [
         ("use", "run", "input x comes from a plain cell the plan cannot evaluate, which runs")
     ]
+
+
+def test_run_stale_is_what_the_plan_runs_kept_to_what_is_out_of_date(engine):
+    """The panel's Run stale: `plan.stale_cells` over the cells the panel holds."""
+    params, fit, report = (
+        "ridge = 1.0",
+        "%%step fit\ncoef = ridge * 2",
+        "%%step report\nr = coef + 1",
+    )
+    engine.shell.run_cell(params, store_history=True)
+    step(engine, fit)
+    step(engine, report)
+
+    def stale(*sources: str) -> list[str]:
+        cells = [{"id": f"c{i}", "source": s} for i, s in enumerate(sources)]
+        return plan.stale_cells(engine, cells)[0]
+
+    assert stale(params, fit, report) == []  # as the kernel ran them: nothing to do
+    # edited, not run: the parameter cell runs first, then what reads it
+    assert stale("ridge = 20.0", fit, report) == ["c0", "c1", "c2"]
+    # a plain cell not run here that no running step reads is left alone
+    assert stale(params, "unrelated = 3", fit, report) == []
+    # run in the kernel (a plain cell runs outside any step): its readers are stale
+    engine.shell.run_cell("ridge = 20.0", store_history=True)
+    assert stale("ridge = 20.0", fit, report) == ["c1", "c2"]
+    step(engine, fit)
+    step(engine, report)
+    assert stale("ridge = 20.0", fit, report) == []
+
+
+def test_run_stale_leaves_a_step_without_a_key_that_ran_here_and_effects_alone(engine):
+    engine.ns["handle"] = open(__file__)  # a file object: its step cannot be keyed
+    uses = "%%step uses\nfirst = handle.name"
+    effect = "%%step shout --effect\nprint('hi')"
+    cells = [{"id": "u", "source": uses}, {"id": "e", "source": effect}]
+    assert plan.stale_cells(engine, cells)[0] == ["u"]  # never ran in this kernel
+    for s in (uses, effect):
+        step(engine, s)
+        engine.shell.history_manager.input_hist_raw.append(s)  # as the kernel keeps it
+    rows = plan.make(engine, plan.plan_cells(engine, cells))
+    assert [(r.action, r.keyed) for r in rows] == [("run", False), ("effect", True)]
+    assert plan.stale_cells(engine, cells)[0] == []
+    engine.ns["handle"].close()

@@ -7,13 +7,11 @@ local stores and per-user keys share one Redis through a team key.
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import pickle
 import re
 import secrets
-import shutil
 import socket
 import subprocess
 import sys
@@ -21,15 +19,18 @@ import time
 from pathlib import Path
 
 import pytest
-import redis  # the test extra has it: a missing client is an error, not a skip
+import redis
 from boards import BOARD, MAKE
 from entries import binding, entry
 from kernels import free_port, wait_until
 from teamkernels import (
+    CHUNK,
+    PREFIX,
     SHARED,
-    ServerProcess,
+    RedisServer,
     key_of,
     make_kernel,
+    needs_redis,
     push,
     records,
     share,
@@ -37,54 +38,9 @@ from teamkernels import (
 )
 
 from resumable_cells.storage.entries import Value
+from resumable_cells.storage.seal import OVERHEAD, Sealer
 
-REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
-pytestmark = pytest.mark.skipif(
-    not os.access(REDIS_SERVER, os.X_OK),
-    reason="redis-server is not installed (make redis-deps installs Debian's package)",
-)
-PREFIX = "rc:1:"
-CHUNK = 8 << 20
-
-
-class RedisServer(ServerProcess):
-    """A redis-server subprocess on 127.0.0.1:port, without persistence."""
-
-    def __init__(self, port: int, log: Path):
-        self.port = port
-        self.log = log
-        self.url = f"redis://127.0.0.1:{port}/0"
-        self.proc: subprocess.Popen | None = None
-        self.client = redis.Redis(port=port, socket_timeout=5)
-        self.start_args: list[str] = []
-
-    def start(self) -> None:
-        with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen(
-                [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1",
-                 "--save", "", "--appendonly", "no", *self.start_args],
-                stdout=log, stderr=subprocess.STDOUT,
-            )  # fmt: skip
-        wait_until(self._pong, 20, f"redis-server PONG on port {self.port}")
-
-    def _pong(self) -> bool:
-        assert self.proc.poll() is None, f"redis-server exited: {self.log.read_text()[-2000:]}"
-        try:
-            return self.client.ping()
-        except redis.ConnectionError:
-            return False
-
-    def kill(self) -> None:
-        super().kill()
-        self.client.connection_pool.disconnect()
-
-
-@pytest.fixture
-def redis_server(tmp_path):
-    server = RedisServer(free_port(), tmp_path / "redis.log")
-    server.start()
-    yield server
-    server.stop()
+pytestmark = needs_redis
 
 
 @pytest.fixture
@@ -113,6 +69,40 @@ def test_a_step_run_in_one_kernel_is_served_in_the_other_without_running(
     assert records(b)[-1] == ("shared", "hit", "local")
     assert b.value("ran_in") == a.value("ran_in")
     assert "unreachable" not in third.stderr  # a local hit never asks the server
+
+
+def test_a_team_hit_shows_who_computed_it_and_the_server_it_came_from(pair, redis_server, tmp_path):
+    a, b = pair
+    load, total = "%%step load\ndf = list(range(100))", "%%step total\ns = sum(df)"
+    a.ok(load)
+    a.ok(total)
+    assert "pushed 2 entries (" in push(a)
+    df = a.value("__import__('resumable_cells').record()[0]['outputs'][0]['digest']")[:4]
+
+    b.ok(load)
+    assert b.ok(total).status_lines()[0].startswith("step total: served from team cache in ")
+    why = b.ok("%step why total").stdout
+    first = next(line for line in why.splitlines() if line.startswith("step total: computed"))
+    assert re.fullmatch(
+        rf"step total: computed by alice on alice-host, \d+ \w+ ago, from df@{df} \(load\), "
+        rf"served from {re.escape(redis_server.url)}",
+        first,
+    ), why
+    assert f"input df@{df} from step load (entry {key_of(a, 'load')[:12]})" in why
+
+    b.wait_for_writes()
+    cli = [
+        sys.executable,
+        "-m",
+        "resumable_cells",
+        "--dir",
+        str(tmp_path / "bob" / ".resumable_cells"),
+    ]
+    shown = subprocess.run([*cli, "show"], capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    rows = [line for line in shown.stdout.splitlines() if " total " in line]
+    assert len(rows) == 1 and rows[0].endswith(f"served from {redis_server.url}"), shown.stdout
+    assert "computed by alice on alice-host" in rows[0] and "bob" not in rows[0]
 
 
 # A board pickles as the parts that hold items (an empty part is gone after a round
@@ -214,21 +204,15 @@ def _evil_pickle(marker: Path) -> bytes:
     return b"cbuiltins\nopen\n(" + pickle.dumps(str(marker), 0)[:-1] + b"S'w'\ntR."
 
 
-def _plant_blob(r, name: str, payload: bytes, key: bytes) -> None:
-    import hashlib
-    import hmac
-
-    mac = hmac.new(key, payload, hashlib.sha256).hexdigest()
-    meta = {
-        "header": {"main": len(payload), "bufs": [], "xx": [], "mac": mac},
-        "upload": "ee" * 8, "size": len(payload), "chunk": CHUNK, "chunks": 1,
-    }  # fmt: skip
-    r.set(f"{PREFIX}chunk:{name}:{'ee' * 8}:0", payload)
-    r.set(f"{PREFIX}blob:{name}", json.dumps(meta))
+def _plant_blob(r, name: str, payload: bytes, sealer: Sealer) -> None:
+    meta = {"main": len(payload), "bufs": [], "upload": "ee" * 8, "size": len(payload),
+            "chunk": CHUNK - OVERHEAD, "chunks": 1}  # fmt: skip
+    r.set(f"{PREFIX}chunk:{name}:{'ee' * 8}:0", sealer.seal("blob", name, payload))
+    r.set(f"{PREFIX}blob:{name}", sealer.seal("blobmeta", name, json.dumps(meta).encode()))
 
 
 def test_tampered_or_planted_remote_entries_are_misses_and_never_unpickled(
-    pair, redis_server, tmp_path
+    pair, redis_server, team_key, tmp_path
 ):
     a, b = pair
     marker = tmp_path / "pwned"
@@ -237,60 +221,62 @@ def test_tampered_or_planted_remote_entries_are_misses_and_never_unpickled(
     pickle.loads(_evil_pickle(control))  # the payload works when it is loaded
     assert control.exists()
 
-    names = ["ok", "t1", "t2", "t3", "t4"]
+    names = ["ok", "t1", "t2", "t3", "t4", "t5"]
     cells = {s: f"%%step {s}\n{s}_v = [{i}, {i + 1}]" for i, s in enumerate(names)}
     cells["t2"] = "%%step t2\nt2_v = bytes(10_000)"  # big enough for a blob of its own
+    cells["t5"] = "%%step t5\nt5_v = bytes(20_000)"
     for c in cells.values():
         a.ok(c)
-    assert "pushed 5 entries" in push(a)
+    assert "pushed 6 entries" in push(a)
     r = redis_server.client
-    attacker = secrets.token_bytes(32)
+    team = Sealer(bytes.fromhex(team_key))
+    attacker = Sealer(secrets.token_bytes(32))
+    entries = {s: f"{PREFIX}entry:{key_of(a, s)}" for s in names}
+    plain = {s: json.loads(team.open("entry", key_of(a, s), r.get(k))) for s, k in entries.items()}
 
-    # t1: a field of a genuine entry edited in place; its MAC no longer matches.
-    k1 = f"{PREFIX}entry:{key_of(a, 't1')}"
-    e1 = json.loads(r.get(k1))
-    e1["duration_s"] = 999.0
-    r.set(k1, json.dumps(e1))
-    # t2: a genuine entry whose blob was swapped for a malicious pickle (wrong key).
-    e2 = json.loads(r.get(f"{PREFIX}entry:{key_of(a, 't2')}"))
-    _plant_blob(r, e2["bindings"][0]["blob"], evil, attacker)
-    # t3: a forged entry, signed with another key, naming a malicious blob.
-    k3 = key_of(a, "t3")
-    e3 = json.loads(r.get(f"{PREFIX}entry:{k3}"))
-    e3["bindings"][0]["blob"] = "ff" * 16
-    e3["bindings"][0].pop("inline", None)
-    e3.pop("mac")
-    e3["mac"] = (
-        __import__("hmac")
-        .new(
-            attacker,
-            json.dumps(e3, sort_keys=True, separators=(",", ":")).encode(),
-            "sha256",
-        )
-        .hexdigest()
-    )
-    r.set(f"{PREFIX}entry:{k3}", json.dumps(e3))
+    # t1: one bit of a genuine entry flipped on the server.
+    raw = bytearray(r.get(entries["t1"]))
+    raw[-20] ^= 1
+    r.set(entries["t1"], bytes(raw))
+    # t2: a genuine entry whose blob was swapped for a malicious pickle (another key).
+    _plant_blob(r, plain["t2"]["bindings"][0]["blob"], evil, attacker)
+    # t3: a forged entry, sealed with another key, naming a malicious blob.
+    forged = dict(plain["t3"])
+    forged["bindings"] = [dict(forged["bindings"][0], blob="ff" * 16)]
+    forged["bindings"][0].pop("inline", None)
+    r.set(entries["t3"], attacker.seal("entry", key_of(a, "t3"), json.dumps(forged).encode()))
     _plant_blob(r, "ff" * 16, evil, attacker)
-    # t4: a genuine entry carrying a malicious pickle inline, in place of its value.
-    k4 = f"{PREFIX}entry:{key_of(a, 't4')}"
-    e4 = json.loads(r.get(k4))
-    e4["bindings"][0]["inline"] = base64.b64encode(evil).decode()
-    r.set(k4, json.dumps(e4))
+    # t4: the genuine sealed entry of another step copied under t4's key.
+    r.set(entries["t4"], r.get(entries["ok"]))
+    # t5: its blob's chunk replaced by a malicious pickle of the same length, sealed with
+    # the team key but for another blob (trailing bytes after a pickle are ignored).
+    chunk5 = next(r.scan_iter(f"{PREFIX}chunk:{plain['t5']['bindings'][0]['blob']}:*"))
+    padded = evil.ljust(r.strlen(chunk5) - OVERHEAD, b"\0")
+    r.set(chunk5, team.seal("blob", "ab" * 16, padded))
 
     served = b.ok(cells["ok"])
     assert "served from team cache" in served.status_lines()[0]  # the untouched one is shared
-    for step in ("t1", "t2", "t3", "t4"):
+    why = {"t1": "fails the team key", "t2": "which is not configured here",
+           "t3": "which is not configured here", "t4": "fails the team key",
+           "t5": "fails the team key"}  # fmt: skip
+    for step in ("t1", "t2", "t3", "t4", "t5"):
         reply = b.ok(cells[step])
         assert "ran in" in reply.status_lines()[0], (step, reply.status_lines())
-        assert "fails the team key" in reply.stderr, (step, reply.stderr)
+        assert why[step] in reply.stderr, (step, reply.stderr)
         assert records(b)[-1] == (step, "live", None)
     assert not marker.exists()
-    assert b.value("(t1_v, len(t2_v), t3_v, t4_v)") == ([1, 2], 10_000, [3, 4], [4, 5])
+    assert b.value("(t1_v, len(t2_v), t3_v, t4_v, len(t5_v))") == (
+        [1, 2],
+        10_000,
+        [3, 4],
+        [4, 5],
+        20_000,
+    )
 
 
 # -- failure ------------------------------------------------------------------------------
 def test_killing_redis_mid_push_keeps_both_stores_and_200mb_then_goes_through_in_chunks(
-    pair, redis_server
+    pair, redis_server, team_key
 ):
     a, b = pair
     small = "%%step small\nnote = 'bob was here'"
@@ -326,15 +312,19 @@ def test_killing_redis_mid_push_keeps_both_stores_and_200mb_then_goes_through_in
     assert sent and int(sent[1]) >= 2 and float(sent[2]) >= 200, out
     assert "not pushed" not in out, out
 
-    metas = {k.decode(): json.loads(r.get(k)) for k in r.scan_iter(f"{PREFIX}blob:*")}
+    team = Sealer(bytes.fromhex(team_key))
+    metas = {
+        k.decode(): json.loads(team.open("blobmeta", k.decode().rsplit(":", 1)[1], r.get(k)))
+        for k in r.scan_iter(f"{PREFIX}blob:*")
+    }
     chunks = [k.decode() for k in r.scan_iter(f"{PREFIX}chunk:*", count=1000)]
     lengths = [r.strlen(k) for k in chunks]
     assert sum(m["size"] for m in metas.values()) >= 200 * (1 << 20)
     assert max(lengths) <= CHUNK and len(chunks) >= 26
     for name, m in metas.items():
         mine = [k for k in chunks if k.startswith(name.replace(":blob:", ":chunk:") + ":")]
-        assert len(mine) == m["chunks"] == -(-m["size"] // CHUNK)
-        assert sum(r.strlen(k) for k in mine) == m["size"]
+        assert len(mine) == m["chunks"] == -(-m["size"] // (CHUNK - OVERHEAD))
+        assert sum(r.strlen(k) for k in mine) == m["size"] + OVERHEAD * len(mine)
     assert r.ttl(chunks[0]) == -1  # committed chunks do not expire
 
     b.ok("import numpy as np")

@@ -236,6 +236,15 @@ def test_streams_merge_and_the_extension_output_is_set_aside():
     assert step.messages == ["step v: calls random.random() directly: ..."]
 
 
+def test_a_stream_that_held_only_the_extensions_messages_is_no_output():
+    # (a replay said `step v: ...` on stderr where the live run printed nothing: found as
+    # an "extra output: stderr ''" on a loaded machine)
+    said = stream("stderr", "step v: the value of x is read from the store now\n")
+    got, step = user_outputs([said, stream("stdout", "a\n"), STATUS])
+    assert got == normalise([stream("stdout", "a\n")])
+    assert step.messages == ["step v: the value of x is read from the store now"]
+
+
 def test_a_line_the_cell_prints_itself_is_never_taken_for_a_message():
     line = "step 1: loading\n"
     got, step = user_outputs([stream("stderr", line)], plain_stderr=line)

@@ -10,7 +10,13 @@ import { NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel, KernelMessage, ServerConnection } from '@jupyterlab/services';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { COMM_TARGET, ISnapshot, KernelMessage as RecordMessage, RECORD_ROUTE } from './protocol';
+import {
+  COMM_TARGET,
+  IPlanAnswer,
+  ISnapshot,
+  KernelMessage as RecordMessage,
+  RECORD_ROUTE
+} from './protocol';
 import {
   applyMessage,
   applySnapshot,
@@ -37,6 +43,10 @@ export async function fetchSnapshot(
   }
   return (await response.json()) as ISnapshot;
 }
+
+/** How long the notebook must be still (no edit, no step ending, the kernel idle) before
+ * the panel asks the kernel's plan again for the Run stale button. */
+const PLAN_DELAY_MS = 800;
 
 /** A cell that asks for the plan or a restore: its request carries the notebook's cells. */
 const PLAN_OR_RESTORE = /^\s*%step\s+(plan|restore)\b/m;
@@ -141,13 +151,61 @@ export class NotebookRecord {
     nb.activate();
   }
 
-  /** Run the cells of the stale steps, in notebook order. */
+  /** Run stale: the cells the kernel's plan says are out of date, asked again now (the
+   * plan `%step plan` prints, from the cells as they are, unsaved edits included); the
+   * stale rows' cells (`indices`) when no kernel answers (the extension not loaded). */
   async runStale(indices: number[]): Promise<void> {
     const nb = this.panel.content;
-    const cells = indices.filter(i => i >= 0 && i < nb.widgets.length).map(i => nb.widgets[i]);
+    const answer = await this.askPlan();
+    let chosen = indices;
+    if (answer) {
+      if (answer.error) {
+        await showDialog({
+          title: 'Run stale',
+          body: `No plan: ${answer.error}`,
+          buttons: [Dialog.okButton()]
+        });
+        return;
+      }
+      chosen = this.view().staleCells;
+    }
+    const cells = chosen.filter(i => i >= 0 && i < nb.widgets.length).map(i => nb.widgets[i]);
     if (cells.length) {
       await NotebookActions.runCells(nb, cells, this.panel.sessionContext);
     }
+  }
+
+  /** Ask the kernel which cells are out of date; null without an open comm. The answer
+   * also lands in the state (the button's count). */
+  askPlan(): Promise<IPlanAnswer | null> {
+    const comm = [...this._comms].find(c => !c.isDisposed);
+    if (!comm) {
+      return Promise.resolve(null);
+    }
+    const request = ++this._planRequest;
+    return new Promise(resolve => {
+      this._planWaiters.set(request, resolve);
+      comm.send({ action: 'plan', cells: this.codeCells(), request });
+    });
+  }
+
+  /** Ask for the plan again once the kernel is idle and the notebook has been still for
+   * a moment: while a Run All goes on, or while the user types, nothing is asked. */
+  private _schedulePlan(): void {
+    if (this._planTimer !== null) {
+      clearTimeout(this._planTimer);
+    }
+    this._planTimer = setTimeout(() => {
+      this._planTimer = null;
+      if (this._disposed || ![...this._comms].some(c => !c.isDisposed)) {
+        return;
+      }
+      if (this._kernel?.status !== 'idle') {
+        this._schedulePlan();
+        return;
+      }
+      void this.askPlan();
+    }, PLAN_DELAY_MS);
   }
 
   /** Restore session: the kernel serves the last session's executions again, from the
@@ -228,6 +286,9 @@ export class NotebookRecord {
       return;
     }
     this._disposed = true;
+    if (this._planTimer !== null) {
+      clearTimeout(this._planTimer);
+    }
     this._disconnectKernel();
     const ctx = this.panel.sessionContext;
     ctx.kernelChanged.disconnect(this._onKernelChanged, this);
@@ -248,6 +309,13 @@ export class NotebookRecord {
       this._setState(applyMessage(this._state, msg));
       if (msg.type === 'execution') {
         this._stepSeen.emit();
+      }
+      if (msg.type === 'plan') {
+        const { type: _type, ...answer } = msg;
+        this._planWaiters.get(msg.request)?.(answer);
+        this._planWaiters.delete(msg.request);
+      } else if (msg.type === 'snapshot' || msg.type === 'steps') {
+        this._schedulePlan(); // the kernel is there, or a step ended: what is stale changed
       }
       if (msg.type === 'restored' && msg.stopped?.cell_id) {
         const at = this.cells.findIndex(c => c.id === msg.stopped?.cell_id);
@@ -291,7 +359,7 @@ export class NotebookRecord {
   private _onKernelChanged(): void {
     this._connectKernel(this.panel.sessionContext.session?.kernel ?? null);
     // A new kernel continues the run: what it knows comes from the disk first.
-    this._setState({ ...this._state, live: false });
+    this._setState({ ...this._state, live: false, plan: null });
     void this.refresh();
   }
 
@@ -301,6 +369,7 @@ export class NotebookRecord {
 
   private _onContentChanged(): void {
     this._cellsChanged();
+    this._schedulePlan();
   }
 
   private _cellsChanged(): void {
@@ -351,7 +420,16 @@ export class NotebookRecord {
     };
   }
 
+  /** Requests no kernel will answer (it went away or restarts): answered "no plan". */
+  private _dropPlanRequests(): void {
+    for (const resolve of this._planWaiters.values()) {
+      resolve(null);
+    }
+    this._planWaiters.clear();
+  }
+
   private _disconnectKernel(): void {
+    this._dropPlanRequests();
     const kernel = this._kernel;
     this._unwrapRequests?.();
     this._unwrapRequests = null;
@@ -372,9 +450,10 @@ export class NotebookRecord {
     if (status === 'restarting' || status === 'autorestarting') {
       this._restarting = true;
       this._comms.clear();
+      this._dropPlanRequests();
     } else if (this._restarting && status === 'idle') {
       this._restarting = false;
-      this._setState({ ...this._state, live: false });
+      this._setState({ ...this._state, live: false, plan: null });
       void this.refresh();
       this._openComm();
     }
@@ -416,6 +495,9 @@ export class NotebookRecord {
     };
   }
 
+  private _planRequest = 0;
+  private _planWaiters = new Map<number, (answer: IPlanAnswer | null) => void>();
+  private _planTimer: ReturnType<typeof setTimeout> | null = null;
   private _state: IRecordState = emptyState();
   private _cells: ICellInfo[] | null = null;
   private _memo: {

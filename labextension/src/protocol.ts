@@ -19,6 +19,29 @@ export interface ISpend {
   cost: number;
 }
 
+/** An input of the key that made a value: its digest and the step (and entry key)
+ * whose execution bound it, when known. */
+export interface IInputOrigin {
+  name: string;
+  digest: string | null;
+  step: string | null;
+  key: string | null;
+}
+
+/** Where the value an execution left came from (see docs/PROTOCOL.md). */
+export interface IProvenance {
+  computed: number | null;
+  /** Who computed it, as they share it (null: withheld). */
+  user: string | null;
+  host: string | null;
+  packages: Record<string, string>;
+  inputs: IInputOrigin[];
+  /** A hit's team cache (its URL); null when served locally or computed here. */
+  served_from: string | null;
+  /** False for an entry of a version that did not record who computed it. */
+  recorded: boolean;
+}
+
 export interface IExecution {
   id: string;
   run: string;
@@ -40,6 +63,7 @@ export interface IExecution {
   inputs?: IValueInfo[];
   outputs?: IValueInfo[];
   spend?: Partial<ISpend>;
+  provenance?: IProvenance | null;
 }
 
 /** One step in one cell: rows are keyed by (step, cell_id). */
@@ -56,6 +80,8 @@ export interface IStepRow {
   last_start: number | null;
   /** When the value the row's last execution left was computed (see IExecution). */
   computed?: number | null;
+  /** The provenance of that value (see IExecution). */
+  provenance?: IProvenance | null;
   executions: number;
 }
 
@@ -123,13 +149,24 @@ export interface IRestored {
   text: string;
 }
 
+/** The plan's answer to the panel's Run stale: the cells out of date (docs/PROTOCOL.md). */
+export interface IPlanAnswer {
+  /** The request it answers (the panel numbers them). */
+  request: number;
+  /** Ids of the cells to run, in notebook order. */
+  run: string[];
+  /** Why there is no plan (a bad %%step line), else null. */
+  error: string | null;
+}
+
 /** Messages the kernel sends on the `resumable_cells` comm. */
 export type KernelMessage =
   | ({ type: 'snapshot' } & ISnapshot)
   | { type: 'execution'; execution: IExecution }
   | { type: 'steps'; steps: IStepRow[]; budget: IBudget | null; cache?: ICacheFigures | null }
   | { type: 'cache'; cache: ICacheFigures }
-  | ({ type: 'restored' } & IRestored);
+  | ({ type: 'restored' } & IRestored)
+  | ({ type: 'plan' } & IPlanAnswer);
 
 /** The comm target both sides register. */
 export const COMM_TARGET = 'resumable_cells';

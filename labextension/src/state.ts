@@ -8,6 +8,7 @@ import type {
   IBudget,
   ICacheFigures,
   IExecution,
+  IPlanAnswer,
   IRestored,
   IRunInfo,
   ISnapshot,
@@ -36,6 +37,9 @@ export interface IRecordState {
   readonly cache: ICacheFigures | null;
   /** The answer to the last Restore session of this kernel session. */
   readonly restored: IRestored | null;
+  /** The kernel's last answer to "which cells are out of date" (Run stale); null until
+   * it answered, and again when the kernel changes. */
+  readonly plan: IPlanAnswer | null;
 }
 
 export function emptyState(): IRecordState {
@@ -49,7 +53,8 @@ export function emptyState(): IRecordState {
     kernelSession: null,
     live: false,
     cache: null,
-    restored: null
+    restored: null,
+    plan: null
   };
 }
 
@@ -139,7 +144,8 @@ export function applySnapshot(
       live: source === 'kernel' || (sameRun && state.live),
       cache: mergeCache(state.cache, snap.cache),
       // what a restore said holds for the kernel session it restored
-      restored: kernelSession === state.kernelSession ? state.restored : null
+      restored: kernelSession === state.kernelSession ? state.restored : null,
+      plan: kernelSession === state.kernelSession ? state.plan : null
     };
   }
   // Server snapshot of the same run while the kernel is live: only add what we lack.
@@ -226,6 +232,10 @@ export function applyMessage(state: IRecordState, msg: KernelMessage): IRecordSt
     case 'restored': {
       const { type: _type, ...restored } = msg;
       return { ...state, restored };
+    }
+    case 'plan': {
+      const { type: _type, ...plan } = msg;
+      return { ...state, plan };
     }
     default:
       return state;

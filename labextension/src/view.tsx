@@ -129,7 +129,11 @@ function Actions({ record, view }: { record: NotebookRecord; view: IRecordView }
         className="rc-RunStale"
         icon={runIcon}
         label={`Run stale (${stale})`}
-        tooltip="Run the cells of the stale steps"
+        tooltip={
+          view.planError
+            ? `No plan: ${view.planError}`
+            : 'Run the cells that are out of date: what Run All would run, as %step plan says'
+        }
         enabled={stale > 0}
         onClick={() => void record.runStale(view.staleCells)}
       />
@@ -411,6 +415,7 @@ const StepRow = React.memo(function StepRow({
       </span>
       <span className="rc-StepSaved">{row.savedS ? formatDuration(row.savedS) : ''}</span>
       {row.stale && <span className="rc-StaleCause">{row.staleCause ?? 'an input changed'}</span>}
+      {row.teamLine ? <span className="rc-StepProvenance">{row.teamLine}</span> : null}
       <button
         className="rc-StepClear jp-Button jp-mod-minimal"
         title={`Clear the cache of ${row.name}`}

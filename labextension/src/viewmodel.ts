@@ -15,10 +15,12 @@ import {
 } from './format';
 import { cacheView, ICacheView } from './glance';
 import { AGE_SHOWN_AFTER_S, STATUS_WORD } from './palette';
+import { provenanceSentence, teamLine } from './provenance';
 import type {
   ExecutionStatus,
   IBudget,
   IExecution,
+  IPlanAnswer,
   IRestored,
   IRunInfo,
   IStepRow
@@ -73,6 +75,11 @@ export interface IStepView {
    * (`3 days ago`) when it is more than a few minutes, else null. */
   computed: number | null;
   age: string | null;
+  /** Who computed its value, from what and (a hit) where it was served from, or null. */
+  provenance: string | null;
+  /** A hit from the team cache: who computed it and where it came from, for a line of
+   * its own under the row (else null). */
+  teamLine: string | null;
   executions: number;
   effect: boolean;
   /** Text for the hover tooltip. */
@@ -143,8 +150,11 @@ export interface IRecordView {
   gauges: IGauge[];
   rows: IStepView[];
   lanes: ILane[];
-  /** Indices of the cells of stale rows, in notebook order, each once. */
+  /** Indices of the cells Run stale runs, in notebook order, each once: the kernel's
+   * plan when it answered (unsaved edits of plain cells included), else the stale rows. */
   staleCells: number[];
+  /** Why the kernel has no plan (a bad %%step line), else null. */
+  planError: string | null;
   /** Badge per cell id. */
   badges: Map<string, IBadge>;
   running: boolean;
@@ -317,11 +327,14 @@ function makeRow(
   const computed =
     (fromLast ? (last.computed ?? (ranLive ? last.end : null)) : row?.computed) ?? null;
   const age = ageText(computed, now);
+  const origin = (fromLast ? last.provenance : row?.provenance) ?? null;
+  const provenance = origin ? provenanceSentence(origin, now) : null;
   const title = [
     `${name}: ${STATUS_LABEL[status]}${prompt ? ` (last as In [${prompt}])` : ''}`,
     durationS !== null ? `last run took ${formatDuration(durationS)}` : null,
     savedS ? `cache hits of this cell saved ${formatDuration(savedS)} in this run` : null,
     age ? `its value was computed ${age}` : null,
+    provenance,
     stale ? `stale: ${staleCause ?? 'an input changed'}` : null,
     reason ? `why: ${reason}` : null,
     `${executions} execution${executions === 1 ? '' : 's'}`,
@@ -342,6 +355,8 @@ function makeRow(
     reason,
     computed,
     age,
+    provenance,
+    teamLine: status === 'hit' && origin ? teamLine(origin) : null,
     executions,
     effect: effect || last?.status === 'effect',
     title
@@ -483,12 +498,25 @@ export function buildView(
     gauges: gauges(state.budget),
     rows,
     lanes: lanes(state, execs, effective, now),
-    staleCells,
+    staleCells: state.plan ? planCells(state.plan, cells) : staleCells,
+    planError: state.plan?.error ?? null,
     badges,
     running: ix.run.running > 0,
     restore: state.live ? restoreOffer(execs, currentSession) : null,
     restored: state.restored
   };
+}
+
+/** The indices of the cells the kernel's plan names, as the notebook holds them now. */
+function planCells(plan: IPlanAnswer, cells: readonly ICellInfo[]): number[] {
+  const wanted = new Set(plan.run);
+  const out: number[] = [];
+  cells.forEach((c, i) => {
+    if (wanted.has(c.id)) {
+      out.push(i);
+    }
+  });
+  return out;
 }
 
 /** A badge per cell: the most telling status of its rows (running, error, ..., served). */

@@ -17,12 +17,24 @@ import {
   middleEllipsis
 } from '../src/format';
 import { paletteCss, STATUS_WORD } from '../src/palette';
+import { provenanceSentence } from '../src/provenance';
 import spec from '../src/spec.json';
 import { parseStepLine } from '../src/stepline';
 import { laneAxes } from '../src/timeaxis';
 
 const SHARED = path.resolve(__dirname, '..', '..', 'tests', 'shared');
 const load = (name: string) => JSON.parse(fs.readFileSync(path.join(SHARED, name), 'utf8'));
+
+describe('one provenance sentence (resumable_cells/records/provenance.py)', () => {
+  const cases = load('provenance.json').sentence as Array<{
+    now: number;
+    provenance: Parameters<typeof provenanceSentence>[0];
+    expected: string;
+  }>;
+  it.each(cases)('$expected', c => {
+    expect(provenanceSentence(c.provenance, c.now)).toBe(c.expected);
+  });
+});
 
 describe('one formatter (resumable_cells/formatting.py)', () => {
   const cases = load('formatting.json');
@@ -56,6 +68,7 @@ describe('the %%step line, parsed as the magic parses it', () => {
   it('knows exactly the flags the magic declares', () => {
     const flags = spec.step_magic.arguments.map(a => a.name).sort();
     expect(flags).toEqual([
+      '--auto',
       '--deps',
       '--effect',
       '--force',

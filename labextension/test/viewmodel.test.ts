@@ -401,6 +401,36 @@ describe('rows and badges per cell', () => {
     expect(v.totals).toMatchObject({ steps: 4, stale: 3 });
   });
 
+  it('Run stale runs what the kernel plan names once it answered, for its kernel session', () => {
+    const live = applySnapshot(emptyState(), snapshot({ session: 'k-1' }), 'kernel');
+    const s = applyMessage(live, {
+      type: 'steps',
+      steps: [row({ step: 'load', cell_id: 'c1', stale: true, stale_cause: 'x changed' })],
+      budget: null
+    });
+    expect(buildView(s, cells, T0).staleCells).toEqual([1]); // no plan yet: the stale rows
+    // the plan also names a plain cell edited and not run (c2), and what reads it (c4)
+    const planned = applyMessage(s, {
+      type: 'plan',
+      request: 1,
+      run: ['c2', 'c4', 'gone'],
+      error: null
+    });
+    const v = buildView(planned, cells, T0);
+    expect(v.staleCells).toEqual([2, 4]); // a cell the notebook no longer has is skipped
+    expect(v.planError).toBeNull();
+    const failed = applyMessage(s, { type: 'plan', request: 2, run: [], error: 'a bad line' });
+    expect(buildView(failed, cells, T0).staleCells).toEqual([]);
+    expect(buildView(failed, cells, T0).planError).toBe('a bad line');
+    // another kernel session: that plan no longer holds
+    const restarted = applySnapshot(
+      planned,
+      snapshot({ session: 'k-2', sessions: ['k-1', 'k-2'] }),
+      'kernel'
+    );
+    expect(restarted.plan).toBeNull();
+  });
+
   it('a record made without cell ids (nbconvert) shows at the cells of its names', () => {
     const s = applySnapshot(
       emptyState(),
@@ -526,6 +556,51 @@ describe('the cache at a glance and the age of what is served', () => {
     expect(load.age).toBe('3 days ago');
     expect(load.title).toContain('its value was computed 3 days ago');
     expect(clean.age).toBeNull(); // a minute: not worth saying
+  });
+
+  it('a value served from the team cache says who computed it, from what and where', () => {
+    const day = 86400;
+    const fromTeam = {
+      computed: T0 - 3 * day,
+      user: 'ana',
+      host: 'gpu-3',
+      packages: { numpy: '1.26.4' },
+      inputs: [{ name: 'df', digest: '9f2c41aa', step: 'load', key: 'ab12' }],
+      served_from: 'redis://cache:6379/0',
+      recorded: true
+    };
+    const here = { ...fromTeam, computed: T0, user: 'bo', host: 'lap', served_from: null };
+    const s = applySnapshot(
+      emptyState(),
+      snapshot({
+        executions: [
+          exec({ id: 'a', step: 'load', cell_id: 'c1', status: 'live', provenance: here }),
+          exec({ id: 'b', step: 'clean', cell_id: 'c3', status: 'hit', provenance: fromTeam })
+        ]
+      }),
+      'server'
+    );
+    const v = buildView(s, cells, T0 + 10);
+    const clean = v.rows.find(r => r.name === 'clean')!;
+    const said =
+      'computed by ana on gpu-3, 3 days ago, from df@9f2c (load), served from redis://cache:6379/0';
+    expect(clean.provenance).toBe(said);
+    expect(clean.teamLine).toBe('computed by ana on gpu-3 · served from redis://cache:6379/0');
+    expect(clean.title).toContain(said);
+    const load = v.rows.find(r => r.name === 'load')!;
+    expect(load.provenance).toBe('computed by bo on lap, 10 s ago, from df@9f2c (load)');
+    expect(load.teamLine).toBeNull(); // computed here: in the tooltip only
+    // a row whose record predates provenance says nothing of it
+    const old = buildView(
+      applySnapshot(
+        emptyState(),
+        snapshot({ executions: [exec({ id: 'c', step: 'w' })] }),
+        'server'
+      ),
+      cells,
+      T0
+    );
+    expect(old.rows.find(r => r.name === 'w')?.provenance ?? null).toBeNull();
   });
 
   it('a step that ran because its entry expired says so', () => {

@@ -46,7 +46,8 @@ from ..errors import (
 from ..hashing import key as step_key
 from ..hashing import opaque
 from ..hashing.values import Hasher
-from ..records import why
+from ..records import provenance, why
+from ..storage.entries import Provenance
 from ..storage.store import FORMAT_VERSION
 from .code import inputs, nondeterminism, step_code
 from .kernel import Engine
@@ -353,7 +354,7 @@ class Execution:
         if not engine.wait_for_entry(k):  # this kernel is still writing it
             return None, "its entry is still being written"
         try:
-            found, source = engine.cache.lookup(k)
+            found, source, where = engine.cache.lookup(k)
         except StoreError as err:
             rec.warn(str(err))
             return None, "entry failed authentication"
@@ -392,6 +393,7 @@ class Execution:
                 found, loaded, engine.ns, engine.shell, rec.warn, engine.pending, k
             )
         rec.outputs = found.described()
+        rec.origin, rec.entry_key = provenance.of_entry(found, where), k
         rec.best_effort(None, engine.store.touch, k)
         rec.finished("hit", saved=found.duration_s, source=source, computed=found.created)
         return (result,), None
@@ -476,6 +478,7 @@ class Execution:
                 inline_backend=figures.in_use(engine.shell), shown=shown,
                 imports=self.info.imports, star_imports=self.info.star_imports,
                 trace=dict(trace.reads) if trace is not None else {},
+                provenance=self._provenance(),
             )  # fmt: skip
             effects = findings.effects + admit.attributes_changed(
                 engine.ns, self.known_key, inputs_before
@@ -483,8 +486,13 @@ class Execution:
             watched = admit.Watched(digests, changed.inputs, effects, inputs_before, state)
             kept = admit.admit(engine, live, watched)
             rec.outputs, note = kept.outputs, kept.note
+            if kept.entry is not None:
+                rec.origin = provenance.of_entry(kept.entry, None)
+                rec.entry_key = self.known_key.address
             del watched
         del inputs_before  # the inputs' objects, kept alive for the analysis
+        if rec.origin is None and self.key is not None:  # uncached: computed here all the same
+            rec.origin = provenance.of_run(self._provenance(), self.key.preimage, time.time())
         if not effect:  # so the next miss can say why there was nothing to serve
             code = self.key.preimage.get("code") if self.key is not None else None
             rec.best_effort(None, why.remember_uncached, engine.store, self.name, note, code)
@@ -492,6 +500,11 @@ class Execution:
         engine.carry.keep(engine.ns, (d for d in digests.data_values() if value_check.exact(d[1])))
         rec.finished("effect" if effect else "live", reason=reason, note=note)
         return result
+
+    def _provenance(self) -> Provenance:
+        """Who computes this run (as shared) and the steps that bound its inputs."""
+        me, digests = self.engine.identity, self.key.digests if self.key is not None else {}
+        return Provenance(me.user, me.host, self.engine.producers.of(digests))
 
     def _read_pending(self) -> None:
         """Read the values hits left unread that the body may read: its inputs, or all

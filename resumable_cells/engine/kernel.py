@@ -26,6 +26,7 @@ from ..hashing import opaque
 from ..hashing.key import Key
 from ..records import runs
 from ..records.journal import Journal
+from ..records.producers import Producers
 from ..records.why import remember_uncached
 from ..storage import serialize, sizes
 from ..storage.behind import Job, WriteBehind
@@ -91,6 +92,8 @@ class Engine:
         self.cache = TieredStore(self.store)  # the store, then the team cache
         self.pending = Pending(self.store)  # names a hit bound, whose values are unread
         self.carry = Carry()  # digests the last live step took at its end, for the next key
+        self.producers = Producers()  # the step that bound each name, for provenance
+        self.identity = settings.identity()  # who entries say computed them (share_identity)
         self.store.pinned = self.pending.pinned
         self.step_spend = {"tokens": 0, "cost": 0.0}  # of the step running now
         self.freshness: Freshness | None = None  # staleness from every input

@@ -19,6 +19,7 @@ from .. import logs
 from ..display import statusline
 from ..display.prompt import prompt_number
 from ..errors import BudgetExceeded
+from ..records.provenance import Origin
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -36,6 +37,7 @@ if hasattr(os, "register_at_fork"):  # (POSIX)
 _NO_STATUS_LINE = ("error", "interrupted", "refused")
 _COMPUTED_NOW = ("live", "effect")  # their values are this execution's own
 _NOTHING_SPENT = {"tokens": 0, "cost": 0.0}
+_LEFT_VALUES = ("hit", "live", "effect")  # the names they bound come from them
 
 
 class Recording:
@@ -64,6 +66,8 @@ class Recording:
         self.key: str | None = None
         self.inputs: dict[str, dict[str, Any]] = {}  # name -> type, size, digest
         self.outputs: list[dict[str, Any]] = []  # name, type, size, digest of each bound value
+        self.origin: Origin | None = None  # the provenance of the values it left
+        self.entry_key: str | None = None  # the entry it served or stored, if any
         self.wrote_streams = False  # stdout/stderr written: the status line must follow it
         self.ran = False  # the body ran: the step's spend (`engine.step_spend`) is its own
         self.begun = False  # a start row was written
@@ -111,7 +115,10 @@ class Recording:
             spend={"steps": 0 if status in ("hit", "refused") else 1,
                    **(self.engine.step_spend if self.ran else _NOTHING_SPENT)},
             source=source if status == "hit" else None,
+            provenance=self.origin.to_json() if self.origin is not None else None,
         )  # fmt: skip
+        if status in _LEFT_VALUES:
+            self.engine.producers.note(self.name, self.entry_key, self.outputs)
         self._append(row)
         self.ended = True
         if note:

@@ -66,6 +66,8 @@ class Hub:
             self.send_snapshot()
         elif data.get("action") == "restore":
             self.restore(data.get("cells"))
+        elif data.get("action") == "plan":
+            self.plan(data.get("cells"), data.get("request"))
 
     def send(self, data: dict, *, pending: bool = False) -> None:
         for c in self.comms + (self.pending if pending else []):
@@ -132,6 +134,28 @@ class Hub:
             {"step": stopped.step, "cell_id": stopped.cell_id, "why": outcome.why},
         })  # fmt: skip
         self.send_rows()
+
+    def plan(self, cells: Any, request: Any) -> None:
+        """The panel's "Run stale": which of the cells it holds (unsaved edits included)
+        are out of date, by the plan `%step plan` prints. A plan that fails (a bad
+        %%step line) answers with its reason and no cells."""
+        from IPython.core.error import UsageError
+
+        from . import notebookfile, plan  # with the engine: a plan reads the store
+
+        sent = notebookfile.cells_of(cells)
+        answer: dict[str, Any] = {"type": "plan", "request": request, "run": [], "error": None}
+        if sent is None:
+            answer["error"] = "the panel sent no cells"
+        else:
+            try:
+                answer["run"], _ = plan.stale_cells(self.engine, sent)
+            except UsageError as err:
+                answer["error"] = str(err)
+            except Exception as err:  # the panel waits for an answer: give it the reason
+                log.warning("the plan for Run stale failed", exc_info=True)
+                answer["error"] = f"{type(err).__name__}: {err}"
+        self.send(answer)
 
     def listener(self, kind: str, payload: Any) -> None:
         if kind == "execution" and (self.comms or self.pending):

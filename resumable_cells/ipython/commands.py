@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import time
 
 from IPython.core.error import UsageError
 
 from .. import settings
 from ..engine.kernel import Engine
-from ..records import glance, runs, staleness, views, why
+from ..records import glance, provenance, runs, staleness, views, why
 from ..storage import sizes
 from ..storage.store import Store
 from . import auto, notebookfile, restore, teamcache
@@ -96,14 +97,18 @@ def _why(engine: Engine, argv):
     p = _parser("why", "Explain the last miss of a step.")
     p.add_argument("name", help="step name")
     args = p.parse_args(argv)
+    execs = engine.record()
     try:
         lines = why.why_lines(engine.store, args.name)
     except LookupError as err:
-        known = sorted({e["step"] for e in engine.record()})
-        hint = f" Known steps: {', '.join(known)}." if known else ""
-        raise UsageError(f"%step why: {err}.{hint}") from None
-    last = _last_run(engine.record(), args.name)
-    print("\n".join(([last] if last else []) + lines))
+        if provenance.latest(execs, args.name) is None:  # (an uncached step has its record)
+            known = sorted({e["step"] for e in execs})
+            hint = f" Known steps: {', '.join(known)}." if known else ""
+            raise UsageError(f"%step why: {err}.{hint}") from None
+        lines = [f"step {args.name}: no cached entry"]
+    origin = why.origin_lines(engine.store, args.name, execs, time.time())
+    last = _last_run(execs, args.name)
+    print("\n".join(([last] if last else []) + origin + lines))
     return None
 
 

@@ -70,6 +70,14 @@ class StepMagics(Magics):
         "a lookup of their key (default: RESUMABLE_CELLS_WRITE_WAIT, else 30).",
     ).tag(config=True)
 
+    share_identity = Unicode(
+        None,
+        allow_none=True,
+        help="Who the entries this kernel stores say computed them: 'user@host', 'user', "
+        "'@host', or 'none' (default: RESUMABLE_CELLS_IDENTITY, else the login user and "
+        "the host name).",
+    ).tag(config=True)
+
     def __init__(self, shell):
         super().__init__(shell)  # the traitlets are read from the shell's config here
         self.slot = EngineSlot(shell, self._start_engine)
@@ -95,6 +103,7 @@ class StepMagics(Magics):
         engine.quiet = self.quiet
         engine.auto_quiet = self.auto_quiet
         engine.write_wait = settings.write_wait(configured=self.write_wait)
+        engine.identity = settings.identity(configured=self.share_identity)
         url = settings.team_cache(configured=self.remote)
         if not settings.team_cache_off(url):
             from . import teamcache  # the team cache's client: only when one is set
@@ -118,6 +127,11 @@ class StepMagics(Magics):
     def _write_wait_changed(self, change) -> None:
         if hasattr(self, "slot") and self.slot.started is not None:
             self.slot.started.write_wait = settings.write_wait(configured=change["new"])
+
+    @observe("share_identity")
+    def _share_identity_changed(self, change) -> None:
+        if hasattr(self, "slot") and self.slot.started is not None:
+            self.slot.started.identity = settings.identity(configured=change["new"])
 
     @stepargs.declare
     @cell_magic

@@ -39,6 +39,8 @@ class PlanRow:
     reason: str
     cell_id: str | None = None
     stale: str | None = None  # why this cell's last result is out of date (staleness)
+    keyed: bool = True  # False: it has no key (an input cannot be hashed), so it always runs
+    reads: frozenset[str] = frozenset()  # the names its key reads (through functions too)
 
     def why(self) -> str:
         if self.stale:  # the panel's and `%step status`'s words, from the same function
@@ -103,6 +105,15 @@ def plan_cells(engine, cells: list[dict]) -> list[tuple[str | None, str, str | N
     return out
 
 
+@dataclass
+class Walk:
+    """The plan of a notebook's cells, and the plain cells Run All's result depends on
+    that this kernel has not run with their code (a parameter cell edited since)."""
+
+    rows: list[PlanRow]
+    plain_needed: set[str]  # cell ids
+
+
 def show(engine, explicit: str | None) -> Plan:
     sent = None if explicit else notebookfile.sent_cells(engine.shell)
     cells: list[dict] | None
@@ -114,15 +125,44 @@ def show(engine, explicit: str | None) -> Plan:
         note = found.note
     assert cells is not None  # `locate` gives the cells whenever it gives no file
     rows = make(engine, plan_cells(engine, cells))
+    _mark_stale(engine, rows)
+    return Plan(rows, note)
+
+
+def _mark_stale(engine, rows: list[PlanRow]) -> None:
     stale = engine.staleness()
     for row in rows:
         row.stale = stale.get((row.step, row.cell_id)) or stale.get((row.step, None))
-    return Plan(rows, note)
+
+
+def stale_cells(engine, cells: list[dict]) -> tuple[list[str], list[PlanRow]]:
+    """The panel's "Run stale": the ids of the cells to run, in notebook order, and the
+    plan they come from. The plan's own answer to "what will Run All do", kept to what
+    is out of date: a step the plan runs (a cell whose key cannot be taken only when
+    this kernel has not run its code), a step whose last result is stale (an entry for
+    its current inputs may serve it), and a plain cell this kernel has not run with its
+    code that binds a name such a step reads (`ridge = 20.0` edited, not run yet)."""
+    walked = walk(engine, plan_cells(engine, cells))
+    _mark_stale(engine, walked.rows)
+    ran = plain.ran_here(engine.shell)
+    source = {c.get("id"): c["source"].strip() for c in cells}
+    chosen = set(walked.plain_needed)
+    for row in walked.rows:
+        if row.cell_id is None:
+            continue
+        if row.stale or (row.action == "run" and (row.keyed or source.get(row.cell_id) not in ran)):
+            chosen.add(row.cell_id)
+    return [c["id"] for c in cells if c.get("id") in chosen], walked.rows
 
 
 def make(engine, cells: list[tuple[str | None, str, str | None]]) -> list[PlanRow]:
     """The plan of `cells` ((the %%step line or None for a plain cell, body, cell id)):
     a row per step cell."""
+    return walk(engine, cells).rows
+
+
+def walk(engine, cells: list[tuple[str | None, str, str | None]]) -> Walk:
+    """`make`, and which plain cells not run here bind what a running step reads."""
     # name -> digest from earlier cells (None: unknown); a value a hit left unread
     # counts as bound, with its stored digest
     known: dict[str, str | None] = {n: k.digest for n, k in engine.pending.known().items()}
@@ -131,10 +171,17 @@ def make(engine, cells: list[tuple[str | None, str, str | None]]) -> list[PlanRo
     ran = plain.ran_here(engine.shell)
     said = plain.Commands(engine.run)  # what `%step clear` / `%step run --new` cells do
     rows = []
+    unran: dict[str, str] = {}  # name -> id of the plain cell not run here that binds it
+    needed: set[str] = set()
     for line, body, cell_id in cells:
         if line is None:
             said.read(body)
             plain.simulate(engine, body, ran, known, producer, modules)
+            for name in plain.binds(engine, body):
+                if body.strip() in ran or cell_id is None:
+                    unran.pop(name, None)
+                else:
+                    unran[name] = cell_id
             continue
         try:
             args = stepargs.parse(line)
@@ -153,12 +200,16 @@ def make(engine, cells: list[tuple[str | None, str, str | None]]) -> list[PlanRo
         modules.update(info.imports)
         row.cell_id = cell_id
         rows.append(row)
+        if row.action == "run":
+            needed.update(unran[n] for n in row.reads | set(info.reads) if n in unran)
+        for n in info.binds:
+            unran.pop(n, None)
         if row.action != "serve":  # its body runs: a `%step clear` in it too
             said.read(body)
         for n, d in bound.items():
             known[n] = d
             producer[n] = f"step {name}"
-    return rows
+    return Walk(rows, needed)
 
 
 def _plan_step(engine, name, args, info, known, producer, modules, run):
@@ -169,17 +220,19 @@ def _plan_step(engine, name, args, info, known, producer, modules, run):
         digests = _input_digests(engine, info, args, known)
     except KeyComponentError as err:
         reason = f"input {err.path} cannot be hashed" if err.path else str(err).split(",")[0]
-        return PlanRow(name, "run", reason), unknown_bound
+        return PlanRow(name, "run", reason, keyed=False), unknown_bound
     for n, d in digests.items():
         if d is None:
+            reads = frozenset(n.split(".")[0] for n in digests)
             return PlanRow(
-                name, "run", f"input {n} comes from {producer[n]}, which runs"
+                name, "run", f"input {n} comes from {producer[n]}, which runs", reads=reads
             ), unknown_bound
     current = _Current(engine, known, digests, modules)
     found, invalid = _matching_entry(engine, name, info, args, current, run)
     if found is None:
         reason = invalid or _why_not(engine, name, info, args, current, producer)
-        return PlanRow(name, "run", reason), unknown_bound
+        reads = frozenset(n.split(".")[0] for n in current.digests)
+        return PlanRow(name, "run", reason, reads=reads), unknown_bound
     return PlanRow(name, "serve", ""), {b.name: b.digest for b in found.bindings}
 
 

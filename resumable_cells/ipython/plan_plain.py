@@ -89,7 +89,7 @@ def simulate(
     except SyntaxError:  # it fails when it runs; it imports nothing
         log.debug("a plain cell does not parse; the plan skips its imports", exc_info=True)
     if source.strip() in ran:
-        for name in _binds(engine, source):
+        for name in binds(engine, source):
             known.pop(name, None)  # the namespace holds what it binds: read it there
             producer.pop(name, None)
         return
@@ -145,7 +145,8 @@ def _digest(value: Any) -> str | None:
         return None
 
 
-def _binds(engine: Any, source: str) -> tuple[str, ...]:
+def binds(engine: Any, source: str) -> tuple[str, ...]:
+    """The names a plain cell binds (none when it does not parse)."""
     try:
         return analysis.analyse(engine.transform(source)).binds
     except SyntaxError:

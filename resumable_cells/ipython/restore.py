@@ -116,8 +116,9 @@ def restore(engine: Engine, cells: list[dict] | None = None) -> Outcome:
     if cells is None:
         cells = _notebook_cells(engine)
     by_id = {c["id"]: c["source"] for c in cells if c.get("id")}
+    by_name = _by_name(engine, cells) if any(not p.cell_id for p in planned) else {}
     for i, p in enumerate(planned):
-        source = by_id.get(p.cell_id) if p.cell_id else _by_name(engine, cells, p.step)
+        source = by_id.get(p.cell_id) if p.cell_id else by_name.get(p.step)
         why = _serve(engine, p, source)
         if why is None:
             out.served.append(p)
@@ -169,9 +170,10 @@ def _step_of(source: str) -> tuple[str, str]:
     return "--auto", source
 
 
-def _by_name(engine: Engine, cells: list[dict], step: str) -> str | None:
-    """Without cell ids (nbclient sends none): the last cell whose step has this name."""
-    found = None
+def _by_name(engine: Engine, cells: list[dict]) -> dict[str, str]:
+    """Without cell ids (nbclient sends none): step name -> the source of the last cell
+    whose step has that name (parsed once per restore, not once per execution)."""
+    found: dict[str, str] = {}
     for cell in cells:
         if not auto.wraps(cell["source"]) and not cell["source"].startswith("%%step"):
             continue
@@ -180,8 +182,7 @@ def _by_name(engine: Engine, cells: list[dict], step: str) -> str | None:
             name = stepargs.parse(line).name or _derived_name(engine, body)
         except (UsageError, SyntaxError):
             continue
-        if name == step:
-            found = cell["source"]
+        found[name] = cell["source"]
     return found
 
 

@@ -23,7 +23,7 @@ def attach(engine: Engine, url: str) -> None:
     """At load (`url` from `settings.team_cache`). A bad setting is a warning: it never
     stops the extension from loading."""
     try:
-        engine.set_team(team.from_setting(url))
+        engine.set_team(team.from_setting(url, engine.store.dir))
     except TeamCacheError as err:
         logs.warn(f"no team cache: {err}")
 
@@ -32,7 +32,7 @@ def configure(engine: Engine, setting: str) -> None:
     """`%step config --remote URL|none`: replace the engine's team cache. UsageError
     on a bad setting; pushes still queued on the old one finish in the background."""
     try:
-        tier = team.from_setting(setting)
+        tier = team.from_setting(setting, engine.store.dir)
     except TeamCacheError as err:
         raise UsageError(f"%step config --remote: {err}") from None
     engine.set_team(tier)
@@ -53,7 +53,7 @@ def describe(tier: TeamTier | None) -> str:
             "team cache: none (set one with %step config --remote redis://HOST:PORT/DB "
             "or s3://BUCKET/PREFIX)"
         )
-    state = "no team key" if tier.key is None else "up" if tier.usable() else "unreachable"
+    state = "no team key" if tier.sealer is None else "up" if tier.usable() else "unreachable"
     if tier.read_only and state == "up":
         state = "read-only"
     text = f"team cache {tier.url} ({state}"
@@ -69,7 +69,7 @@ def figures(tier: TeamTier | None) -> dict | None:
     if tier is None:
         return None
     out = {"url": tier.url, "entries": None, "bytes": None, "limit": None, "error": None}
-    if tier.key is None:
+    if tier.sealer is None:
         return {**out, "error": "off (no team key set)"}
     if not tier.health.up_now():
         return {**out, "error": f"unreachable ({tier.health.last_error})"}
@@ -82,7 +82,7 @@ def figures(tier: TeamTier | None) -> dict | None:
 
 def push_report(tier: TeamTier, store: Store, everything: bool = False) -> str:
     """`%step push`: queue every local entry too when `everything`, then wait."""
-    if tier.key is None:
+    if tier.sealer is None:
         tier.health.say_warning()
         return f"nothing pushed: {tier.health.warning}"
     if everything:

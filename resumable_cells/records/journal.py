@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 EXECUTION_FIELDS = (
     "id", "run", "session", "step", "cell_id", "execution_count", "key", "status", "start", "end",
     "duration_s", "saved_s", "computed", "reason", "source", "inputs", "outputs", "spend",
+    "provenance",
 )  # fmt: skip
 
 

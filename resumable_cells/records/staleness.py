@@ -163,7 +163,8 @@ def step_rows(execs: list[dict], stale: dict[RowKey, str] | None = None) -> list
             r = rows[key] = {
                 "step": e["step"], "cell_id": key[1], "status": None, "duration_s": None,
                 "saved_s": 0.0, "stale": False, "stale_cause": None, "reason": None,
-                "last_start": None, "execution_count": None, "computed": None, "executions": 0,
+                "last_start": None, "execution_count": None, "computed": None,
+                "provenance": None, "executions": 0,
             }  # fmt: skip
         r["executions"] += 1
         r["status"] = e["status"]
@@ -171,6 +172,7 @@ def step_rows(execs: list[dict], stale: dict[RowKey, str] | None = None) -> list
         r["reason"] = e.get("reason")
         r["execution_count"] = e.get("execution_count")
         r["computed"] = e.get("computed")
+        r["provenance"] = e.get("provenance")
         if e["status"] in ("live", "effect") and e.get("duration_s") is not None:
             r["duration_s"] = e["duration_s"]
         if e["status"] == "hit":

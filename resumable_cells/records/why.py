@@ -11,6 +11,7 @@ import logging
 from ..errors import StoreError
 from ..storage.entries import Entry
 from ..storage.store import Store
+from . import provenance
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +92,20 @@ def miss_reason_between(old: dict, new: dict) -> str | None:
             return f"{name} changed" if state == "changed" else f"{component} {state}"
         return f"{component} {state}"
     return None
+
+
+def origin_lines(store: Store, step: str, execs: list[dict], now: float) -> list[str]:
+    """Where the value of `step` came from: its latest execution's provenance in the
+    record `execs` (which says where a hit was served from), else that of its latest
+    entry in the store. LookupError when neither says."""
+    origin = provenance.latest(execs, step)
+    if origin is None:
+        entry = nearest_entry(store, step)
+        if entry is None:
+            raise LookupError(f"no cached entry of a step named {step!r}")
+        origin = provenance.of_entry(entry, None)
+    first, *rest = provenance.lines(origin, now)
+    return [f"step {step}: {first}", *rest]
 
 
 def why_lines(store: Store, step: str) -> list[str]:

@@ -31,6 +31,12 @@ The JSON row (`entry:{key}`, authenticated with the per-user key; see `store.py`
     trace: {name: digest}                   names it read through eval/exec of strings,
                                             with their digests then (verified on lookup)
     key                                     the key it is stored under
+    by: {user, host, from: {name: {step, key}}}
+                                            who computed it (as they chose to share it),
+                                            and the step (and its entry's key, null when
+                                            it was not cached) whose run or hit bound each
+                                            input with the digest the key took; absent
+                                            in entries written before it was recorded
 
 A reference with `inline` holds the pickle itself (base64): it names no file.
 """
@@ -42,7 +48,17 @@ from typing import Any
 
 from ..errors import StoreError
 
-__all__ = ["Binding", "Entry", "FileRead", "Result", "Stream", "Unit", "Value"]
+__all__ = [
+    "Binding",
+    "Entry",
+    "FileRead",
+    "Producer",
+    "Provenance",
+    "Result",
+    "Stream",
+    "Unit",
+    "Value",
+]
 
 
 @dataclass(frozen=True)
@@ -205,6 +221,48 @@ class FileRead:
     digest: str
 
 
+@dataclass(frozen=True)
+class Producer:
+    """The step whose execution bound an input with the digest the key took, and the
+    key of the entry it made or served (None: it ran uncached, or as an effect)."""
+
+    step: str
+    key: str | None
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Who computed the entry (each part None when not shared) and the producer of each
+    input the engine knows one of. When, the package versions and the input digests
+    are the entry's `created` and its key's preimage."""
+
+    user: str | None
+    host: str | None
+    producers: dict[str, Producer] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "user": self.user,
+            "host": self.host,
+            "from": {n: {"step": p.step, "key": p.key} for n, p in self.producers.items()},
+        }
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> Provenance:
+        return cls(
+            _text(raw.get("user")),
+            _text(raw.get("host")),
+            {
+                str(n): Producer(str(p["step"]), _text(p.get("key")))
+                for n, p in dict(raw.get("from", {})).items()
+            },
+        )
+
+
+def _text(raw: Any) -> str | None:
+    return None if raw is None else str(raw)
+
+
 @dataclass
 class Entry:
     """What one live run of a pure step left (see the module docstring)."""
@@ -225,6 +283,7 @@ class Entry:
     state: Value | None = None
     trace: dict[str, str] = field(default_factory=dict)  # read through eval: name -> digest
     key: str | None = None
+    provenance: Provenance | None = None  # None: written before provenance was recorded
 
     def blobs(self) -> list[str]:
         """Every blob file the entry uses, each once, in a stable order."""
@@ -280,6 +339,8 @@ class Entry:
             out["trace"] = dict(self.trace)
         if self.key is not None:
             out["key"] = self.key
+        if self.provenance is not None:
+            out["by"] = self.provenance.to_json()
         return out
 
     @classmethod
@@ -288,6 +349,7 @@ class Entry:
         layout (a row of another format, or damaged past its authentication)."""
         try:
             result, shared, state = raw.get("result"), raw.get("shared"), raw.get("state")
+            by = raw.get("by")
             return cls(
                 step=raw["step"],
                 created=float(raw.get("created", 0.0)),
@@ -305,6 +367,7 @@ class Entry:
                 state=Value.from_json(state) if state else None,
                 trace={str(k): str(v) for k, v in raw.get("trace", {}).items()},
                 key=raw.get("key"),
+                provenance=Provenance.from_json(by) if by is not None else None,
             )
         except (KeyError, TypeError, ValueError, AttributeError) as err:
             raise StoreError(f"an entry row has another layout ({err!r})") from None

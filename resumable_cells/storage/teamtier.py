@@ -2,8 +2,9 @@
 `redis/tier.py`; a bucket, `bucket/tier.py`): the team key, the server's health, the
 background pusher, and the order of a lookup and of a push.
 
-A lookup reads the entry, checks it under the team key and copies every blob it names
-that the local store lacks, giving up when that would take longer than running the
+Everything a team cache holds is sealed under the team key (`seal.Sealer`); without a
+team key the tier is off, said once. A lookup reads the entry, opens it with the team
+keys and copies every blob it names that the local store lacks, giving up when that would take longer than running the
 step did; a push sends the blobs first and the entry last, so that a reader that finds
 an entry finds everything it names. What differs is how an entry and a blob are read
 and written: the methods a subclass gives.
@@ -17,17 +18,19 @@ import threading
 import time
 from abc import abstractmethod
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from .. import logs
 from ..errors import TamperedError
+from . import seal, teamkey
 from .entries import Entry
-from .redis import connect, wire
 from .redis.health import Health
 from .redis.pushqueue import PushQueue
 from .redis.transfer import Incomplete, TooSlow
+from .seal import Sealer
 from .store import Store
-from .tiers import Tier
+from .tiers import Tier, without_credentials
 
 log = logging.getLogger(__name__)
 MIN_FETCH_S = 10.0  # a hit may take this long, or twice the step's own duration
@@ -46,35 +49,42 @@ class TeamTier(Tier):
     def __init__(
         self,
         url: str,
-        key: bytes | None,
+        sealer: Sealer | None,
+        store_dir: Path | None,
         server_errors: Callable[[], tuple[type[BaseException], ...]],
         clients: tuple[Any, Any],
     ):
+        """`sealer`: the team keys' (default: from the environment, refusing a key file
+        inside `store_dir`). Raises TeamCacheError."""
         self.url = url
         # (fast, bulk): for lookups in the user's cell, and for uploads and blobs
         self.fast, self.bulk = clients
-        self.key = key if key is not None else connect.team_key()
+        self.sealer = sealer if sealer is not None else seal.from_settings(store_dir)
         self.server_errors = server_errors
         self.health = Health(url, threading.Condition(), self._missing_key_warning())
         self.queue = PushQueue(self.push_entry, self.health, server_errors)
         self._known: set[str] = set()  # keys known to be on the server
 
+    def location(self) -> str:
+        return without_credentials(self.url)
+
     def _missing_key_warning(self) -> str | None:
-        if self.key is not None:
+        if self.sealer is not None:
             return None
         return (
-            f"the team cache {self.url} is off: set RESUMABLE_CELLS_TEAM_KEY (or "
-            "RESUMABLE_CELLS_TEAM_KEY_FILE) to the key your team shares"
+            f"the team cache {self.url} is off: set {teamkey.KEY_ENV} (or "
+            f"{teamkey.KEY_FILE_ENV}) to the key your team shares; without it nothing "
+            "there can be read or written"
         )
 
-    def _team_key(self) -> bytes:
-        """The team key, on the paths that reach the server: a lookup asks `usable()`
-        first and a push is queued only by `put`, both of which require one."""
-        assert self.key is not None, "the team cache has no key"
-        return self.key
+    def _sealer(self) -> Sealer:
+        """The team keys' sealer, on the paths that reach the server: a lookup asks
+        `usable()` first and a push is queued only by `put`, both of which require one."""
+        assert self.sealer is not None, "the team cache has no key"
+        return self.sealer
 
     def usable(self) -> bool:
-        return self.key is not None and not self.queue.closed and self.health.up_now()
+        return self.sealer is not None and not self.queue.closed and self.health.up_now()
 
     def say_warnings(self) -> None:
         """Print what the user must know, once per kernel (call from the user's thread)."""
@@ -82,15 +92,16 @@ class TeamTier(Tier):
 
     # -- what a subclass gives ------------------------------------------------------------
     @abstractmethod
-    def get_entry(self, key: str) -> bytes | None:
-        """The signed entry stored under `key`, None when there is none."""
+    def get_entry(self, key: str) -> Entry | None:
+        """The entry stored under `key`, opened with the team keys; None when there is
+        none. Raises TamperedError (SealError among them) when it does not open."""
 
     @abstractmethod
     def has_entry(self, key: str) -> bool: ...
 
     @abstractmethod
-    def set_entry(self, key: str, signed: str) -> None:
-        """Store the signed entry (after all its blobs)."""
+    def set_entry(self, key: str, entry: Entry) -> None:
+        """Store the entry, sealed (after all its blobs)."""
 
     @abstractmethod
     def pull_blob(self, local: Store, name: str, deadline: float) -> int:
@@ -108,8 +119,8 @@ class TeamTier(Tier):
     # -- lookup ----------------------------------------------------------------------------
     def lookup(self, key: str, local: Store) -> Entry | None:
         """The entry under `key`, its blobs copied into `local` (signed with the user
-        key), or None. Raises TamperedError (a StoreError) when what is there fails the
-        team key."""
+        key), or None. Raises TamperedError (a StoreError; SealError when it does not
+        open under the team keys) when what is there fails the team key."""
         self.say_warnings()
         if not self.usable():
             return None
@@ -137,11 +148,10 @@ class TeamTier(Tier):
         return entry
 
     def _pull(self, key: str, local: Store) -> Entry | None:
-        raw = self.get_entry(key)
-        if raw is None:
+        entry = self.get_entry(key)
+        if entry is None:
             self.health.up()
             return None
-        entry = wire.verified_entry(raw, key, self._team_key())
         # Give up when copying would take longer than running the step did.
         budget = max(MIN_FETCH_S, 2 * entry.duration_s)
         deadline = time.monotonic() + budget
@@ -173,7 +183,7 @@ class TeamTier(Tier):
     def put(self, key: str, local: Store) -> None:
         """Queue `local`'s entry `key` for the background pusher; returns at once."""
         self.say_warnings()
-        if self.key is None or self.read_only or key in self._known or self.queue.closed:
+        if self.sealer is None or self.read_only or key in self._known or self.queue.closed:
             return
         self.queue.later(local, key)
 
@@ -192,7 +202,7 @@ class TeamTier(Tier):
             sent = self.push_blob(local, name)
             if sent:
                 self.queue.count(blobs=1, nbytes=sent)
-        self.set_entry(key, wire.signed_entry(entry, key, self._team_key()))
+        self.set_entry(key, entry)
         self._known.add(key)
         self.queue.count(entries=1)
         return True

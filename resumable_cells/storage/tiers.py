@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from abc import ABC, abstractmethod
+from urllib.parse import urlsplit, urlunsplit
 
 from .. import logs
 from .entries import Entry
@@ -27,6 +28,11 @@ class Tier(ABC):
 
     #: What a hit from here says about where it came from (the record's `source`).
     source: str
+
+    def location(self) -> str:
+        """Where a hit from here was served from, as its provenance shows it: a URL
+        without credentials. Tiers without an address of their own say their source."""
+        return self.source
 
     @abstractmethod
     def lookup(self, key: str, local: Store) -> Entry | None:
@@ -63,19 +69,20 @@ class TieredStore:
             if tier.fetch_blob(name, self.local):
                 return
 
-    def lookup(self, key: str) -> tuple[Entry | None, str]:
-        """(entry, where it came from: "local" or a tier's `source`); (None, "local")
-        on a miss. Raises StoreError (an entry that fails authentication) and whatever
-        the local index raises."""
+    def lookup(self, key: str) -> tuple[Entry | None, str, str | None]:
+        """(entry, where it came from: "local" or a tier's `source`, and that tier's
+        `location()`, None for the local store); (None, "local", None) on a miss. Raises
+        StoreError (an entry that fails authentication) and whatever the local index
+        raises."""
         entry = self.local.get_entry(key)
         if entry is not None:
-            return entry, "local"
+            return entry, "local", None
         for tier in self.tiers:
             entry = tier.lookup(key, self.local)
             if entry is not None:
                 self._keep(key, entry)
-                return entry, tier.source
-        return None, "local"
+                return entry, tier.source, tier.location()
+        return None, "local", None
 
     def _keep(self, key: str, entry: Entry) -> None:
         try:
@@ -93,3 +100,11 @@ class TieredStore:
                 tier.put(key, self.local)
             except Exception:
                 log.debug("a tier did not take entry %s", key[:12], exc_info=True)
+
+
+def without_credentials(url: str) -> str:
+    """`url` as it may be shown: a user name or password in it is left out."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))

@@ -64,6 +64,8 @@ def user_outputs(outputs: list[dict], plain_stderr: str = "") -> tuple[list[dict
         if o.get("output_type") == "stream" and o.get("name") == "stderr":
             text, said = _split_messages(o.get("text", ""), own)
             step.messages += said
+            if said and not text:  # a stream that held only the extension's messages
+                continue
             o = {**o, "text": text}
         kept.append(o)
     return normalise(kept), step

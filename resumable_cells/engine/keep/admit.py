@@ -20,6 +20,7 @@ from ...errors import KeyComponentError, Unfaithful, Unhashable, Unstorable
 from ...hashing import reach
 from ...hashing.key import Key
 from ...storage.deferred import Batch
+from ...storage.entries import Entry
 from ..kernel import Engine
 from ..state import module_attrs, process_state
 from . import advice, build, sharing
@@ -63,6 +64,7 @@ class Admitted:
 
     note: str | None
     outputs: list[dict[str, Any]]
+    entry: Entry | None = None  # the entry stored (or being written behind)
 
 
 def admit(engine: Engine, live: LiveRun, watched: Watched) -> Admitted:
@@ -101,4 +103,4 @@ def admit(engine: Engine, live: LiveRun, watched: Watched) -> Admitted:
     except Exception as err:
         log.debug("the entry of %s was not stored", live.name, exc_info=True)
         return Admitted(f"not cached: the store failed ({err})", built.described())
-    return Admitted(None, built.described())
+    return Admitted(None, built.described(), built)

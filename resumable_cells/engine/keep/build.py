@@ -30,7 +30,7 @@ from ...hashing import sources
 from ...hashing.values import Hasher
 from ...storage import serialize
 from ...storage.deferred import Batch
-from ...storage.entries import Binding, Entry, FileRead, Result, Unit, Value
+from ...storage.entries import Binding, Entry, FileRead, Provenance, Result, Unit, Value
 from ...storage.store import Store
 from ..state import module_attrs
 from ..units import byvalue
@@ -61,6 +61,7 @@ class LiveRun:
     imports: dict[str, str] = field(default_factory=dict)  # alias -> `module.attribute`
     star_imports: tuple[str, ...] = ()  # modules imported with `from module import *`
     trace: dict[str, str] = field(default_factory=dict)  # read through eval: name -> digest
+    provenance: Provenance | None = None  # who ran it, and which steps bound its inputs
 
 
 def build(
@@ -173,6 +174,7 @@ def _build(
         unit=unit,
         state=stored_state,
         trace=dict(run.trace),
+        provenance=run.provenance,
     )
 
 

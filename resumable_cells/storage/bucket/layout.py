@@ -1,13 +1,17 @@
-"""The team cache's layout in a bucket, under the URL's prefix:
+"""The team cache's layout in a bucket, under the URL's prefix. Every object is sealed
+under the team key (`crossing`: AES-256-GCM frames, bound to their kind and name):
 
-    rc1/entry/{key}   the entry's JSON, signed with the team key as in Redis
-                      (`redis.wire.signed_entry`)
-    rc1/blob/{name}/{upload}
-                      the blob's body (the pickle stream, then each buffer, unpadded) as
-                      frames of FRAME bytes, each as `crossing.outgoing` stored it
-    rc1/head/{name}   its head, JSON: the blob's header under the team key (as Redis
-                      keeps it), the upload whose body it names, the body's size, FRAME,
-                      the number of frames and the stored length of each
+    rc2/entry/{key}   the entry's JSON (with its key), sealed as ("entry", key)
+    rc2/blob/{name}/{upload}
+                      the blob's body (the pickle stream, then each buffer, unpadded)
+                      as frames sealed as ("blob", name), each of `wire.PIECE`
+                      plaintext bytes (the last may be shorter) and so FRAME stored
+                      bytes: the parts of an upload and the ranges of a download are
+                      whole frames
+    rc2/head/{name}   its head (`wire.BlobMeta`: the pickle stream's and the buffers'
+                      lengths, the upload whose body it names, the body's size, the
+                      plaintext per frame, the number of frames), sealed as
+                      ("blobmeta", name)
 
 A body is written whole or not at all (a single PUT, or a multipart upload that only
 shows once completed) under an upload id of its own; its head is created after it,
@@ -19,15 +23,14 @@ over and uploaded again by the next push.
 
 from __future__ import annotations
 
-import json
 import uuid
 
-from ...errors import TamperedError
+from .. import seal
 from ..redis import wire
 
-VERSION = 1  # bump on any change to the layout above
+VERSION = 2  # bump on any change to the layout above (2: sealed)
 ROOT = f"rc{VERSION}/"
-FRAME = wire.CHUNK  # body bytes per frame (and per part of an upload), sealed on its own
+FRAME = wire.CHUNK  # stored bytes per frame (and per part of an upload)
 RANGE_FRAMES = 8  # frames per ranged read of a body (64 MiB)
 
 
@@ -49,37 +52,9 @@ def head_path(name: str) -> str:
 
 ENTRIES = f"{ROOT}entry/"
 BODIES = f"{ROOT}blob/"
+HEADS = f"{ROOT}head/"
 
 
-def head(header: bytes, upload: str, size: int, stored: list[int]) -> bytes:
-    """The head of a blob whose team-key header is `header`, `size` body bytes stored by
-    `upload` as frames of `stored` lengths."""
-    meta = {
-        "header": json.loads(header),
-        "upload": upload,
-        "size": size,
-        "chunk": FRAME,
-        "chunks": len(stored),
-        "stored": stored,
-    }
-    return json.dumps(meta).encode()
-
-
-def parse_head(raw: bytes, name: str) -> dict:
-    """A blob's head, checked (`wire.parse_meta`, and one stored length per frame).
-    Raises TamperedError on anything malformed."""
-    meta = wire.parse_meta(raw, name)
-    stored = meta.get("stored")
-    if not (
-        isinstance(stored, list)
-        and len(stored) == meta["chunks"]
-        and all(type(n) is int and n >= 0 for n in stored)
-    ):
-        raise TamperedError(f"blob {name[:12]} on the team cache has a damaged head")
-    return meta
-
-
-def frame_sizes(meta: dict) -> list[int]:
-    """The body bytes each frame of a blob holds once it has crossed back."""
-    size, frame = meta["size"], meta["chunk"]
-    return [min(frame, size - i * frame) for i in range(meta["chunks"])]
+def stored_sizes(meta: wire.BlobMeta) -> list[int]:
+    """The stored bytes of each frame of a body: its plaintext and what sealing adds."""
+    return [meta.want(i) + seal.OVERHEAD for i in range(meta.chunks)]

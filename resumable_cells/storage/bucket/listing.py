@@ -9,27 +9,29 @@ from typing import Any
 
 import obstore
 
+from ..entries import Entry
 from ..redis import listing as redis_listing
+from ..seal import Sealer
 from . import crossing, layout, transfer
 
 
-def listing(store: Any, team_key: bytes | None) -> dict:
-    """As `redis.listing.listing` (with "chunks": the frames of the blobs' bodies).
-    Raises the bucket's errors."""
+def listing(store: Any, sealer: Sealer | None) -> dict:
+    """As `redis.listing.listing` (with "chunks": the frames of the blobs' bodies, and
+    their sizes as stored). Raises the bucket's errors."""
     keys, sizes = [], {}
-    for path, size in _objects(store):
+    for path, size in objects(store):
         if path.startswith(layout.ENTRIES):
             keys.append(path.removeprefix(layout.ENTRIES))
         elif path.startswith(layout.BODIES):
             sizes[path.removeprefix(layout.BODIES).split("/")[0]] = size
 
-    def raws() -> Iterator[tuple[str, bytes]]:
+    def entries() -> Iterator[Entry | None]:
         for key in keys:
             raw = transfer.get(store, layout.entry_path(key))
             if raw is not None:
-                yield key, crossing.incoming(crossing.ENTRY, key, raw)
+                yield redis_listing.opened(key, raw, sealer, crossing.entry_in)
 
-    info = redis_listing.by_step(raws(), team_key, sizes)
+    info = redis_listing.by_step(entries(), sizes)
     frames = sum(max(1, math.ceil(n / layout.FRAME)) for n in sizes.values())
     return {**info, "chunks": frames}
 
@@ -39,13 +41,14 @@ def figures(store: Any) -> dict:
     from a listing (no object is read); a bucket has no limit to report (None).
     Raises the bucket's errors."""
     entries, size = 0, 0
-    for path, n in _objects(store):
+    for path, n in objects(store):
         size += n
         entries += path.startswith(layout.ENTRIES)
     return {"entries": entries, "bytes": size, "limit": None}
 
 
-def _objects(store: Any) -> Iterator[tuple[str, int]]:
-    for batch in obstore.list(store, layout.ROOT):
+def objects(store: Any, prefix: str = layout.ROOT) -> Iterator[tuple[str, int]]:
+    """(path, size) of every object under `prefix`."""
+    for batch in obstore.list(store, prefix):
         for meta in batch:
             yield meta["path"], meta["size"]

@@ -1,19 +1,23 @@
 """The team cache in a bucket: an object-storage tier behind the local store, the same
 to its callers as the Redis one (`teamtier.TeamTier` does what both do alike).
 
-Entries and blobs are read and written as `layout` lays them out, every byte through
-`crossing`, blobs by `transfer`. Credentials that may read but not write make the tier
+Entries and blobs are read and written as `layout` lays them out, every byte sealed or
+opened under the team keys by `crossing`, blobs by `transfer`. Without a team key the
+tier is off, said once, as the Redis tier is. Credentials that may read but not write make the tier
 read-only for this kernel, said once: lookups go on, entries stay in the local store.
 """
 
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import obstore
 
 from ... import logs
+from ..entries import Entry
 from ..redis.health import describe_error
+from ..seal import Sealer
 from ..store import Store
 from ..teamtier import TeamTier
 from . import connect, crossing, layout, transfer
@@ -29,9 +33,11 @@ class ObjectTier(TeamTier):
 
     lazy_blobs = True  # a value's bytes come from the bucket only when it is read
 
-    def __init__(self, url: str, key: bytes | None = None):
+    def __init__(self, url: str, sealer: Sealer | None = None, store_dir: Path | None = None):
+        """`sealer`: the team keys' (default: from the environment, refusing a key file
+        inside `store_dir`). Raises TeamCacheError."""
         clients = connect.client(url, connect.FAST), connect.client(url, connect.BULK)
-        super().__init__(url, key, connect.server_errors, clients)
+        super().__init__(url, sealer, store_dir, connect.server_errors, clients)
         self._said_read_only = False
 
     def say_warnings(self) -> None:
@@ -40,22 +46,22 @@ class ObjectTier(TeamTier):
             self._said_read_only = True
             logs.warn(self.read_only)
 
-    def get_entry(self, key: str) -> bytes | None:
+    def get_entry(self, key: str) -> Entry | None:
         raw = transfer.get(self.fast, layout.entry_path(key))
-        return None if raw is None else crossing.incoming(crossing.ENTRY, key, raw)
+        return None if raw is None else crossing.entry_in(raw, key, self._sealer())
 
     def has_entry(self, key: str) -> bool:
         return transfer.exists(self.bulk, layout.entry_path(key))
 
-    def set_entry(self, key: str, signed: str) -> None:
-        data = crossing.outgoing(crossing.ENTRY, key, signed.encode())
+    def set_entry(self, key: str, entry: Entry) -> None:
+        data = crossing.entry_out(entry, key, self._sealer())
         transfer.put(self.bulk, layout.entry_path(key), data)
 
     def pull_blob(self, local: Store, name: str, deadline: float) -> int:
-        return transfer.pull_blob(self.bulk, local, name, self._team_key(), deadline)
+        return transfer.pull_blob(self.bulk, local, name, self._sealer(), deadline)
 
     def push_blob(self, local: Store, name: str) -> int:
-        return transfer.push_blob(self.bulk, local, name, self._team_key())
+        return transfer.push_blob(self.bulk, local, name, self._sealer())
 
     def forget(self, key: str, blob: str | None) -> None:
         paths = [layout.entry_path(key)] + ([layout.head_path(blob)] if blob else [])
@@ -88,6 +94,7 @@ class ObjectTier(TeamTier):
         return res
 
 
-def from_setting(url: str) -> ObjectTier:
-    """An ObjectTier for a bucket URL (`connect.is_bucket_url`). Raises TeamCacheError."""
-    return ObjectTier(url.strip())
+def from_setting(url: str, store_dir: Path | None = None) -> ObjectTier:
+    """An ObjectTier for a bucket URL (`connect.is_bucket_url`); a team key file inside
+    `store_dir` is refused. Raises TeamCacheError."""
+    return ObjectTier(url.strip(), store_dir=store_dir)

@@ -1,13 +1,14 @@
-"""Copying one blob between the local store and a bucket, checked on the way.
+"""Copying one blob between the local store and a bucket, sealed on the way up and
+opened on the way down (`crossing`).
 
-Push: a local blob, checked under the user's key while it is read, goes up as one
-object in frames of `layout.FRAME` bytes (a multipart upload of up to
-`connect.CONCURRENCY` parts in flight when it is larger than one frame); its head,
-with the digests under the team key, is created after it. Pull: the frames come down
-`connect.CONCURRENCY` at a time, in order, into a new local blob file while their
-digests under the team key are checked and those under the user's key computed; the
-file is renamed into place only once all of it checked out (as `redis.transfer` does),
-so nothing that fails the team key is ever unpickled.
+Push: a local blob, checked under the user's key while it is read, is sealed frame by
+frame and goes up as one object (a multipart upload of up to `connect.CONCURRENCY`
+parts in flight, one frame per part, when it is larger than one frame); its sealed
+head is created after it. Pull: the frames come down `connect.CONCURRENCY` ranges at a
+time, in order, each opened under the team keys before it is written into a new local
+blob file signed with the user's key; the file is renamed into place only once every
+frame opened, the last one marked final (as `redis.transfer` does), so nothing that
+fails the team key is ever unpickled.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from .. import auth
 from ..redis import transfer as redis_transfer
 from ..redis import wire
 from ..redis.transfer import Incomplete, TooSlow
+from ..seal import Sealer
 from ..store import Store
 from . import connect, crossing, layout
 
@@ -60,49 +62,52 @@ def put(store: Any, path: str, data: Any, **options: Any) -> None:
         raise
 
 
-def push_blob(store: Any, local: Store, name: str, team_key: bytes) -> int:
-    """Upload blob `name` from `local` unless the bucket has it. Returns the body bytes
-    sent (0 when it was there). Raises BlobError or the bucket's errors."""
+def push_blob(store: Any, local: Store, name: str, sealer: Sealer) -> int:
+    """Upload blob `name` from `local`, sealed, unless the bucket has it. Returns the
+    body bytes sent (0 when it was there). Raises BlobError or the bucket's errors."""
     if exists(store, layout.head_path(name)):
         return 0
-    upload = layout.new_upload()
-    path = layout.body_path(name, upload)
-    stored: list[int] = []
     with local.blob_reader(name) as reader:
         head = reader.header
         mine = wire.Digests(auth.user_key(), len(head["bufs"]))
-        team = wire.Digests(team_key, len(head["bufs"]))
         size = sum(reader.parts)
-        frames = _sealed(wire.read_body(reader, mine, team), name, stored)
-        if size <= layout.FRAME:
-            (only,) = list(frames)
-            put(store, path, only, use_multipart=False)
-        else:
-            put(
-                store, path, frames, use_multipart=True,
-                chunk_size=layout.FRAME, max_concurrency=connect.CONCURRENCY,
-            )  # fmt: skip
+        upload, frames = upload_body(store, name, size, wire.read_body(reader, mine), sealer)
+    path = layout.body_path(name, upload)
     if not mine.match(head):
         _delete(store, path)
         raise BlobError(f"blob {name[:12]} fails authentication; not pushed")
-    header = wire.header(head["main"], head["bufs"], team.xx(), team.mac())
-    raw = crossing.outgoing(
-        crossing.BLOB, crossing.part_name(name, "head"), layout.head(header, upload, size, stored)
-    )
+    meta = wire.BlobMeta(head["main"], head["bufs"], upload, size, wire.PIECE, frames)
     try:
-        put(store, layout.head_path(name), raw, mode="create")
+        put(store, layout.head_path(name), crossing.head_out(meta, name, sealer), mode="create")
     except obstore.exceptions.AlreadyExistsError:  # another push of it got there first
         _delete(store, path)
         return 0
     return size
 
 
-def _sealed(frames: Iterator[memoryview], name: str, stored: list[int]) -> Iterator[bytes]:
-    """Each frame as it is stored, its stored length appended to `stored`."""
-    for i, frame in enumerate(frames):
-        data = crossing.outgoing(crossing.BLOB, crossing.part_name(name, i), bytes(frame))
-        stored.append(len(data))
-        yield data
+def upload_body(
+    store: Any, name: str, size: int, pieces: Iterator, sealer: Sealer
+) -> tuple[str, int]:
+    """Seal `pieces` (`size` plaintext bytes in `wire.PIECE` pieces) as blob `name`'s
+    body and upload them as a new body object. Returns (its upload id, its frames)."""
+    upload = layout.new_upload()
+    path = layout.body_path(name, upload)
+    count = [0]
+
+    def frames() -> Iterator[bytes | bytearray]:
+        for frame in crossing.body_out(pieces, name, sealer):
+            count[0] += 1
+            yield frame
+
+    if size <= wire.PIECE:
+        (only,) = list(frames())
+        put(store, path, only, use_multipart=False)
+    else:  # each frame is FRAME bytes but the last: a part holds exactly one frame
+        put(
+            store, path, frames(), use_multipart=True,
+            chunk_size=layout.FRAME, max_concurrency=connect.CONCURRENCY,
+        )  # fmt: skip
+    return upload, count[0]
 
 
 def _delete(store: Any, path: str) -> None:
@@ -113,34 +118,41 @@ def _delete(store: Any, path: str) -> None:
 
 
 def pull_blob(
-    store: Any, local: Store, name: str, team_key: bytes, deadline: float = math.inf
+    store: Any, local: Store, name: str, sealer: Sealer, deadline: float = math.inf
 ) -> int:
     """Copy blob `name` into `local`. Returns its size. Raises Incomplete, TooSlow (past
-    `deadline`, a time.monotonic()), TamperedError, or the bucket's or disk's errors."""
+    `deadline`, a time.monotonic()), TamperedError (SealError among them), or the
+    bucket's or disk's errors."""
+    meta = head(store, name, sealer)
+    pieces = crossing.body_in(body_frames(store, name, meta, deadline), name, sealer)
+    return redis_transfer.write_pulled(local, name, meta, pieces)
+
+
+def head(store: Any, name: str, sealer: Sealer) -> wire.BlobMeta:
+    """Blob `name`'s head, opened. Raises Incomplete when there is none, TamperedError
+    (SealError among them) when it does not open."""
     raw = get(store, layout.head_path(name))
     if raw is None:
         raise Incomplete(f"blob {name[:12]} is missing from the team cache", name)
-    meta = layout.parse_head(
-        crossing.incoming(crossing.BLOB, crossing.part_name(name, "head"), raw), name
-    )
-    frames = _frames(store, name, meta, deadline)
-    return redis_transfer.write_pulled(local, name, meta["header"], frames, team_key)
+    return crossing.head_in(raw, name, sealer)
 
 
-def _frames(store: Any, name: str, meta: dict, deadline: float) -> Iterator[bytes]:
-    """The body's frames in order, each checked for the length its head gives. They are
+def body_frames(
+    store: Any, name: str, meta: wire.BlobMeta, deadline: float = math.inf
+) -> Iterator[memoryview]:
+    """The body's sealed frames in order, each of the length its head gives. They are
     read in ranges of up to `layout.RANGE_FRAMES` frames, CONCURRENCY ranges in flight
     (fewer, larger requests: a server's cost per request can grow with the object)."""
-    path = layout.body_path(name, meta["upload"])
-    stored = meta["stored"]
+    path = layout.body_path(name, meta.upload)
+    stored = layout.stored_sizes(meta)
     starts = [0, *itertools.accumulate(stored)]
     groups = [range(i, min(i + layout.RANGE_FRAMES, len(stored)))
               for i in range(0, len(stored), layout.RANGE_FRAMES)]  # fmt: skip
 
-    def fetch(group: range) -> list[bytes]:
+    def fetch(group: range) -> list[memoryview]:
         start, end = starts[group.start], starts[group.stop]
         try:
-            data = obstore.get_range(store, path, start=start, end=end) if end > start else b""
+            data = obstore.get_range(store, path, start=start, end=end)
         except FileNotFoundError:
             raise Incomplete(
                 f"the body of blob {name[:12]} is gone from the team cache", name
@@ -148,27 +160,17 @@ def _frames(store: Any, name: str, meta: dict, deadline: float) -> Iterator[byte
         view = memoryview(data)
         if len(view) != end - start:
             raise TamperedError(f"blob {name[:12]} on the team cache has a damaged body")
-        return [
-            crossing.incoming(
-                crossing.BLOB, crossing.part_name(name, i),
-                bytes(view[starts[i] - start : starts[i + 1] - start]),
-            )
-            for i in group
-        ]  # fmt: skip
+        return [view[starts[i] - start : starts[i + 1] - start] for i in group]
 
     pool = ThreadPoolExecutor(connect.CONCURRENCY, thread_name_prefix="resumable-cells-pull")
-    window: deque[Future[list[bytes]]] = deque()
+    window: deque[Future[list[memoryview]]] = deque()
     try:
         todo = iter(groups)
-        sizes = iter(layout.frame_sizes(meta))
         for _ in groups:
             while len(window) < connect.CONCURRENCY and (g := next(todo, None)) is not None:
                 window.append(pool.submit(fetch, g))
             if time.monotonic() > deadline:
                 raise TooSlow()
-            for frame in window.popleft().result():
-                if len(frame) != next(sizes):
-                    raise TamperedError(f"blob {name[:12]} on the team cache has a damaged frame")
-                yield frame
+            yield from window.popleft().result()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)

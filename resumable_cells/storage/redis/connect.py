@@ -1,4 +1,5 @@
-"""Reaching the team cache: the team key and redis-py clients that never wait long.
+"""Reaching the team cache: redis-py clients that never wait long (the team key is
+`storage.teamkey`'s).
 
 Clients use short socket timeouts (CONNECT_TIMEOUT, then SOCKET_TIMEOUT for lookups in
 the user's cell or BULK_TIMEOUT for the pusher's uploads) and no retries: `health`
@@ -7,39 +8,11 @@ decides when to ask again.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 from ...errors import TeamCacheError
 
 CONNECT_TIMEOUT = 0.5
 SOCKET_TIMEOUT = 1.0  # lookups, in the user's cell
 BULK_TIMEOUT = 10.0  # writing one chunk (>= 0.8 MB/s), in the background thread
-KEY_ENV, KEY_FILE_ENV = "RESUMABLE_CELLS_TEAM_KEY", "RESUMABLE_CELLS_TEAM_KEY_FILE"
-
-
-def team_key() -> bytes | None:
-    """The team key: RESUMABLE_CELLS_TEAM_KEY (hex, or any string), else the contents of
-    the file RESUMABLE_CELLS_TEAM_KEY_FILE; None when neither is set."""
-    text = os.environ.get(KEY_ENV)
-    if not text and os.environ.get(KEY_FILE_ENV):
-        path = Path(os.environ[KEY_FILE_ENV]).expanduser()
-        try:
-            text = path.read_text()
-        except OSError as err:
-            raise TeamCacheError(f"cannot read the team key file {path}: {err.strerror}") from None
-    text = (text or "").strip()
-    if not text:
-        return None
-    try:
-        key = bytes.fromhex(text)
-    except ValueError:
-        key = text.encode()
-    if len(key) < 16:
-        raise TeamCacheError(
-            "the team key is shorter than 16 bytes; use e.g. `openssl rand -hex 32`"
-        )
-    return key
 
 
 def client(url: str, timeout: float):

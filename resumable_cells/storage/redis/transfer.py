@@ -1,16 +1,16 @@
 """Copying one blob between the local store and the team cache, checked on the way.
 
-Pull: the chunks stream into a new local blob file while their digests under the team
-key are checked and those under the user's key computed; the file is signed with the
-user's key and renamed into place only once all of it checked out, so nothing that
-fails the team key is ever unpickled. Push: a local blob, checked under the user's key
-while it is read, goes up in chunks; its header is set after them, by `wire.COMMIT`,
-only while every chunk is still there. A blob whose header is there is not sent again.
+Pull: the chunks are opened under the team key (`seal`), frame by frame, as they stream
+into a new local blob file while their digests under the user's key are computed; the
+file is signed with the user's key and renamed into place only once every frame opened,
+the last one marked final, so nothing that fails the team key is ever unpickled. Push:
+a local blob, checked under the user's key while it is read, is sealed and goes up in
+chunks; its header is set after them, by `wire.COMMIT`, only while every chunk is still
+there. A blob whose header is there is not sent again.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import time
@@ -18,7 +18,8 @@ import uuid
 from collections.abc import Iterator
 
 from ...errors import BlobError, ResumableCellsError, TamperedError
-from .. import auth
+from .. import auth, seal
+from ..seal import Sealer
 from ..store import Store
 from . import wire
 
@@ -38,59 +39,54 @@ class Incomplete(ResumableCellsError):
         self.blob = blob
 
 
-def pull_blob(redis, local: Store, name: str, team_key: bytes, deadline: float = math.inf) -> int:
+def pull_blob(redis, local: Store, name: str, sealer: Sealer, deadline: float = math.inf) -> int:
     """Copy blob `name` into `local`. Returns its size. Raises Incomplete, TooSlow (past
-    `deadline`, a time.monotonic()), TamperedError, or the server's or disk's errors."""
+    `deadline`, a time.monotonic()), TamperedError (SealError among them), or the
+    server's or disk's errors."""
     raw = redis.get(wire.blob_key(name))
     if raw is None:
         raise Incomplete(f"blob {name[:12]} is missing from the team cache", name)
-    meta = wire.parse_meta(raw, name)
-    return write_pulled(local, name, meta["header"], _chunks(redis, name, meta, deadline), team_key)
+    meta = wire.opened_meta(raw, name, sealer)
+    pieces = sealer.open_frames("blob", name, _chunks(redis, name, meta, deadline))
+    return write_pulled(local, name, meta, pieces)
 
 
-def write_pulled(
-    local: Store, name: str, head: dict, chunks: Iterator[bytes], team_key: bytes
-) -> int:
-    """Write the body `chunks` of blob `name`, whose header under the team key is
-    `head`, into `local` under the user's key. Returns its size. Raises TamperedError
-    (nothing is left behind), or whatever `chunks` raises."""
-    nbufs = len(head["bufs"])
-    team = wire.Digests(team_key, nbufs)
+def write_pulled(local: Store, name: str, meta: wire.BlobMeta, pieces: Iterator[bytes]) -> int:
+    """Write the opened body `pieces` of blob `name`, laid out as `meta` says, into
+    `local` under the user's key. Returns its size. Raises whatever `pieces` raises
+    (SealError on a frame that does not open); nothing is left behind then, so nothing
+    that fails the team key is ever unpickled."""
+    nbufs = len(meta.bufs)
     mine = wire.Digests(auth.user_key(), nbufs)
-    placeholder = wire.header(head["main"], head["bufs"], ["0" * 32] * nbufs, "0" * 64)
+    placeholder = wire.header(meta.main, meta.bufs, ["0" * 32] * nbufs, "0" * 64)
     with local.blob_writer(name, len(placeholder)) as writer:
-        parts = [head["main"], *head["bufs"]]
-        for part, piece in wire.split(chunks, parts):
+        for part, piece in wire.split(pieces, [meta.main, *meta.bufs]):
             if piece is None:
                 writer.start_part()
                 continue
-            team.update(part, piece)
             mine.update(part, piece)
             writer.write(piece)
-        if not team.match(head):
-            raise TamperedError(f"blob {name[:12]} on the team cache fails the team key")
-        return writer.finish(wire.header(head["main"], head["bufs"], mine.xx(), mine.mac()))
+        return writer.finish(wire.header(meta.main, meta.bufs, mine.xx(), mine.mac()))
 
 
-def _chunks(redis, name: str, meta: dict, deadline: float) -> Iterator[bytes]:
-    keys = [wire.chunk_key(name, meta["upload"], i) for i in range(meta["chunks"])]
-    size, chunk = meta["size"], meta["chunk"]
+def _chunks(redis, name: str, meta: wire.BlobMeta, deadline: float) -> Iterator[bytes]:
+    keys = [wire.chunk_key(name, meta.upload, i) for i in range(meta.chunks)]
     for start in range(0, len(keys), _PIPELINE):
         if time.monotonic() > deadline:
             raise TooSlow()
         values = redis.mget(keys[start : start + _PIPELINE])
         for i, value in enumerate(values, start):
-            want = min(chunk, size - i * chunk)
             if value is None:
                 raise Incomplete(f"part of blob {name[:12]} is gone from the team cache", name)
-            if len(value) != want:
+            if len(value) != meta.want(i) + seal.OVERHEAD:
                 raise TamperedError(f"blob {name[:12]} on the team cache has a damaged chunk")
             yield value
 
 
-def push_blob(redis, local: Store, name: str, team_key: bytes) -> int:
-    """Upload blob `name` from `local` unless the server has it. Returns the body bytes
-    sent (0 when it was there). Raises BlobError, Incomplete or the server's errors."""
+def push_blob(redis, local: Store, name: str, sealer: Sealer) -> int:
+    """Upload blob `name` from `local`, sealed, unless the server has it. Returns the
+    body bytes sent (0 when it was there). Raises BlobError, Incomplete or the server's
+    errors."""
     meta_key = wire.blob_key(name)
     if redis.exists(meta_key):
         return 0
@@ -100,25 +96,19 @@ def push_blob(redis, local: Store, name: str, team_key: bytes) -> int:
         with local.blob_reader(name) as reader:
             head = reader.header
             mine = wire.Digests(auth.user_key(), len(head["bufs"]))
-            team = wire.Digests(team_key, len(head["bufs"]))
             pipe = redis.pipeline(transaction=False)
-            for buf in wire.read_body(reader, mine, team):
+            for frame in sealer.seal_frames("blob", name, wire.read_body(reader, mine)):
                 chunk_keys.append(wire.chunk_key(name, upload, len(chunk_keys)))
-                pipe.set(chunk_keys[-1], buf, ex=wire.CHUNK_TTL)
+                pipe.set(chunk_keys[-1], frame, ex=wire.CHUNK_TTL)
                 if len(pipe) >= _PIPELINE:
                     pipe.execute()
             pipe.execute()
             size = sum(reader.parts)
         if not mine.match(head):
             raise BlobError(f"blob {name[:12]} fails authentication; not pushed")
-        meta = {
-            "header": json.loads(wire.header(head["main"], head["bufs"], team.xx(), team.mac())),
-            "upload": upload,
-            "size": size,
-            "chunk": wire.CHUNK,
-            "chunks": len(chunk_keys),
-        }
-        done = redis.eval(wire.COMMIT, 1 + len(chunk_keys), meta_key, *chunk_keys, json.dumps(meta))
+        meta = wire.BlobMeta(head["main"], head["bufs"], upload, size, wire.PIECE, len(chunk_keys))
+        sealed = wire.sealed_meta(meta, name, sealer)
+        done = redis.eval(wire.COMMIT, 1 + len(chunk_keys), meta_key, *chunk_keys, sealed)
     except BaseException:
         _drop_chunks(redis, chunk_keys)
         raise

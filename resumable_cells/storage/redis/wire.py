@@ -1,16 +1,18 @@
 """The team cache's layout in Redis, and the bytes of what it holds.
 
-Every key is under `rc:{REMOTE_VERSION}:`
+Every key is under `rc:{REMOTE_VERSION}:`; every value is sealed under the team key
+(`storage.seal`: AES-256-GCM, bound to its kind and name), so without the key nothing
+there can be read, and nothing planted there opens:
 
-    entry:{key}               the entry's JSON with `mac`, an HMAC-SHA256 under the team
-                              key over its canonical JSON (the local store does the same
-                              with the per-user key)
-    blob:{name}               JSON: the blob's header (pickle stream length, buffer
-                              lengths, the xxh3 of each buffer seeded from the team key,
-                              and an HMAC over the stream and those digests), the upload
-                              id, the body size and the chunk size
-    chunk:{name}:{upload}:{i} the body, the pickle stream then each buffer with no
-                              padding, in pieces of at most CHUNK bytes
+    entry:{key}               the entry's JSON (with its key), sealed as ("entry", key)
+    blob:{name}               JSON: the blob's pickle stream length and buffer lengths,
+                              the upload id, the body size, the plaintext bytes per chunk
+                              and the chunk count; sealed as ("blobmeta", name)
+    chunk:{name}:{upload}:{i} frame i of the body (the pickle stream then each buffer,
+                              no padding) sealed as ("blob", name): at most CHUNK bytes,
+                              PIECE of them plaintext. The chunks in order are the sealed
+                              object `Sealer.seal("blob", name, body)` would make with
+                              PIECE-byte frames.
 
 A blob's chunks are written before its header (`COMMIT`), and an entry after its blobs,
 so a reader that finds a key finds everything it names. Chunks of an upload that was
@@ -25,18 +27,21 @@ import json
 import math
 import re
 from collections.abc import Iterator
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import xxhash
 
-from ...errors import BlobError, TamperedError
-from .. import auth
+from ...errors import BlobError, StoreError, TamperedError
+from .. import auth, seal
 from ..blobs import BlobReader
 from ..entries import Entry
+from ..seal import Sealer
 
-REMOTE_VERSION = 1  # bump on any change to the layout above
+REMOTE_VERSION = 2  # bump on any change to the layout above (2: sealed)
 PREFIX = f"rc:{REMOTE_VERSION}:"
 CHUNK = 8 << 20  # bytes per Redis value
+PIECE = CHUNK - seal.OVERHEAD  # plaintext bytes per chunk
 CHUNK_TTL = 24 * 3600  # chunks of an upload that never committed expire after this
 _MAX_CHUNK = 64 << 20
 _HEX = re.compile(r"^[0-9a-f]+$")
@@ -73,25 +78,21 @@ def last_part(redis_key: bytes) -> str:
 
 
 # -- entries ------------------------------------------------------------------------------
-def signed_entry(entry: Entry, key: str, team_key: bytes) -> str:
-    """The JSON an entry is stored as: with its key, signed with the team key."""
-    signed = dict(entry.to_json(), key=key)
-    signed["mac"] = auth.sign(auth.canonical(signed), team_key)
-    return json.dumps(signed, sort_keys=True)
+def sealed_entry(entry: Entry, key: str, sealer: Sealer) -> bytes:
+    """The bytes an entry is stored as: its JSON, with its key, sealed."""
+    return sealer.seal("entry", key, json.dumps(dict(entry.to_json(), key=key)).encode())
 
 
-def verified_entry(raw: bytes, key: str, team_key: bytes) -> Entry:
-    """The entry stored as `raw` under `key`. Raises TamperedError unless it carries the
-    team key's MAC and its own key, StoreError when it has another layout."""
+def opened_entry(raw: bytes, key: str, sealer: Sealer) -> Entry:
+    """The entry stored as `raw` under `key`. Raises SealError unless it opens under a
+    configured team key as the entry `key`, StoreError when it has another layout."""
+    plain = json.loads(sealer.open("entry", key, raw))
+    if not isinstance(plain, dict) or plain.pop("key", None) != key:
+        raise TamperedError(f"the team cache entry {key[:12]} is not the entry it names")
     try:
-        entry = json.loads(raw)
-        mac = entry.pop("mac")
-        ok = isinstance(entry, dict) and auth.verify(auth.canonical(entry), mac, team_key)
-    except (ValueError, KeyError, TypeError, AttributeError):
-        ok = False
-    if not ok or entry.get("key") != key:
-        raise TamperedError(f"the team cache entry {key[:12]} fails the team key; ignoring it")
-    return Entry.from_json(entry)
+        return Entry.from_json(plain)
+    except (ValueError, KeyError, TypeError) as err:  # sealed by a newer version, say
+        raise StoreError(f"the team cache entry {key[:12]} cannot be read ({err})") from None
 
 
 # -- blob headers -------------------------------------------------------------------------
@@ -123,26 +124,43 @@ class Digests:
 
 
 def header(main: int, bufs: list[int], xx: list[str], mac: str) -> bytes:
-    """A blob header as the blob files and the team cache write it."""
+    """A blob header as the blob files write it."""
     return json.dumps({"main": main, "bufs": bufs, "xx": xx, "mac": mac}).encode()
 
 
-def parse_meta(raw: bytes, name: str) -> dict:
-    """The `blob:{name}` record. Raises TamperedError on anything malformed."""
+@dataclass(frozen=True)
+class BlobMeta:
+    """The `blob:{name}` record: the body's layout and where its chunks are."""
+
+    main: int  # the pickle stream's length
+    bufs: list[int]  # each out-of-band buffer's length
+    upload: str  # the upload whose chunks these are
+    size: int  # the body's plaintext bytes
+    chunk: int  # plaintext bytes per chunk (the last may be shorter)
+    chunks: int
+
+    def want(self, i: int) -> int:
+        """The plaintext bytes of chunk `i`."""
+        return min(self.chunk, self.size - i * self.chunk)
+
+
+def sealed_meta(meta: BlobMeta, name: str, sealer: Sealer) -> bytes:
+    return sealer.seal("blobmeta", name, json.dumps(asdict(meta)).encode())
+
+
+def opened_meta(raw: bytes, name: str, sealer: Sealer) -> BlobMeta:
+    """The `blob:{name}` record. Raises SealError unless it opens under a configured
+    team key, TamperedError on anything malformed inside."""
+    plain = sealer.open("blobmeta", name, raw)
     try:
-        meta = json.loads(raw)
-        head = meta["header"]
-        main, bufs, xx, mac = head["main"], head["bufs"], head["xx"], head["mac"]
-        ints = [main, *bufs, meta["size"], meta["chunk"], meta["chunks"]]
+        meta = BlobMeta(**json.loads(plain))
+        ints = [meta.main, *meta.bufs, meta.size, meta.chunk, meta.chunks]
         ok = (
             all(type(v) is int and v >= 0 for v in ints)
-            and len(bufs) == len(xx)
-            and all(isinstance(x, str) and len(x) == 32 and _HEX.match(x) for x in xx)
-            and isinstance(mac, str) and len(mac) == 64 and _HEX.match(mac)
-            and isinstance(meta["upload"], str) and _HEX.match(meta["upload"])
-            and 0 < meta["chunk"] <= _MAX_CHUNK
-            and meta["size"] == main + sum(bufs)
-            and meta["chunks"] == max(1, math.ceil(meta["size"] / meta["chunk"]))
+            and isinstance(meta.upload, str) and bool(_HEX.match(meta.upload))
+            and 0 < meta.chunk <= _MAX_CHUNK
+            and meta.size == meta.main + sum(meta.bufs)
+            and meta.chunks == max(1, math.ceil(meta.size / meta.chunk))
         )  # fmt: skip
     except (ValueError, KeyError, TypeError):
         ok = False
@@ -171,13 +189,13 @@ def split(chunks: Iterator[bytes], parts: list[int]) -> Iterator[tuple[int, Any]
 
 
 def read_body(reader: BlobReader, *digests: Digests) -> Iterator[memoryview]:
-    """The unpadded body of a local blob in CHUNK pieces, each fresh (a pipeline holds
+    """The unpadded body of a local blob in PIECE pieces, each fresh (a pipeline holds
     several), feeding `digests` on the way."""
-    buf, fill = bytearray(CHUNK), 0
+    buf, fill = bytearray(PIECE), 0
     for part, n in enumerate(reader.parts):
         reader.start_part()
         while n:
-            view = memoryview(buf)[fill : fill + min(n, CHUNK - fill)]
+            view = memoryview(buf)[fill : fill + min(n, PIECE - fill)]
             got = reader.readinto(view)
             if not got:
                 raise BlobError(f"blob {reader.name[:12]} is truncated")
@@ -185,8 +203,8 @@ def read_body(reader: BlobReader, *digests: Digests) -> Iterator[memoryview]:
                 d.update(part, view[:got])
             fill += got
             n -= got
-            if fill == CHUNK:
+            if fill == PIECE:
                 yield memoryview(buf)
-                buf, fill = bytearray(CHUNK), 0
+                buf, fill = bytearray(PIECE), 0
     if fill or not sum(reader.parts):
         yield memoryview(buf)[:fill]

@@ -2,7 +2,8 @@
  * The issues a new user met with the quickstart, in JupyterLab: a badge says what
  * happened to its own cell (not to the latest cell of the same name); a plain cell that
  * changes an input makes exactly the steps that read it stale, with the reason, and
- * "Run stale" runs exactly them; step names of 05_explain are readable at the panel's
+ * "Run stale" runs exactly them, and, being the plan, a parameter cell edited and not run
+ * with the steps that read it; step names of 05_explain are readable at the panel's
  * default width.
  */
 import { expect, Page, test } from '@playwright/test';
@@ -70,7 +71,9 @@ test('badges per cell; a plain cell makes its readers stale; Run stale runs exac
   await expect(rowAt(page, 4)).toHaveAttribute('title', /stale: ridge changed \(In \[\d+\]\)/);
   await expect(rowAt(page, 5)).toHaveAttribute('title', /stale: coef comes from stale step fit/);
   // the reason is on the row itself, not only on hover
-  await expect(rowAt(page, 3).locator('.rc-StaleCause')).toHaveText(/^ridge changed \(In \[\d+\]\)$/);
+  await expect(rowAt(page, 3).locator('.rc-StaleCause')).toHaveText(
+    /^ridge changed \(In \[\d+\]\)$/
+  );
   await expect(rowAt(page, 6).locator('.rc-StaleCause')).toHaveText(
     'score comes from stale step evaluate'
   );
@@ -96,6 +99,25 @@ test('badges per cell; a plain cell makes its readers stale; Run stale runs exac
   await expect(rowAt(page, 3)).toHaveAttribute('data-status', 'live'); // a new value of ridge
   await expect(rowAt(page, 7)).toHaveAttribute('data-status', 'hit'); // same key as cell 3
   await expect(page.locator(`${SIDEBAR} .rc-StaleMarker`)).toHaveCount(0);
+
+  // Run stale is the plan: an edit typed and not run (nothing is stale in the kernel yet)
+  // counts the parameter cell and every step that reads it, and runs them in order
+  await params.locator('.cm-content').click();
+  await page.keyboard.press('Control+a');
+  await page.keyboard.type('ridge = 3.0');
+  await page.keyboard.press('Escape');
+  await expect(runStale).toContainText('Run stale (6)');
+  await expect(page.locator(`${SIDEBAR} .rc-StaleMarker`)).toHaveCount(0);
+  await page.screenshot({ path: path.join(SCREENSHOTS, 'run-stale-plan.png') });
+  const typed = await prompts(page);
+  await runStale.click();
+  await expect(runStale).toContainText('Run stale (0)');
+  await waitForKernelIdle(page);
+  const rerun = await prompts(page);
+  expect(rerun.map((p, i) => (p !== typed[i] ? i : -1)).filter(i => i >= 0)).toEqual([
+    1, 3, 4, 5, 6, 7
+  ]);
+  await expect(rowAt(page, 7)).toHaveAttribute('data-status', 'hit');
 });
 
 test('the step names of 05_explain are readable at the default width', async ({ page }) => {

@@ -4,7 +4,11 @@
  * selects the step's cell, and the server route is authenticated and confined.
  */
 import { expect, Page, test } from '@playwright/test';
+import { execFileSync, spawn } from 'child_process';
+import { randomBytes } from 'crypto';
 import * as fs from 'fs';
+import * as net from 'net';
+import * as os from 'os';
 import * as path from 'path';
 
 import { driveBigRun } from '../bigrun';
@@ -47,6 +51,40 @@ async function waitForRunAllDone(page: Page, barsBefore: number): Promise<void> 
   );
   const last = page.locator('.jp-NotebookPanel .jp-Cell').last();
   await expect(last.locator('.jp-InputPrompt')).toHaveText(/\[\d+\]/);
+  await waitForKernelIdle(page);
+}
+
+/** A port nothing listens on now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Whether something accepts connections on the port. */
+function listening(port: number): Promise<boolean> {
+  return new Promise(resolve => {
+    const sock = net.connect(port, '127.0.0.1');
+    sock.on('connect', () => {
+      sock.destroy();
+      resolve(true);
+    });
+    sock.on('error', () => resolve(false));
+  });
+}
+
+/** Type `code` into a new cell at the end of the notebook and run it. */
+async function runNewCell(page: Page, code: string): Promise<void> {
+  await page.locator('.jp-NotebookPanel .jp-Cell').last().locator('.jp-InputPrompt').click();
+  await page.keyboard.press('b');
+  await page.keyboard.press('Enter');
+  await page.keyboard.type(code);
+  await page.keyboard.press('Shift+Enter');
   await waitForKernelIdle(page);
 }
 
@@ -183,7 +221,9 @@ test.describe.serial('the sidebar with a real kernel', () => {
     await page.locator('.jp-NotebookPanel .jp-Cell').first().locator('.jp-InputPrompt').click();
     await layoutForScreenshots(page);
     await setTheme(page, 'JupyterLab Light');
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'sidebar-light.png') });
+    await page.screenshot({
+      path: path.join(SCREENSHOTS, 'sidebar-light.png')
+    });
     await setTheme(page, 'JupyterLab Dark');
     await page.screenshot({ path: path.join(SCREENSHOTS, 'sidebar-dark.png') });
     await setTheme(page, 'JupyterLab Light');
@@ -378,10 +418,70 @@ test.describe.serial('the sidebar with a real kernel', () => {
     await expect(stepRow(page, 'big')).toHaveAttribute('data-status', 'live');
     await expect(writing).toContainText(/^1 entry · 32\.0 MiB: big$/);
     await expect(writing).toHaveAttribute('title', /written in the background/);
-    await sidebar.screenshot({ path: path.join(SCREENSHOTS, 'sidebar-writing.png') });
+    await sidebar.screenshot({
+      path: path.join(SCREENSHOTS, 'sidebar-writing.png')
+    });
     // the writer's own message, once the entry is stored: the line goes, the count grows
     await expect(writing).toHaveCount(0);
     await expect(store).toContainText(/ 4 entries/);
+  });
+});
+
+test.describe.serial("a teammate's entries from the team cache", () => {
+  const REDIS = process.env.REDIS_SERVER ?? '/usr/bin/redis-server';
+  let redis: ReturnType<typeof spawn> | null = null;
+
+  test.afterAll(() => {
+    redis?.kill('SIGKILL');
+  });
+
+  test('a served row says who computed its value, from what and where', async ({ page }) => {
+    const port = await freePort();
+    const args = ['--port', `${port}`, '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
+    redis = spawn(REDIS, args, { stdio: 'ignore' });
+    await expect.poll(() => listening(port)).toBe(true);
+    const url = `redis://127.0.0.1:${port}/0`;
+    const teamKey = randomBytes(32).toString('hex');
+    // ana's engine, in a process and a store of its own, computes and pushes two steps
+    const peer = fs.mkdtempSync(path.join(os.tmpdir(), 'rc-peer-'));
+    execFileSync(process.env.PYTHON ?? 'python', [path.join(__dirname, '..', 'team_peer.py')], {
+      env: {
+        ...process.env,
+        RESUMABLE_CELLS_DIR: path.join(peer, 'store'),
+        RESUMABLE_CELLS_KEY_FILE: path.join(peer, 'secret.key'),
+        RESUMABLE_CELLS_TEAM_KEY: teamKey,
+        RESUMABLE_CELLS_REMOTE: url,
+        RESUMABLE_CELLS_IDENTITY: 'ana@gpu-3'
+      },
+      stdio: 'pipe'
+    });
+    await openNotebook(page, 'team.ipynb');
+    await runAll(page); // %load_ext
+    await waitForKernelIdle(page);
+    await runNewCell(
+      page,
+      `import os; os.environ['RESUMABLE_CELLS_TEAM_KEY'] = '${teamKey}'\n%step config --remote ${url}`
+    );
+    await runNewCell(page, '%%step team_load\nteam_df = list(range(100))');
+    await expect(stepRow(page, 'team_load')).toHaveAttribute('data-status', 'hit');
+    await runNewCell(page, '%%step team_sum\nteam_s = sum(team_df)');
+    const row = stepRow(page, 'team_sum');
+    await expect(row).toHaveAttribute('data-status', 'hit');
+    // the row's line: who and where; its tooltip: the whole sentence, inputs and age too
+    await expect(row.locator('.rc-StepProvenance')).toHaveText(
+      `computed by ana on gpu-3 · served from redis://127.0.0.1:${port}/0`
+    );
+    const said = new RegExp(
+      '^computed by ana on gpu-3, \\d+ \\w+ ago, from team_df@[0-9a-f]{4} \\(team_load\\), ' +
+        `served from redis://127\\.0\\.0\\.1:${port}/0$`,
+      'm'
+    );
+    await expect(row).toHaveAttribute('title', said);
+    await layoutForScreenshots(page);
+    await page
+      .locator(SIDEBAR)
+      .screenshot({ path: path.join(SCREENSHOTS, 'sidebar-provenance.png') });
+    await runNewCell(page, '%step config --remote none');
   });
 });
 
@@ -411,7 +511,9 @@ test.describe('the server route', () => {
       '/etc/passwd',
       'nope.ipynb'
     ]) {
-      const r = await request.get(`${route()}?path=${encodeURIComponent(p)}`, { headers });
+      const r = await request.get(`${route()}?path=${encodeURIComponent(p)}`, {
+        headers
+      });
       expect(r.status(), p).toBe(404);
     }
   });
