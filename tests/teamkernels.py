@@ -12,6 +12,7 @@ missing (`needs_redis`).
 from __future__ import annotations
 
 import os
+import pickle
 import re
 import shutil
 import signal
@@ -153,3 +154,16 @@ def two_steps_kept_locally(k: Kernel, why: str) -> None:
     warnings = first.stderr + second.stderr
     assert warnings.count("unreachable") == 1 and why in warnings, warnings
     assert "2 not pushed" in push(k)
+
+
+def planted_pickle(root: Path) -> tuple[Path, bytes]:
+    """(marker, payload): a pickle that creates `marker` (under `root`) if it is ever
+    loaded, checked to work on a control file first."""
+
+    def payload(marker: Path) -> bytes:
+        return b"cbuiltins\nopen\n(" + pickle.dumps(str(marker), 0)[:-1] + b"S'w'\ntR."
+
+    control = root / "control"
+    pickle.loads(payload(control))  # the payload works when it is loaded
+    assert control.exists()
+    return root / "pwned", payload(root / "pwned")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,8 @@ import boto3  # the test extra has it (with moto): a missing client is an error
 import pytest
 import teamkernels as team
 from kernels import Kernel, free_port, wait_until
+
+from resumable_cells.storage.seal import Sealer
 
 BUCKET = "team-cache"
 BIG = "%%step big\nx = np.arange(13_107_200, dtype=np.float64)\ny = x * 2"  # 2 x 100 MiB
@@ -322,3 +325,187 @@ def test_a_bucket_that_does_not_exist_is_said_once_then_used_once_made(s3, tmp_p
         assert "pushed 2 entries" in out and "not pushed" not in out, out
     finally:
         k.shutdown()
+
+
+# -- sealing ------------------------------------------------------------------------------
+PREFIX = "notebooks/demo/rc2/"
+
+
+def test_everything_in_the_bucket_is_sealed_and_a_wrong_key_is_a_miss_that_says_so(
+    pair, s3, tmp_path
+):
+    a, _ = pair
+    a.ok("%%step secret\nsecret = 'needle-in-the-value' * 1000")
+    assert "pushed 1 entry" in team.push(a)
+    c = s3.client()
+    stored = [c.get_object(Bucket=BUCKET, Key=k)["Body"].read() for k in s3.keys()]
+    assert len(stored) == 3 and all(raw.startswith(b"rcs\x01") for raw in stored)
+    assert not any(b"needle" in raw or b"secret" in raw for raw in stored)
+
+    carol = team.make_kernel(
+        tmp_path, "carol", f"s3://{BUCKET}/notebooks/demo", secrets.token_hex(32), **s3_env(s3)
+    )
+    try:
+        reply = carol.ok("%%step secret\nsecret = 'needle-in-the-value' * 1000")
+        assert "ran in" in reply.status_lines()[0], reply.status_lines()
+        assert "is sealed with team key" in reply.stderr, reply.stderr
+        assert "not configured here" in reply.stderr and "RESUMABLE_CELLS_TEAM_KEY" in reply.stderr
+        assert team.records(carol)[-1][1:] == ("live", None)
+        assert carol.value("len(secret)") == 19_000
+    finally:
+        carol.shutdown()
+
+
+def test_a_kernel_without_the_team_key_neither_reads_nor_writes_the_bucket(pair, s3, tmp_path):
+    a, _ = pair
+    a.ok("%%step one\nv = bytes(50_000)")
+    assert "pushed 1 entry" in team.push(a)
+    before = sorted(s3.keys())
+    dave = team.make_kernel(tmp_path, "dave", f"s3://{BUCKET}/notebooks/demo", "", **s3_env(s3))
+    try:
+        first = dave.ok("%%step one\nv = bytes(50_000)")
+        assert "ran in" in first.status_lines()[0], first.status_lines()
+        assert "is off: set RESUMABLE_CELLS_TEAM_KEY" in first.stderr, first.stderr
+        assert "is off" not in dave.ok("%%step two\nw = 2").stderr  # said once
+        assert "nothing pushed" in dave.ok("%step push --all").stdout
+        assert "(no team key)" in dave.ok("%step config").stdout
+        assert sorted(s3.keys()) == before  # nothing planted, nothing replaced
+    finally:
+        dave.shutdown()
+
+
+def test_a_hit_from_the_bucket_says_it_was_served_from_its_url(pair, s3):
+    a, b = pair
+    a.ok("%%step load\ndf = list(range(100))")
+    assert "pushed 1 entry" in team.push(a)
+    assert (
+        b.ok("%%step load\ndf = list(range(100))")
+        .status_lines()[0]
+        .startswith("step load: served from team cache in ")
+    )
+    why = b.ok("%step why load").stdout
+    assert re.search(
+        r"step load: computed by alice on alice-host, \d+ \w+ ago, "
+        r"served from s3://team-cache/notebooks/demo\b",
+        why,
+    ), why
+
+
+def test_tampered_swapped_or_planted_objects_are_misses_and_never_unpickled(
+    pair, s3, team_key, tmp_path
+):
+    a, b = pair
+    marker, evil = team.planted_pickle(tmp_path)
+
+    cells = {
+        "ok": "%%step ok\nok_v = [1, 2]",
+        "t1": "%%step t1\nt1_v = [2, 3]",
+        "t2": "%%step t2\nt2_v = bytes(10_000)",  # big enough for a blob of its own
+        "t3": "%%step t3\nt3_v = [3, 4]",
+        "t4": "%%step t4\nt4_v = bytes(30_000)",
+        "t5": "%%step t5\nt5_v = b'\\x01' * 30_000",  # the same size as t4's
+        # three frames, read at the hit (its class is the notebook's)
+        "t6": "%%step t6\nclass Box:\n    pass\nt6_v = Box()\nt6_v.data = bytes(20_000_000)",
+        "t7": "%%step t7\nt7_v = bytes(20_000_000)",  # the same, restored lazily
+    }
+    for cell in cells.values():
+        a.ok(cell)
+    assert "pushed 8 entries" in team.push(a)
+    c = s3.client()
+    sealer = Sealer(bytes.fromhex(team_key))
+
+    def entry_path(step: str) -> str:
+        return f"{PREFIX}entry/{team.key_of(a, step)}"
+
+    def read(path: str) -> bytes:
+        return c.get_object(Bucket=BUCKET, Key=path)["Body"].read()
+
+    def write(path: str, data: bytes) -> None:
+        c.put_object(Bucket=BUCKET, Key=path, Body=data)
+
+    def body_path(step: str) -> str:
+        plain = json.loads(sealer.open("entry", team.key_of(a, step), read(entry_path(step))))
+        (name,) = [b["blob"] for b in plain["bindings"] if b["name"] == f"{step}_v"]
+        (path,) = [k for k in s3.keys() if k.startswith(f"{PREFIX}blob/{name}/")]
+        return path
+
+    # t1: one bit of a genuine entry flipped in the bucket.
+    raw = bytearray(read(entry_path("t1")))
+    raw[-20] ^= 1
+    write(entry_path("t1"), bytes(raw))
+    # t2: its body replaced by a malicious pickle of the same length.
+    body = read(body_path("t2"))
+    write(body_path("t2"), evil.ljust(len(body), b"\0"))
+    # t3: the genuine sealed entry of another step copied under t3's key.
+    write(entry_path("t3"), read(entry_path("ok")))
+    # t4: its body swapped for t5's, genuine and of the same length.
+    write(body_path("t4"), read(body_path("t5")))
+    # t6, t7: their bodies' last two frames swapped (a part moved).
+    frame = 8 << 20
+    for step in ("t6", "t7"):
+        body = read(body_path(step))
+        write(body_path(step), body[:frame] + body[2 * frame :] + body[frame : 2 * frame])
+
+    for step in ("ok", "t5"):  # the untouched ones are shared
+        assert "served from team cache" in b.ok(cells[step]).status_lines()[0], step
+    for step in ("t1", "t2", "t3", "t4", "t6"):
+        reply = b.ok(cells[step])
+        assert "ran in" in reply.status_lines()[0], (step, reply.status_lines())
+        assert "fails the team key" in reply.stderr or "damaged" in reply.stderr, (
+            step,
+            reply.stderr,
+        )
+        assert team.records(b)[-1] == (step, "live", None)
+    # A value restored lazily whose body does not open: the cell that reads it is
+    # refused, naming the step to run again; run again, the step runs.
+    assert "served from team cache" in b.ok(cells["t7"]).status_lines()[0]
+    refused = b.run("len(t7_v)")
+    assert refused.status == "error" and "run step t7 again" in refused.error["evalue"], (
+        refused.error
+    )
+    again = b.ok(cells["t7"])  # not served again: it would be refused again
+    assert "ran in" in again.status_lines()[0] and "failed the team key" in again.stderr, (
+        again.stderr
+    )
+    assert not marker.exists()
+    assert b.value("(t1_v, len(t2_v), t3_v, t4_v == bytes(30_000), len(t6_v.data))") == (
+        [2, 3],
+        10_000,
+        [3, 4],
+        True,
+        20_000_000,
+    )
+
+
+def test_reencrypt_seals_the_bucket_again_under_a_new_key(pair, s3, team_key, tmp_path):
+    a, _ = pair
+    a.ok("%%step small\nsmall = [1, 2, 3]")
+    a.ok("%%step large\nlarge = bytes(20_000_000)")  # three frames
+    assert "pushed 2 entries" in team.push(a)
+    before = set(s3.keys())
+    new = secrets.token_hex(32)
+    url = f"s3://{BUCKET}/notebooks/demo"
+    env = {
+        **os.environ, **s3_env(s3), "RESUMABLE_CELLS_REMOTE": url,
+        "RESUMABLE_CELLS_TEAM_KEY": new, "RESUMABLE_CELLS_TEAM_KEY_PREVIOUS": team_key,
+    }  # fmt: skip
+    cli = [sys.executable, "-m", "resumable_cells", "reencrypt"]
+    done = subprocess.run(cli, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "re-encrypted 2 entries and 1 blob" in done.stdout, done.stdout
+    again = subprocess.run(cli, capture_output=True, text=True, env=env, timeout=300)
+    assert "re-encrypted 0 entries and 0 blobs" in again.stdout, again.stdout
+
+    c, sealer = s3.client(), Sealer(bytes.fromhex(new))
+    keys = s3.keys()
+    assert len(keys) == len(before) and set(keys) != before  # a new body, the old gone
+    for k in keys:
+        assert sealer.sealed_with_current(c.get_object(Bucket=BUCKET, Key=k)["Body"].read()), k
+
+    erin = team.make_kernel(tmp_path, "erin", url, new, **s3_env(s3))  # the new key alone
+    try:
+        for cell in ("%%step small\nsmall = [1, 2, 3]", "%%step large\nlarge = bytes(20_000_000)"):
+            assert "served from team cache" in erin.ok(cell).status_lines()[0], cell
+        assert erin.value("(small, len(large))") == ([1, 2, 3], 20_000_000)
+    finally:
+        erin.shutdown()

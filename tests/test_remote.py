@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import json
 import os
-import pickle
 import re
 import secrets
 import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 import redis
@@ -31,6 +29,7 @@ from teamkernels import (
     key_of,
     make_kernel,
     needs_redis,
+    planted_pickle,
     push,
     records,
     share,
@@ -199,11 +198,6 @@ def test_an_entry_whose_chunks_were_evicted_is_a_miss_and_is_uploaded_again(pair
 
 
 # -- trust --------------------------------------------------------------------------------
-def _evil_pickle(marker: Path) -> bytes:
-    # Unpickling this calls open(marker, "w"): the file appears if it is ever loaded.
-    return b"cbuiltins\nopen\n(" + pickle.dumps(str(marker), 0)[:-1] + b"S'w'\ntR."
-
-
 def _plant_blob(r, name: str, payload: bytes, sealer: Sealer) -> None:
     meta = {"main": len(payload), "bufs": [], "upload": "ee" * 8, "size": len(payload),
             "chunk": CHUNK - OVERHEAD, "chunks": 1}  # fmt: skip
@@ -215,11 +209,7 @@ def test_tampered_or_planted_remote_entries_are_misses_and_never_unpickled(
     pair, redis_server, team_key, tmp_path
 ):
     a, b = pair
-    marker = tmp_path / "pwned"
-    evil = _evil_pickle(marker)
-    control = tmp_path / "control"
-    pickle.loads(_evil_pickle(control))  # the payload works when it is loaded
-    assert control.exists()
+    marker, evil = planted_pickle(tmp_path)
 
     names = ["ok", "t1", "t2", "t3", "t4", "t5"]
     cells = {s: f"%%step {s}\n{s}_v = [{i}, {i + 1}]" for i, s in enumerate(names)}

@@ -64,6 +64,9 @@ class TeamTier(Tier):
         self.health = Health(url, threading.Condition(), self._missing_key_warning())
         self.queue = PushQueue(self.push_entry, self.health, server_errors)
         self._known: set[str] = set()  # keys known to be on the server
+        # Blobs that failed the team keys when a value restored lazily was read: an
+        # entry naming one is not served again, or the step would be refused forever.
+        self._refused: set[str] = set()
 
     def location(self) -> str:
         return without_credentials(self.url)
@@ -152,6 +155,12 @@ class TeamTier(Tier):
         if entry is None:
             self.health.up()
             return None
+        refused = self._refused.intersection(entry.blobs())
+        if refused:
+            raise TamperedError(
+                f"the team cache entry {key[:12]} names blob {min(refused)[:12]}, which "
+                "failed the team key when it was read; ignoring it"
+            )
         # Give up when copying would take longer than running the step did.
         budget = max(MIN_FETCH_S, 2 * entry.duration_s)
         deadline = time.monotonic() + budget
@@ -176,6 +185,9 @@ class TeamTier(Tier):
             self.pull_blob(local, name, math.inf)
         except self.server_errors() as err:
             self.health.down(err)
+            raise
+        except TamperedError:
+            self._refused.add(name)
             raise
         return True
 
