@@ -407,10 +407,11 @@ def test_tampered_swapped_or_planted_objects_are_misses_and_never_unpickled(
         # three frames, read at the hit (its class is the notebook's)
         "t6": "%%step t6\nclass Box:\n    pass\nt6_v = Box()\nt6_v.data = bytes(20_000_000)",
         "t7": "%%step t7\nt7_v = bytes(20_000_000)",  # the same, restored lazily
+        "t8": "%%step t8\nclass Crate:\n    pass\nt8_v = Crate()\nt8_v.data = bytes(20_000_001)",
     }
     for cell in cells.values():
         a.ok(cell)
-    assert "pushed 8 entries" in team.push(a)
+    assert "pushed 9 entries" in team.push(a)
     c = s3.client()
     sealer = Sealer(bytes.fromhex(team_key))
 
@@ -445,10 +446,12 @@ def test_tampered_swapped_or_planted_objects_are_misses_and_never_unpickled(
     for step in ("t6", "t7"):
         body = read(body_path(step))
         write(body_path(step), body[:frame] + body[2 * frame :] + body[frame : 2 * frame])
+    # t8: its body cut after the first frame (the upload's later parts lost).
+    write(body_path("t8"), read(body_path("t8"))[:frame])
 
     for step in ("ok", "t5"):  # the untouched ones are shared
         assert "served from team cache" in b.ok(cells[step]).status_lines()[0], step
-    for step in ("t1", "t2", "t3", "t4", "t6"):
+    for step in ("t1", "t2", "t3", "t4", "t6", "t8"):
         reply = b.ok(cells[step])
         assert "ran in" in reply.status_lines()[0], (step, reply.status_lines())
         assert "fails the team key" in reply.stderr or "damaged" in reply.stderr, (
@@ -468,12 +471,15 @@ def test_tampered_swapped_or_planted_objects_are_misses_and_never_unpickled(
         again.stderr
     )
     assert not marker.exists()
-    assert b.value("(t1_v, len(t2_v), t3_v, t4_v == bytes(30_000), len(t6_v.data))") == (
+    assert b.value(
+        "(t1_v, len(t2_v), t3_v, t4_v == bytes(30_000), len(t6_v.data), len(t8_v.data))"
+    ) == (
         [2, 3],
         10_000,
         [3, 4],
         True,
         20_000_000,
+        20_000_001,
     )
 
 
