@@ -36,7 +36,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-test: lint typecheck redis-deps test-py test-ui
+test: lint typecheck redis-deps s3-deps test-py test-ui
 
 # `resumable-cells verify` over tests/corpus (tests/test_corpus.py does the same in
 # `make test`); docs/verify.md's corpus figures come from bench/out/corpus.json.
@@ -55,7 +55,7 @@ bench: $(STAMP)
 libraries-table: $(STAMP)
 	RESUMABLE_CELLS_LIBRARY_TABLE=docs/libraries.md $(PY) -m pytest -q -p no:cacheprovider tests/test_libraries.py
 
-include mk/ui.mk mk/redis.mk
+include mk/ui.mk mk/redis.mk mk/s3.mk
 
 clean:
 	rm -rf $(VENV) .resumable_cells demo_notebooks/.resumable_cells demo_notebooks/output

@@ -15,7 +15,9 @@ import json
 import os
 import queue
 import shutil
+import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -160,6 +162,18 @@ def reset_peak() -> None:
         f.write("5")
 
 
+# -- servers ------------------------------------------------------------------------------
+def spawn_server(argv: Callable[[int], list[str]], log: Path) -> tuple[subprocess.Popen, int]:
+    """A server process on a free port of 127.0.0.1, `argv(port)`, its output to `log`;
+    (process, port). The caller waits until it answers, and ends it."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(argv(port), stdout=out, stderr=subprocess.STDOUT)
+    return proc, port
+
+
 # -- kernels ------------------------------------------------------------------------------
 class BenchKernel:
     """A real ipykernel driven by jupyter_client, timed from execute to idle."""
@@ -225,6 +239,20 @@ class BenchKernel:
     def close(self) -> None:
         self.kc.stop_channels()
         self.km.shutdown_kernel(now=True)
+
+
+def team_kernels(tmp: Path, env: dict[str, str], setup: str) -> list[BenchKernel]:
+    """Alice's and Bob's kernels for a team-cache figure: each in its own folder under
+    `tmp` with its own store and per-user key, both with `env` (the team key, the team
+    cache), the extension loaded and `setup` run."""
+    kernels = []
+    for who in ("alice", "bob"):
+        (tmp / who).mkdir()
+        k = BenchKernel(tmp / who, {**private_env(tmp / who), **env})
+        kernels.append(k)
+        k.check("%load_ext resumable_cells")
+        k.check(setup)
+    return kernels
 
 
 _IN_KERNEL = r"""

@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -27,13 +26,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import (  # noqa: E402
     MB,
-    BenchKernel,
     Row,
     interleaved,
     main,
-    private_env,
     scratch_dir,
+    spawn_server,
     status_text,
+    team_kernels,
 )
 
 FIGURE = "team-cache hit on a 100 MB step"
@@ -47,14 +46,10 @@ def not_measured(size: str, why: str) -> list[Row]:
 
 
 def start_redis(tmp: Path) -> tuple[subprocess.Popen, str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    log = open(tmp / "redis.log", "wb")
-    proc = subprocess.Popen(
-        [shutil.which("redis-server") or "/usr/bin/redis-server", "--port", str(port),
-         "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        stdout=log, stderr=subprocess.STDOUT,
+    proc, port = spawn_server(
+        lambda port: [shutil.which("redis-server") or "/usr/bin/redis-server", "--port",
+                      str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        tmp / "redis.log",
     )  # fmt: skip
     import redis
 
@@ -87,12 +82,8 @@ def run(args) -> list[Row]:
     team = {"RESUMABLE_CELLS_TEAM_KEY": secrets.token_hex(32), "RESUMABLE_CELLS_REMOTE": url}
     kernels = []
     try:
-        for who in ("alice", "bob"):
-            (tmp / who).mkdir()
-            k = BenchKernel(tmp / who, {**private_env(tmp / who), **team})
-            kernels.append(k)
-            k.check("%load_ext resumable_cells")
-            k.check(f"import numpy as np\na = np.random.default_rng(0).random({nbytes // 8})")
+        setup = f"import numpy as np\na = np.random.default_rng(0).random({nbytes // 8})"
+        kernels = team_kernels(tmp, team, setup)
         alice, bob = kernels
         live_s, _, _ = alice.run(STEP)
         pushed = "".join(o.get("text", "") for o in alice.check("%step push"))

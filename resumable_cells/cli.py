@@ -13,7 +13,9 @@ import json
 import logging
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 from . import __version__, formatting, logs, settings
 from .errors import CLIError, TeamCacheError
@@ -21,6 +23,11 @@ from .records import glance, journal, provenance, runs, views, why
 from .storage import sizes
 from .storage.store import Store
 from .verify import command as verify_command
+
+if TYPE_CHECKING:
+    from .storage.teamtier import TeamTier
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 EXIT_USAGE = 2
@@ -173,39 +180,34 @@ def cmd_ls(store: Store, args) -> None:
 
 def _team_text(url: str, store_dir: Path) -> str:
     """The team cache's line for `ls`; its problem, when it has one, in the line."""
-    from .storage.redis import connect, listing, tier
+    from .storage import team as teams
     from .storage.redis.health import describe_error
 
     out = {"url": url}
     try:
-        team = tier.from_setting(url, store_dir)
+        team = teams.from_setting(url, store_dir)
         if team is not None:
-            out.update(listing.figures(team.fast))
+            try:
+                out.update(teams.figures(team))
+            except team.server_errors() as err:
+                log.debug("the team cache's figures could not be read", exc_info=True)
+                out["error"] = f"unreachable ({describe_error(err)})"
     except TeamCacheError as err:
         out["error"] = str(err)
-    except connect.server_errors() as err:
-        log.debug("the team cache's figures could not be read", exc_info=True)
-        out["error"] = f"unreachable ({describe_error(err)})"
     return glance.team_text(out)
 
 
 def _ls_remote(url: str, store_dir: Path) -> None:
     """`ls --remote [URL]`: steps, entries and sizes on the team cache."""
-    from .storage.redis import connect, listing, tier
-    from .storage.redis.health import describe_error
+    from .storage import team as teams
 
     url = settings.team_cache(url)
     if not url:
         raise CLIError("no team cache: give --remote URL or set RESUMABLE_CELLS_REMOTE")
-    try:
-        team = tier.from_setting(url, store_dir)
-        if team is None:
-            raise CLIError("no team cache (--remote none)")
-        info = listing.listing(team.fast, team.sealer)
-    except TeamCacheError as err:
-        raise CLIError(str(err)) from None
-    except connect.server_errors() as err:
-        raise CLIError(f"the team cache {url} is unreachable ({describe_error(err)})") from None
+    team = _team_at(url, store_dir)
+    if team is None:
+        raise CLIError("no team cache (--remote none)")
+    info = _on_team(url, teams.listing, team)
     print(f"team cache {url}")
     rows = [
         (n, s["entries"], sizes.format_size(s["bytes"]), _when(s["latest"]))
@@ -221,26 +223,42 @@ def _ls_remote(url: str, store_dir: Path) -> None:
         print(f"{info['unverified']} entries not verified ({why_not})")
 
 
+def _team_at(url: str, store_dir: Path) -> TeamTier | None:
+    """The team cache `url` names; a setting it refuses is a CLIError."""
+    from .storage import team as teams
+
+    try:
+        return teams.from_setting(url, store_dir)
+    except TeamCacheError as err:
+        raise CLIError(str(err)) from None
+
+
+def _on_team(url: str, call: Callable[[TeamTier], T], team: TeamTier) -> T:
+    """`call(team)`, its server's errors said as a CLIError."""
+    from .storage.redis.health import describe_error
+
+    try:
+        return call(team)
+    except team.server_errors() as err:
+        raise CLIError(f"the team cache {url} is unreachable ({describe_error(err)})") from None
+    except TeamCacheError as err:
+        raise CLIError(str(err)) from None
+
+
 def cmd_reencrypt(args) -> int:
     """`reencrypt [--remote URL]`: every entry and blob not under the current team key
     sealed again with it (opened with RESUMABLE_CELLS_TEAM_KEY_PREVIOUS). Status 1 when
     something could not be opened, so the previous key is still needed."""
-    from .storage.redis import connect, reseal, tier
-    from .storage.redis.health import describe_error
+    from .storage import team as teams
 
     url = settings.team_cache(args.remote)
     if not url or settings.team_cache_off(url):
         raise CLIError("no team cache: give --remote URL or set RESUMABLE_CELLS_REMOTE")
-    try:
-        team = tier.from_setting(url, settings.store_dir(args.dir))
-        assert team is not None, url
-        if team.sealer is None:
-            raise CLIError(f"no team key: {team.health.warning}")
-        done = reseal.reseal(team.bulk, team.sealer)
-    except TeamCacheError as err:
-        raise CLIError(str(err)) from None
-    except connect.server_errors() as err:
-        raise CLIError(f"the team cache {url} is unreachable ({describe_error(err)})") from None
+    team = _team_at(url, settings.store_dir(args.dir))
+    assert team is not None, url
+    if team.sealer is None:
+        raise CLIError(f"no team key: {team.health.warning}")
+    done = _on_team(url, teams.reseal, team)
     print(
         f"team cache {url}: re-encrypted {sizes.count(done.entries, 'entry', 'entries')} and "
         f"{sizes.count(done.blobs, 'blob')} ({sizes.format_size(done.bytes)}) under team key "

@@ -38,6 +38,11 @@ class BlobError(StoreError):
     """A blob that is missing, truncated or fails authentication."""
 
 
+class BlobUnavailable(StoreError):
+    """A blob the local store lacks that a team cache could not give when its value was
+    read (unreachable, or the blob gone from it): nothing stored here is suspect."""
+
+
 class TamperedError(StoreError):
     """Something on the team cache that fails the team key."""
 

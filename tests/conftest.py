@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import secrets
 import sys
 from pathlib import Path
 
@@ -18,6 +19,12 @@ def _private_key(tmp_path_factory, monkeypatch):
 
 
 @pytest.fixture
+def team_key():
+    """A team key of its own for each test that shares a team cache."""
+    return secrets.token_hex(32)
+
+
+@pytest.fixture
 def kernel(tmp_path):
     # The kernel's temp dir apart from the notebook's folder, as on a usual machine.
     tmp = tmp_path / ".tmp"
@@ -30,19 +37,11 @@ def kernel(tmp_path):
 
 @pytest.fixture
 def redis_server(tmp_path):
-    """A redis-server of its own on a free port (tests/redis_team.py), stopped after."""
+    """A redis-server of its own on a free port (tests/teamkernels.py), stopped after."""
     from kernels import free_port
-    from redis_team import RedisServer
+    from teamkernels import RedisServer
 
     server = RedisServer(free_port(), tmp_path / "redis.log")
     server.start()
     yield server
     server.stop()
-
-
-@pytest.fixture
-def team_key():
-    """A fresh team key, as hex."""
-    import secrets
-
-    return secrets.token_hex(32)

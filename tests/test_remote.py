@@ -9,21 +9,32 @@ from __future__ import annotations
 
 import json
 import os
-import pickle
 import re
 import secrets
 import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 import redis
 from boards import BOARD, MAKE
 from entries import binding, entry
 from kernels import free_port, wait_until
-from redis_team import CHUNK, PREFIX, RedisServer, key_of, make_kernel, needs_redis, push, records
+from teamkernels import (
+    CHUNK,
+    PREFIX,
+    SHARED,
+    RedisServer,
+    key_of,
+    make_kernel,
+    needs_redis,
+    planted_pickle,
+    push,
+    records,
+    share,
+    two_steps_kept_locally,
+)
 
 from resumable_cells.storage.entries import Value
 from resumable_cells.storage.seal import OVERHEAD, Sealer
@@ -46,25 +57,13 @@ def test_a_step_run_in_one_kernel_is_served_in_the_other_without_running(
 ):
     a, b = pair
     assert a.value("__import__('os').getcwd()") != b.value("__import__('os').getcwd()")
-    setup = "import os"
-    cell = "%%step shared\nran_in = os.getpid()\nrows = list(range(1000))\nprint('computed', len(rows))"
-    a.ok(setup)
-    first = a.ok(cell)
-    assert "ran in" in first.status_lines()[0]
-    assert "pushed 1 entry (" in push(a)
-
-    b.ok(setup)
-    second = b.ok(cell)
-    assert second.status_lines()[0].startswith("step shared: served from team cache in ")
-    assert second.user_outputs() == first.user_outputs()  # the print, replayed
-    assert b.value("ran_in") == a.value("ran_in") != b.value("os.getpid()")
-    assert records(b)[-1] == ("shared", "hit", "remote")
+    share(a, b)
 
     # The hit was copied into bob's store, signed with bob's key: it outlives the server.
     redis_server.kill()
     b.restart()
     b.ok("%load_ext resumable_cells\nimport os")
-    third = b.ok(cell)
+    third = b.ok(SHARED)
     assert third.status_lines()[0].startswith("step shared: served from cache in ")
     assert records(b)[-1] == ("shared", "hit", "local")
     assert b.value("ran_in") == a.value("ran_in")
@@ -199,11 +198,6 @@ def test_an_entry_whose_chunks_were_evicted_is_a_miss_and_is_uploaded_again(pair
 
 
 # -- trust --------------------------------------------------------------------------------
-def _evil_pickle(marker: Path) -> bytes:
-    # Unpickling this calls open(marker, "w"): the file appears if it is ever loaded.
-    return b"cbuiltins\nopen\n(" + pickle.dumps(str(marker), 0)[:-1] + b"S'w'\ntR."
-
-
 def _plant_blob(r, name: str, payload: bytes, sealer: Sealer) -> None:
     meta = {"main": len(payload), "bufs": [], "upload": "ee" * 8, "size": len(payload),
             "chunk": CHUNK - OVERHEAD, "chunks": 1}  # fmt: skip
@@ -215,11 +209,7 @@ def test_tampered_or_planted_remote_entries_are_misses_and_never_unpickled(
     pair, redis_server, team_key, tmp_path
 ):
     a, b = pair
-    marker = tmp_path / "pwned"
-    evil = _evil_pickle(marker)
-    control = tmp_path / "control"
-    pickle.loads(_evil_pickle(control))  # the payload works when it is loaded
-    assert control.exists()
+    marker, evil = planted_pickle(tmp_path)
 
     names = ["ok", "t1", "t2", "t3", "t4", "t5"]
     cells = {s: f"%%step {s}\n{s}_v = [{i}, {i + 1}]" for i, s in enumerate(names)}
@@ -385,12 +375,7 @@ def test_a_server_refusing_us_is_a_warning_then_push_all_sends_everything(tmp_pa
     server.start()
     k = make_kernel(tmp_path, "dave", f"redis://127.0.0.1:{port}/0", team_key)  # no password
     try:
-        first = k.ok("%%step p1\nw1 = 'one'")
-        second = k.ok("%%step p2\nw2 = 'two'")
-        assert "ran in" in first.status_lines()[0] and "ran in" in second.status_lines()[0]
-        warnings = first.stderr + second.stderr
-        assert warnings.count("unreachable") == 1 and "authenticat" in warnings, warnings
-        assert "2 not pushed" in push(k)
+        two_steps_kept_locally(k, "authenticat")
         # Reconfigured with the password, `--all` pushes every local entry it lacks.
         k.ok(f"%step config --remote redis://:sesame@127.0.0.1:{port}/0")
         out = k.ok("%step push --all").stdout
@@ -404,7 +389,8 @@ def test_a_server_refusing_us_is_a_warning_then_push_all_sends_everything(tmp_pa
 def test_a_hit_slower_than_running_the_step_is_abandoned_without_a_partial_file(
     redis_server, team_key, tmp_path, monkeypatch
 ):
-    from resumable_cells.storage.redis import tier as remote
+    from resumable_cells.storage import teamtier as remote
+    from resumable_cells.storage.redis.tier import RedisTier
     from resumable_cells.storage.store import Store
 
     monkeypatch.setenv("RESUMABLE_CELLS_TEAM_KEY", team_key)
@@ -412,7 +398,7 @@ def test_a_hit_slower_than_running_the_step_is_abandoned_without_a_partial_file(
     name = "ab" * 16
     theirs.put_blob(name, bytes(40 << 20))  # 40 MiB and a few bytes of pickle: 6 chunks
     theirs.put_entry("k" * 32, entry(theirs, "quick", [binding("v", Value(name))], 0.001))
-    tier = remote.RedisTier(redis_server.url)
+    tier = RedisTier(redis_server.url)
     assert tier.push_entry(theirs, "k" * 32)
     assert len(list(redis_server.client.scan_iter(f"{PREFIX}chunk:{name}:*"))) == 6
 

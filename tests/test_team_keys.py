@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 import pytest
-from redis_team import PREFIX, make_kernel, needs_redis, push, records
+from teamkernels import PREFIX, make_kernel, needs_redis, push, records
 
 from resumable_cells.errors import SealError
 from resumable_cells.storage.seal import Sealer

@@ -32,6 +32,7 @@ from ..display import capture, figures
 from ..display import result as shown_result
 from ..display.prompt import prompt_number
 from ..errors import (
+    BlobUnavailable,
     BudgetExceeded,
     KeyComponentError,
     MissingDeps,
@@ -383,7 +384,8 @@ class Execution:
             except Exception as err:  # a damaged or missing blob is a miss, never an error
                 log.debug("an entry of %s could not be restored", self.name, exc_info=True)
                 rec.warn(f"cached entry of {self.name} could not be restored ({err}); running it")
-                rec.best_effort(None, engine.store.discard_entry, k, found)
+                suspect = not isinstance(err, BlobUnavailable)  # else the blob never came
+                rec.best_effort(None, engine.store.discard_entry, k, found, suspect)
                 return None, "cached values unreadable"
             # The replay flushes each stream it writes (`capture.replay`): the status line
             # need not wait for the kernel's I/O thread again (unless `rec.warn` wrote).

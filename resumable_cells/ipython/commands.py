@@ -201,7 +201,11 @@ def _config(engine: Engine, argv):
     p = _parser("config", "Show or change the store.")
     p.add_argument("--dir", help="store directory")
     p.add_argument("--size-limit", type=sizes.parse_size, help="e.g. 500MB, 10GiB")
-    p.add_argument("--remote", metavar="URL", help="team cache redis://HOST:PORT/DB, or none")
+    p.add_argument(
+        "--remote",
+        metavar="URL",
+        help="team cache redis://HOST:PORT/DB, s3://BUCKET/PREFIX (gs://, az://, file:///DIR), or none",
+    )
     args = p.parse_args(argv)
     if args.remote is not None:
         teamcache.configure(engine, args.remote)

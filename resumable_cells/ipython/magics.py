@@ -49,7 +49,9 @@ class StepMagics(Magics):
         config=True
     )
     remote = Unicode(
-        "", help="Team cache, redis://HOST:PORT/DB (default: RESUMABLE_CELLS_REMOTE; none: off)."
+        "",
+        help="Team cache, redis://HOST:PORT/DB or s3://BUCKET/PREFIX (gs://, az://, "
+        "file:///DIR) (default: RESUMABLE_CELLS_REMOTE; none: off).",
     ).tag(config=True)
     auto = Bool(
         False,

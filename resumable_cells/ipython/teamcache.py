@@ -11,11 +11,10 @@ from IPython.core.error import UsageError
 from .. import logs
 from ..engine.kernel import Engine
 from ..errors import TeamCacheError
-from ..storage import sizes
-from ..storage.redis import connect, listing
+from ..storage import sizes, team
 from ..storage.redis.health import describe_error
-from ..storage.redis.tier import RedisTier, from_setting
 from ..storage.store import Store
+from ..storage.teamtier import TeamTier
 
 log = logging.getLogger(__name__)
 
@@ -24,7 +23,7 @@ def attach(engine: Engine, url: str) -> None:
     """At load (`url` from `settings.team_cache`). A bad setting is a warning: it never
     stops the extension from loading."""
     try:
-        engine.set_team(from_setting(url, engine.store.dir))
+        engine.set_team(team.from_setting(url, engine.store.dir))
     except TeamCacheError as err:
         logs.warn(f"no team cache: {err}")
 
@@ -33,24 +32,30 @@ def configure(engine: Engine, setting: str) -> None:
     """`%step config --remote URL|none`: replace the engine's team cache. UsageError
     on a bad setting; pushes still queued on the old one finish in the background."""
     try:
-        tier = from_setting(setting, engine.store.dir)
+        tier = team.from_setting(setting, engine.store.dir)
     except TeamCacheError as err:
         raise UsageError(f"%step config --remote: {err}") from None
     engine.set_team(tier)
 
 
-def team_of(engine: Engine) -> RedisTier | None:
+def team_of(engine: Engine) -> TeamTier | None:
     """The engine's team cache as this layer made it: `attach` and `configure` only
-    ever set a RedisTier (the engine knows it as any Tier)."""
-    team = engine.team
-    assert team is None or isinstance(team, RedisTier), team
-    return team
+    ever set a team cache (a RedisTier or an ObjectTier; the engine knows it as any
+    Tier)."""
+    tier = engine.team
+    assert tier is None or isinstance(tier, TeamTier), tier
+    return tier
 
 
-def describe(tier: RedisTier | None) -> str:
+def describe(tier: TeamTier | None) -> str:
     if tier is None:
-        return "team cache: none (set one with %step config --remote redis://HOST:PORT/DB)"
+        return (
+            "team cache: none (set one with %step config --remote redis://HOST:PORT/DB "
+            "or s3://BUCKET/PREFIX)"
+        )
     state = "no team key" if tier.sealer is None else "up" if tier.usable() else "unreachable"
+    if tier.read_only and state == "up":
+        state = "read-only"
     text = f"team cache {tier.url} ({state}"
     if tier.health.last_error and state == "unreachable":
         text += f": {tier.health.last_error}"
@@ -58,7 +63,7 @@ def describe(tier: RedisTier | None) -> str:
     return text + (f"; {sizes.count(pending, 'entry', 'entries')} to push)" if pending else ")")
 
 
-def figures(tier: RedisTier | None) -> dict | None:
+def figures(tier: TeamTier | None) -> dict | None:
     """{"url", "entries", "bytes", "limit", "error"} of the team cache, None without
     one. A server that is down or refusing gives its error, never an exception."""
     if tier is None:
@@ -69,13 +74,13 @@ def figures(tier: RedisTier | None) -> dict | None:
     if not tier.health.up_now():
         return {**out, "error": f"unreachable ({tier.health.last_error})"}
     try:
-        return {**out, **listing.figures(tier.fast)}
-    except connect.server_errors() as err:
+        return {**out, **team.figures(tier)}
+    except tier.server_errors() as err:
         log.debug("the team cache's figures could not be read", exc_info=True)
         return {**out, "error": f"unreachable ({describe_error(err)})"}
 
 
-def push_report(tier: RedisTier, store: Store, everything: bool = False) -> str:
+def push_report(tier: TeamTier, store: Store, everything: bool = False) -> str:
     """`%step push`: queue every local entry too when `everything`, then wait."""
     if tier.sealer is None:
         tier.health.say_warning()
@@ -95,6 +100,8 @@ def push_report(tier: RedisTier, store: Store, everything: bool = False) -> str:
             f"({tier.health.last_error}). They are retried in the background and by "
             "`%step push`."
         )
+    if tier.read_only:
+        text += f"; {tier.read_only}"
     for err in res["errors"]:
         text += f"\n  not pushed {err}"
     return text

@@ -64,7 +64,9 @@ def team_text(f: dict) -> str:
     parts = []
     if f.get("bytes") is not None:
         limit = f" of {formatting.size(f['limit'])}" if f.get("limit") else " (no limit)"
-        parts.append(f"{formatting.size(f['bytes'])}{limit} (server memory)")
+        # Redis reports its memory in use; a bucket, the bytes of its objects
+        counted = "server memory" if f["url"].startswith(("redis", "unix")) else "objects"
+        parts.append(f"{formatting.size(f['bytes'])}{limit} ({counted})")
     if f.get("entries") is not None:
         parts.append(entries_text(f["entries"]))
     return f"team cache {f['url']}: " + (", ".join(parts) or "no figures")

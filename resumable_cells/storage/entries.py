@@ -287,9 +287,17 @@ class Entry:
 
     def blobs(self) -> list[str]:
         """Every blob file the entry uses, each once, in a stable order."""
+        return self._files(lazy=True)
+
+    def eager_blobs(self) -> list[str]:
+        """The blob files a hit reads at once: all but those that only values restored
+        lazily (`Binding.lazy`) use, which are read when first needed."""
+        return self._files(lazy=False)
+
+    def _files(self, lazy: bool) -> list[str]:
         names: list[str] = []
         for b in self.bindings:
-            if b.value is not None:
+            if b.value is not None and (lazy or b.lazy is None):
                 names += b.value.files()
         names += self.outputs.files()
         if self.result is not None:

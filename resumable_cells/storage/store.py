@@ -42,7 +42,7 @@ from typing import Any
 import diskcache
 
 from .. import settings
-from ..errors import StoreError
+from ..errors import BlobUnavailable, StoreError
 from . import auth, blobs, claims, deferred, serialize
 from .deferred import Batch, Check, Deferred
 from .entries import Entry, Value
@@ -79,6 +79,7 @@ class Store:
         # The blobs eviction must keep: those of values a kernel has not read yet
         # (`engine/restore/pending.py` sets it).
         self.pinned: Callable[[], set[str]] = set
+        self._blob_source: Callable[[str], object] | None = None  # `set_blob_source`
         self.recovered: str | None = None  # what was set aside, when the index was damaged
         self.index = self._open_index()
         self.ledger = Ledger(self.index)
@@ -254,11 +255,12 @@ class Store:
                 hist = [k for k in self.history(row["step"]) if k != key]
                 set_json(self.index, "hist:" + row["step"], hist)
 
-    def discard_entry(self, key: str, entry: Entry) -> None:
-        """Drop an entry that could not be restored, with its blobs: they are suspect,
-        and the live run that follows writes them again."""
+    def discard_entry(self, key: str, entry: Entry, suspect: bool = True) -> None:
+        """Drop an entry that could not be restored, with its blobs: they are suspect
+        (unless not `suspect`: then only those no other entry uses), and the live run
+        that follows writes them again."""
         self.delete_entry(key)
-        self.release(set(entry.blobs()), suspect=True)
+        self.release(set(entry.blobs()), suspect=suspect)
 
     def release(self, names: set[str], suspect: bool = False) -> int:
         """Delete the blob files among `names` that no stored entry uses (`suspect`:
@@ -430,7 +432,20 @@ class Store:
         """Read blob `name` raw, part by part (see `blobs.BlobReader`)."""
         return blobs.BlobReader(self.blob_dir, name)
 
+    def set_blob_source(self, source: Callable[[str], object] | None) -> None:
+        """Where a blob an entry names but this store lacks comes from when it is read:
+        `source(name)` copies it in (a team cache that served the entry without the
+        blobs of values restored lazily) or raises why it cannot."""
+        self._blob_source = source
+
     def get_blob(self, name: str, persistent_load: Callable[[Any], Any] | None = None) -> Any:
+        if self._blob_source is not None and not self.has_blob(name):
+            try:
+                self._blob_source(name)
+            except Exception as err:  # the blob never arrived: nothing here is suspect
+                log.debug("blob %s could not be fetched", name[:12], exc_info=True)
+                first = (str(err).strip() or type(err).__name__).splitlines()[0][:160]
+                raise BlobUnavailable(f"the team cache did not give it: {first}") from err
         try:
             return blobs.read_blob(self.blob_dir, name, persistent_load)
         except blobs.BlobError:

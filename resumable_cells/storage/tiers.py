@@ -5,7 +5,9 @@ entry there and copies the blobs it names into the local store, so that its valu
 then read from the local store like any other's; `put` sends a local entry there (it
 may queue it). `TieredStore` asks the local store first, then each tier, and keeps a
 tier's hit in the local store (as marimo's tiered store and Bazel's remote cache do);
-it puts a new entry into the local store and hands it to every tier.
+it puts a new entry into the local store and hands it to every tier. A tier may leave
+the blobs of values restored lazily behind until they are read: the local store then
+asks the tiers for a blob it lacks (`fetch_blob`).
 """
 
 from __future__ import annotations
@@ -45,6 +47,12 @@ class Tier(ABC):
     def close(self) -> None:
         """Stop taking lookups and new entries."""
 
+    def fetch_blob(self, name: str, local: Store) -> bool:
+        """Copy blob `name` into `local` when this tier has it (an entry it served
+        left the blobs of values restored lazily here until they are read). False when
+        it does not serve blobs that way; raises why a copy failed."""
+        return False
+
 
 class TieredStore:
     """The local store, then each tier."""
@@ -52,6 +60,14 @@ class TieredStore:
     def __init__(self, local: Store, tiers: list[Tier] | None = None) -> None:
         self.local = local
         self.tiers = list(tiers or [])
+        local.set_blob_source(self._fetch if self.tiers else None)
+
+    def _fetch(self, name: str) -> None:
+        """A blob the local store lacks, from the first tier that has it (if none
+        does, the read that asked fails as for any missing blob)."""
+        for tier in self.tiers:
+            if tier.fetch_blob(name, self.local):
+                return
 
     def lookup(self, key: str) -> tuple[Entry | None, str, str | None]:
         """(entry, where it came from: "local" or a tier's `source`, and that tier's

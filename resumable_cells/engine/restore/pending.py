@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ...errors import NotRestored
+from ...errors import BlobUnavailable, NotRestored
 from ...hashing.reach import Known
 from ...storage.entries import Binding, Value
 from ...storage.store import Store
@@ -141,14 +141,16 @@ class Pending:
                 "again to compute it"
             )
             self._failed[d.name] = why
-            self._drop_entry(d)
+            self._drop_entry(d, suspect=not isinstance(err, BlobUnavailable))
             raise NotRestored(why) from None
 
-    def _drop_entry(self, d: Deferred) -> None:
+    def _drop_entry(self, d: Deferred, suspect: bool) -> None:
+        """Drop the entry of a value that could not be read; its blobs too when
+        `suspect` (not when a team cache failed to give one: the others are sound)."""
         try:
             entry = self.store.get_entry(d.key)
             if entry is not None:
-                self.store.discard_entry(d.key, entry)
+                self.store.discard_entry(d.key, entry, suspect)
             else:
                 self.store.delete_entry(d.key)
         except Exception:  # the store failing too: the next run finds the blob bad anyway

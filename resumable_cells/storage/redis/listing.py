@@ -4,8 +4,10 @@ glance (for `%step status`, the sidebar and `resumable-cells ls`)."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterable
 
 from ...errors import StoreError, TamperedError
+from ..entries import Entry
 from ..seal import Sealer
 from . import wire
 
@@ -18,18 +20,36 @@ def listing(redis, sealer: Sealer | None) -> dict:
     without them) are counted as unverified, blobs as they are sealed. Raises the
     server's errors."""
     blob_meta = _blob_metas(redis, sealer)
+    entry_keys = list(redis.scan_iter(match=wire.entry_key("*"), count=1000))
+    raws = zip(
+        (wire.last_part(k) for k in entry_keys), redis.mget(entry_keys) if entry_keys else []
+    )
+    entries = (opened(key, raw, sealer, wire.opened_entry) for key, raw in raws)
+    sizes = {name: m.size for name, m in blob_meta.items()}
+    return {**by_step(entries, sizes), "chunks": sum(m.chunks for m in blob_meta.values())}
+
+
+def opened(
+    key: str, raw: bytes, sealer: Sealer | None, open_entry: Callable[[bytes, str, Sealer], Entry]
+) -> Entry | None:
+    """The entry `raw` stored under `key`, opened by `open_entry`; None (unverified)
+    without team keys or when it does not open."""
+    if sealer is None:
+        return None
+    try:
+        return open_entry(raw, key, sealer)
+    except (StoreError, ValueError):
+        log.debug("entry %s on the team cache does not open", key[:12], exc_info=True)
+        return None
+
+
+def by_step(entries: Iterable[Entry | None], sizes: dict[str, int]) -> dict:
+    """{"steps", "entries", "blobs", "bytes", "unverified"} of `entries` (None: one that
+    did not open) whose blobs have `sizes` ({name: bytes})."""
     steps: dict[str, dict] = {}
     unverified = 0
-    entry_keys = list(redis.scan_iter(match=wire.entry_key("*"), count=1000))
-    for k, raw in zip(entry_keys, redis.mget(entry_keys) if entry_keys else []):
-        key = wire.last_part(k)
-        if sealer is None:
-            unverified += 1
-            continue
-        try:
-            e = wire.opened_entry(raw, key, sealer)
-        except (StoreError, ValueError):
-            log.debug("entry %s on the team cache does not open", key[:12], exc_info=True)
+    for e in entries:
+        if e is None:
             unverified += 1
             continue
         s = steps.setdefault(e.step, {"entries": 0, "blobs": set(), "latest": 0})
@@ -37,13 +57,12 @@ def listing(redis, sealer: Sealer | None) -> dict:
         s["blobs"].update(e.blobs())
         s["latest"] = max(s["latest"], e.created)
     for s in steps.values():
-        s["bytes"] = sum(blob_meta[b].size for b in s.pop("blobs") if b in blob_meta)
+        s["bytes"] = sum(sizes[b] for b in s.pop("blobs") if b in sizes)
     return {
         "steps": steps,
         "entries": sum(s["entries"] for s in steps.values()),
-        "blobs": len(blob_meta),
-        "bytes": sum(m.size for m in blob_meta.values()),
-        "chunks": sum(m.chunks for m in blob_meta.values()),
+        "blobs": len(sizes),
+        "bytes": sum(sizes.values()),
         "unverified": unverified,
     }
 

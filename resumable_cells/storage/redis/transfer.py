@@ -47,10 +47,18 @@ def pull_blob(redis, local: Store, name: str, sealer: Sealer, deadline: float = 
     if raw is None:
         raise Incomplete(f"blob {name[:12]} is missing from the team cache", name)
     meta = wire.opened_meta(raw, name, sealer)
+    pieces = sealer.open_frames("blob", name, _chunks(redis, name, meta, deadline))
+    return write_pulled(local, name, meta, pieces)
+
+
+def write_pulled(local: Store, name: str, meta: wire.BlobMeta, pieces: Iterator[bytes]) -> int:
+    """Write the opened body `pieces` of blob `name`, laid out as `meta` says, into
+    `local` under the user's key. Returns its size. Raises whatever `pieces` raises
+    (SealError on a frame that does not open); nothing is left behind then, so nothing
+    that fails the team key is ever unpickled."""
     nbufs = len(meta.bufs)
     mine = wire.Digests(auth.user_key(), nbufs)
     placeholder = wire.header(meta.main, meta.bufs, ["0" * 32] * nbufs, "0" * 64)
-    pieces = sealer.open_frames("blob", name, _chunks(redis, name, meta, deadline))
     with local.blob_writer(name, len(placeholder)) as writer:
         for part, piece in wire.split(pieces, [meta.main, *meta.bufs]):
             if piece is None:
