@@ -67,8 +67,19 @@ class Reply:
         return "".join(o["text"] for o in self.outputs if o.get("name") == "stderr")
 
     def user_outputs(self) -> list[dict]:
-        """Outputs without the extension's own status lines."""
-        return [o for o in self.outputs if "resumable_cells" not in (o.get("metadata") or {})]
+        """Outputs without the extension's own status lines, as a frontend shows them:
+        consecutive messages of one stream are one output (the kernel's I/O thread may
+        flush between `print`'s two writes on a loaded machine, in a plain cell too)."""
+        out: list[dict] = []
+        for o in self.outputs:
+            if "resumable_cells" in (o.get("metadata") or {}):
+                continue
+            last = out[-1] if out else None
+            if o.get("output_type") == "stream" and last and last.get("name") == o.get("name"):
+                out[-1] = {**last, "text": last["text"] + o["text"]}
+            else:
+                out.append(o)
+        return out
 
     def status_lines(self) -> list[str]:
         return [
