@@ -245,6 +245,13 @@ def test_a_stream_that_held_only_the_extensions_messages_is_no_output():
     assert step.messages == ["step v: the value of x is read from the store now"]
 
 
+def test_a_message_that_arrived_in_two_stream_messages_is_still_a_message():
+    # print() writes the line and its newline apart: a flush between them splits it
+    parts = [stream("stderr", "step G1: not cached: G1 cannot be stored"), stream("stderr", "\n")]
+    got, step = user_outputs([*parts, STATUS])
+    assert got == [] and step.messages == ["step G1: not cached: G1 cannot be stored"]
+
+
 def test_a_line_the_cell_prints_itself_is_never_taken_for_a_message():
     line = "step 1: loading\n"
     got, step = user_outputs([stream("stderr", line)], plain_stderr=line)

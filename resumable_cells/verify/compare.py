@@ -56,7 +56,7 @@ def user_outputs(outputs: list[dict], plain_stderr: str = "") -> tuple[list[dict
     step = Step()
     own = set(plain_stderr.splitlines())
     kept: list[dict] = []
-    for o in outputs:
+    for o in _joined(outputs):
         meta = o.get("metadata") or {}
         if o.get("output_type") == "display_data" and "resumable_cells" in meta:
             _read_status(o, meta["resumable_cells"], step)
@@ -69,6 +69,25 @@ def user_outputs(outputs: list[dict], plain_stderr: str = "") -> tuple[list[dict
             o = {**o, "text": text}
         kept.append(o)
     return normalise(kept), step
+
+
+def _joined(outputs: list[dict]) -> list[dict]:
+    """Consecutive messages of one stream as one output, as a frontend shows them: a
+    line written by `print` can arrive in two messages (the kernel flushed between its
+    two writes), and a message split from its newline would not read as a message."""
+    out: list[dict] = []
+    for o in outputs:
+        last = out[-1] if out else None
+        if (
+            o.get("output_type") == "stream"
+            and last is not None
+            and last.get("output_type") == "stream"
+            and last.get("name") == o.get("name")
+        ):
+            out[-1] = {**last, "text": last.get("text", "") + o.get("text", "")}
+        else:
+            out.append(o)
+    return out
 
 
 def _read_status(output: dict, meta: dict, step: Step) -> None:
