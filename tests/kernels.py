@@ -12,6 +12,8 @@ from pathlib import Path
 
 from jupyter_client.manager import KernelManager
 
+from resumable_cells.verify.compare import joined_streams
+
 
 def wait_until(cond, timeout: float = 60.0, what: str = "condition"):
     """Poll `cond` until it returns something truthy; fail after `timeout` seconds."""
@@ -70,16 +72,8 @@ class Reply:
         """Outputs without the extension's own status lines, as a frontend shows them:
         consecutive messages of one stream are one output (the kernel's I/O thread may
         flush between `print`'s two writes on a loaded machine, in a plain cell too)."""
-        out: list[dict] = []
-        for o in self.outputs:
-            if "resumable_cells" in (o.get("metadata") or {}):
-                continue
-            last = out[-1] if out else None
-            if o.get("output_type") == "stream" and last and last.get("name") == o.get("name"):
-                out[-1] = {**last, "text": last["text"] + o["text"]}
-            else:
-                out.append(o)
-        return out
+        mine = [o for o in self.outputs if "resumable_cells" not in (o.get("metadata") or {})]
+        return joined_streams(mine)
 
     def status_lines(self) -> list[str]:
         return [

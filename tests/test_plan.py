@@ -295,7 +295,7 @@ def test_run_stale_is_what_the_plan_runs_kept_to_what_is_out_of_date(engine):
 
     def stale(*sources: str) -> list[str]:
         cells = [{"id": f"c{i}", "source": s} for i, s in enumerate(sources)]
-        return plan.stale_cells(engine, cells)[0]
+        return plan.stale_cells(engine, cells)
 
     assert stale(params, fit, report) == []  # as the kernel ran them: nothing to do
     # edited, not run: the parameter cell runs first, then what reads it
@@ -315,11 +315,11 @@ def test_run_stale_leaves_a_step_without_a_key_that_ran_here_and_effects_alone(e
     uses = "%%step uses\nfirst = handle.name"
     effect = "%%step shout --effect\nprint('hi')"
     cells = [{"id": "u", "source": uses}, {"id": "e", "source": effect}]
-    assert plan.stale_cells(engine, cells)[0] == ["u"]  # never ran in this kernel
+    assert plan.stale_cells(engine, cells) == ["u"]  # never ran in this kernel
     for s in (uses, effect):
         step(engine, s)
         engine.shell.history_manager.input_hist_raw.append(s)  # as the kernel keeps it
     rows = plan.make(engine, plan.plan_cells(engine, cells))
     assert [(r.action, r.keyed) for r in rows] == [("run", False), ("effect", True)]
-    assert plan.stale_cells(engine, cells)[0] == []
+    assert plan.stale_cells(engine, cells) == []
     engine.ns["handle"].close()

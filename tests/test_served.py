@@ -64,12 +64,7 @@ def test_streams_around_a_display_keep_their_places(kernel):
     served = kernel.ok(f"%%step around\n{body}").user_outputs()
 
     def shape(outputs):
-        # a frontend shows consecutive messages of one stream as one output (a flush can
-        # fall between `print`'s two writes on a loaded machine, in a plain cell too)
-        kinds = [o.get("name") or o["output_type"] for o in outputs]
-        return [
-            k for i, k in enumerate(kinds) if i == 0 or k != kinds[i - 1] or k == "display_data"
-        ]
+        return [o.get("name") or o["output_type"] for o in outputs]
 
     assert shape(live) == shape(served) == shape(plain), (shape(plain), shape(live))
 

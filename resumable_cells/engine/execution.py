@@ -460,6 +460,7 @@ class Execution:
         objects = inputs_before.values if inputs_before is not None else {}
         changed = changes.of_run(engine.ns, before, self.info.binds, objects, key_digests, digests)
         note = None
+        who = self._provenance()
         if key_problem is not None:
             note = f"not cached: {key_problem}. {key_problem.ways_out or WAYS_OUT}"
         elif effect:
@@ -478,7 +479,7 @@ class Execution:
                 inline_backend=figures.in_use(engine.shell), shown=shown,
                 imports=self.info.imports, star_imports=self.info.star_imports,
                 trace=dict(trace.reads) if trace is not None else {},
-                provenance=self._provenance(),
+                provenance=who,
             )  # fmt: skip
             effects = findings.effects + admit.attributes_changed(
                 engine.ns, self.known_key, inputs_before
@@ -492,7 +493,7 @@ class Execution:
             del watched
         del inputs_before  # the inputs' objects, kept alive for the analysis
         if rec.origin is None and self.key is not None:  # uncached: computed here all the same
-            rec.origin = provenance.of_run(self._provenance(), self.key.preimage, time.time())
+            rec.origin = provenance.of_run(who, self.key.preimage, time.time())
         if not effect:  # so the next miss can say why there was nothing to serve
             code = self.key.preimage.get("code") if self.key is not None else None
             rec.best_effort(None, why.remember_uncached, engine.store, self.name, note, code)

@@ -149,7 +149,7 @@ class Hub:
             answer["error"] = "the panel sent no cells"
         else:
             try:
-                answer["run"], _ = plan.stale_cells(self.engine, sent)
+                answer["run"] = plan.stale_cells(self.engine, sent)
             except UsageError as err:
                 answer["error"] = str(err)
             except Exception as err:  # the panel waits for an answer: give it the reason

@@ -112,6 +112,7 @@ class Walk:
 
     rows: list[PlanRow]
     plain_needed: set[str]  # cell ids
+    ran: set[str]  # the cells this kernel ran, as typed (stripped)
 
 
 def show(engine, explicit: str | None) -> Plan:
@@ -135,16 +136,16 @@ def _mark_stale(engine, rows: list[PlanRow]) -> None:
         row.stale = stale.get((row.step, row.cell_id)) or stale.get((row.step, None))
 
 
-def stale_cells(engine, cells: list[dict]) -> tuple[list[str], list[PlanRow]]:
-    """The panel's "Run stale": the ids of the cells to run, in notebook order, and the
-    plan they come from. The plan's own answer to "what will Run All do", kept to what
+def stale_cells(engine, cells: list[dict]) -> list[str]:
+    """The panel's "Run stale": the ids of the cells to run, in notebook order. The
+    plan's own answer to "what will Run All do", kept to what
     is out of date: a step the plan runs (a cell whose key cannot be taken only when
     this kernel has not run its code), a step whose last result is stale (an entry for
     its current inputs may serve it), and a plain cell this kernel has not run with its
     code that binds a name such a step reads (`ridge = 20.0` edited, not run yet)."""
     walked = walk(engine, plan_cells(engine, cells))
     _mark_stale(engine, walked.rows)
-    ran = plain.ran_here(engine.shell)
+    ran = walked.ran
     source = {c.get("id"): c["source"].strip() for c in cells}
     chosen = set(walked.plain_needed)
     for row in walked.rows:
@@ -152,7 +153,7 @@ def stale_cells(engine, cells: list[dict]) -> tuple[list[str], list[PlanRow]]:
             continue
         if row.stale or (row.action == "run" and (row.keyed or source.get(row.cell_id) not in ran)):
             chosen.add(row.cell_id)
-    return [c["id"] for c in cells if c.get("id") in chosen], walked.rows
+    return [c["id"] for c in cells if c.get("id") in chosen]
 
 
 def make(engine, cells: list[tuple[str | None, str, str | None]]) -> list[PlanRow]:
@@ -176,8 +177,7 @@ def walk(engine, cells: list[tuple[str | None, str, str | None]]) -> Walk:
     for line, body, cell_id in cells:
         if line is None:
             said.read(body)
-            plain.simulate(engine, body, ran, known, producer, modules)
-            for name in plain.binds(engine, body):
+            for name in plain.simulate(engine, body, ran, known, producer, modules):
                 if body.strip() in ran or cell_id is None:
                     unran.pop(name, None)
                 else:
@@ -209,7 +209,7 @@ def walk(engine, cells: list[tuple[str | None, str, str | None]]) -> Walk:
         for n, d in bound.items():
             known[n] = d
             producer[n] = f"step {name}"
-    return Walk(rows, needed)
+    return Walk(rows, needed, ran)
 
 
 def _plan_step(engine, name, args, info, known, producer, modules, run):

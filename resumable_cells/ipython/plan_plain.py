@@ -81,30 +81,29 @@ def simulate(
     known: dict[str, str | None],
     producer: dict[str, str],
     modules: dict[str, str],
-) -> None:
+) -> tuple[str, ...]:
     """Update `known` (name -> digest, None: unknown) with what the plain cell `source`
-    will bind, and `modules` (alias -> module path) with what it imports."""
+    will bind, and `modules` (alias -> module path) with what it imports; returns the
+    names it binds (none when it does not parse)."""
     try:
-        modules.update(analysis.analyse(engine.transform(source)).imports)
-    except SyntaxError:  # it fails when it runs; it imports nothing
-        log.debug("a plain cell does not parse; the plan skips its imports", exc_info=True)
+        info = analysis.analyse(engine.transform(source))
+    except SyntaxError:  # it fails when it runs; it imports and binds nothing
+        log.debug("a plain cell does not parse; the plan skips it", exc_info=True)
+        return ()
+    modules.update(info.imports)
     if source.strip() in ran:
-        for name in binds(engine, source):
+        for name in info.binds:
             known.pop(name, None)  # the namespace holds what it binds: read it there
             producer.pop(name, None)
-        return
-    try:
-        transformed = engine.transform(source)
-        tree = ast.parse(transformed)
-    except SyntaxError:  # it fails when it runs; it binds nothing
-        log.debug("a plain cell does not parse; the plan skips it", exc_info=True)
-        return
+        return info.binds
+    transformed = engine.transform(source)
+    tree = ast.parse(transformed)  # (it parsed above)
     if cells.cell_magic(source) is not None:
         # `%%time`, `%%capture`: the code the magic runs binds names the call hides
         for name in step_code.of(engine.shell, transformed).info.binds:
             known[name] = None
             producer[name] = f"{PLAIN} the plan cannot evaluate"
-        return
+        return info.binds
     for stmt in tree.body:
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             continue
@@ -119,6 +118,7 @@ def simulate(
         for name in _stmt_binds(stmt):
             known[name] = None
             producer[name] = f"{PLAIN} the plan cannot evaluate"
+    return info.binds
 
 
 def _literal_assignment(stmt: ast.stmt) -> tuple[list[str], Any] | None:
@@ -143,14 +143,6 @@ def _digest(value: Any) -> str | None:
         return Hasher({}).value_digest(value, "literal")
     except (Unhashable, RecursionError):
         return None
-
-
-def binds(engine: Any, source: str) -> tuple[str, ...]:
-    """The names a plain cell binds (none when it does not parse)."""
-    try:
-        return analysis.analyse(engine.transform(source)).binds
-    except SyntaxError:
-        return ()
 
 
 def _stmt_binds(stmt: ast.stmt) -> tuple[str, ...]:

@@ -56,7 +56,7 @@ def user_outputs(outputs: list[dict], plain_stderr: str = "") -> tuple[list[dict
     step = Step()
     own = set(plain_stderr.splitlines())
     kept: list[dict] = []
-    for o in _joined(outputs):
+    for o in joined_streams(outputs):
         meta = o.get("metadata") or {}
         if o.get("output_type") == "display_data" and "resumable_cells" in meta:
             _read_status(o, meta["resumable_cells"], step)
@@ -64,14 +64,12 @@ def user_outputs(outputs: list[dict], plain_stderr: str = "") -> tuple[list[dict
         if o.get("output_type") == "stream" and o.get("name") == "stderr":
             text, said = _split_messages(o.get("text", ""), own)
             step.messages += said
-            if said and not text:  # a stream that held only the extension's messages
-                continue
             o = {**o, "text": text}
         kept.append(o)
     return normalise(kept), step
 
 
-def _joined(outputs: list[dict]) -> list[dict]:
+def joined_streams(outputs: list[dict]) -> list[dict]:
     """Consecutive messages of one stream as one output, as a frontend shows them: a
     line written by `print` can arrive in two messages (the kernel flushed between its
     two writes), and a message split from its newline would not read as a message."""
