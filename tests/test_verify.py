@@ -75,6 +75,11 @@ def test_clean_notebooks_pass_and_every_step_is_served(tmp_path, capsys):
     assert s["ratios"] == {k: round(walls[k] / s["plain_s"], 3) for k in ("stepped", "replay")}
     assert set(s["load_s"]) == {"stepped", "replay"}
     assert all(r > 0 for r in report["totals"]["ratios"].values())
+    # The plan asked before the replay (a cell of its own, outside the replay's time)
+    # said what Run All then did: every step served.
+    assert [(c["plan"], c["plan_differs"]) for c in cells_of(report)] == [("serve", None)] * 4
+    replay_cells = sum(c["seconds"]["replay"] for c in cells_of(report))
+    assert replay_cells <= walls["replay"]  # (the load cell's time is in the pass too)
     assert text.count("under %%step: first run ") == 3  # each notebook, then all of them
     # Nothing was written next to the notebooks: no store, no scratch copies.
     assert sorted(p.name for p in (tmp_path / "nbs").iterdir()) == ["first.ipynb", "second.ipynb"]

@@ -8,6 +8,7 @@ digest; object (string) columns a fixed number of values at a time.
 
 from __future__ import annotations
 
+import functools
 import struct
 import sys
 import weakref
@@ -292,14 +293,25 @@ def _elements(h: Hasher, items: list, start: int | None, path: str) -> None:
         raise e.rebased(path + where) from None
 
 
+@functools.cache
+def _pyarrow() -> Any:
+    """pyarrow, or None where it is not installed: looked for once per process. A failed
+    import is not remembered by Python, so importing it per column searched the whole
+    path every time (0.3 ms, most of a small frame's digest)."""
+    try:
+        import pyarrow
+    except ImportError:
+        return None
+    return pyarrow
+
+
 def _arrow_column(h: Hasher, arr: Any) -> bool:
     """Arrow-backed strings: offsets rebased per chunk, then the data bytes; chunking
     (which a copy or a round trip may change) does not reach the digest."""
     import numpy as np
 
-    try:
-        import pyarrow as pa
-    except ImportError:  # python-backed strings also offer __arrow_array__
+    pa = _pyarrow()
+    if pa is None:  # python-backed strings also offer __arrow_array__
         return False
     chunked = arr.__arrow_array__()
     if isinstance(chunked, pa.Array):

@@ -23,7 +23,7 @@ from .compare import Step, difference, normalise, stderr_of, user_outputs
 from .results import STEPPED, CellResult, NotebookResult, PassResult
 from .runner import CellRun, PassRun, run_pass
 from .workspace import Workspace
-from .wrap import LOAD, Wrapped, code_cells, wrap
+from .wrap import LOAD, PLAN_AT, Wrapped, code_cells, plan_cell, wrap
 
 
 def verify_notebook(
@@ -48,7 +48,7 @@ def verify_notebook(
         planned = scratch / "planned.ipynb"
         nbformat.write(wrapped.nb, planned)
         replay_nb = nbformat.from_dict(wrapped.nb)
-        replay_nb.cells[0].source += f"\n%step plan --notebook {planned}"
+        replay_nb.cells.insert(PLAN_AT, plan_cell(planned))
         config = [
             f"--StepMagics.store_dir={store}",  # over a store_dir in the user's config
             "--StepMagics.remote=none",  # never a team cache
@@ -83,13 +83,16 @@ def compare_runs(
 ) -> NotebookResult:
     result = NotebookResult(name)
     for label, run in runs.items():
-        result.passes[label] = PassResult(round(run.wall_s, 3), run.restarts, run.failure)
+        wall = run.wall_s
+        if label == "replay" and PLAN_AT in run.cells:  # asked by verify, not by Run All
+            wall -= run.cells[PLAN_AT].seconds
+        result.passes[label] = PassResult(round(wall, 3), run.restarts, run.failure)
         loaded = run.cells.get(0) if label in STEPPED else None  # the `%load_ext` cell
         if loaded is not None:
             result.passes[label].load_s = round(loaded.seconds, 3)
         if run.failure:
             result.problems.append(f"the {label} pass could not run: {run.failure}")
-        shift = 0 if label.startswith("plain") else wrapped.offset
+        shift = _shift(label, wrapped)
         for index, cell in run.cells.items():
             if cell.died:
                 n = index - shift + 1
@@ -97,7 +100,7 @@ def compare_runs(
     load = runs["stepped"].cells.get(0)
     if load is not None and _error(load.outputs):
         result.problems.append(f"`{LOAD}` failed: {_error(load.outputs)}")
-    plan = plan_rows(runs["replay"].cells.get(0))
+    plan = plan_rows(runs["replay"].cells.get(PLAN_AT))
     steps = [i for i in code_cells(nb) if wrapped.not_wrapped.get(i, "%%step") == "%%step"]
     planned = dict(zip(steps, plan, strict=False)) if len(plan) == len(steps) else {}
     if plan and not planned:
@@ -106,7 +109,7 @@ def compare_runs(
         at = {label: run.cells.get(index) for label, run in runs.items() if "plain" in label}
         at.update(
             {
-                label: runs[label].cells.get(index + wrapped.offset)
+                label: runs[label].cells.get(index + _shift(label, wrapped))
                 for label in ("stepped", "replay")
             }
         )
@@ -118,16 +121,23 @@ def compare_runs(
     return result
 
 
+def _shift(label: str, wrapped: Wrapped) -> int:
+    """Cell i of the notebook is cell i + this in the pass `label`."""
+    if label.startswith("plain"):
+        return 0
+    return wrapped.offset + (label == "replay")  # (the replay's plan cell)
+
+
 _PLAN_ROW = re.compile(r"^(serve|run|effect) +(\S+)(?:  \((.*)\))?$")
 _DOES = {"serve": "hit", "run": "live", "effect": "effect"}
 
 
-def plan_rows(load: CellRun | None) -> list[tuple[str, str | None]]:
-    """(action, why) of each row of the plan the replay's first cell printed."""
-    if load is None:
+def plan_rows(cell: CellRun | None) -> list[tuple[str, str | None]]:
+    """(action, why) of each row of the plan the replay's plan cell printed."""
+    if cell is None:
         return []
     text = next(
-        (o["data"].get("text/plain", "") for o in load.outputs
+        (o["data"].get("text/plain", "") for o in cell.outputs
          if o.get("output_type") == "execute_result"),
         "",
     )  # fmt: skip

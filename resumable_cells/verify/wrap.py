@@ -14,6 +14,7 @@ the same rule (`cells.cell_magic`), so both ways can be compared on one notebook
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import nbformat
 
@@ -22,6 +23,8 @@ from ..cells import cell_magic
 LOAD = "%load_ext resumable_cells"
 AUTO_ON = "%step auto on"
 LOAD_ID = "resumable-cells-verify-load"
+PLAN_ID = "resumable-cells-verify-plan"
+PLAN_AT = 1  # the replay's plan cell: after the load cell, before the notebook's
 
 
 @dataclass
@@ -50,3 +53,12 @@ def wrap(nb: nbformat.NotebookNode, auto: bool = False) -> Wrapped:
     load["id"] = LOAD_ID
     wrapped.cells.insert(0, load)
     return out
+
+
+def plan_cell(planned: Path) -> nbformat.NotebookNode:
+    """The cell that asks `%step plan` of the notebook at `planned` before the replay
+    runs it. A cell of its own, so that the replay's time is Run All's alone: the plan
+    is verify's question, not part of a resume."""
+    cell = nbformat.v4.new_code_cell(f"%step plan --notebook {planned}")
+    cell["id"] = PLAN_ID
+    return cell
