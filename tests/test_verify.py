@@ -110,6 +110,24 @@ def test_nondeterminism_cell_magics_and_effects_are_reported_not_counted(tmp_pat
     no_kernels_left(kernels)
 
 
+def test_cells_left_plain_are_not_in_the_ratios(tmp_path, capsys):
+    # A cell under another cell magic runs alike in every pass (`%%timeit` jumps tenfold
+    # by its own choice of a loop count): the passes are timed without it.
+    nb = write_notebook(
+        tmp_path / "magic.ipynb",
+        "x = 1",
+        "%%capture\nimport time\ntime.sleep(1.5)",
+        "y = x + 1",
+    )
+    rc, report, text = verify(tmp_path, capsys, str(nb))
+    assert rc == 0, text
+    _, slept, _ = cells_of(report)
+    assert not slept["wrapped"] and slept["magic"] == "%%capture"
+    walls = report["notebooks"][0]["summary"]["pass_wall_s"]
+    assert set(walls) == set(slept["seconds"])
+    assert all(walls[k] < slept["seconds"][k] for k in walls), (walls, slept["seconds"])
+
+
 def test_a_hung_cell_is_interrupted_and_the_pass_goes_on(tmp_path, capsys):
     kernels = kernel_processes()
     nb = write_notebook(

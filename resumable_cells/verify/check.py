@@ -83,10 +83,9 @@ def compare_runs(
 ) -> NotebookResult:
     result = NotebookResult(name)
     for label, run in runs.items():
-        wall = run.wall_s
-        if label == "replay" and PLAN_AT in run.cells:  # asked by verify, not by Run All
-            wall -= run.cells[PLAN_AT].seconds
-        result.passes[label] = PassResult(round(wall, 3), run.restarts, run.failure)
+        result.passes[label] = PassResult(
+            round(_timed(label, run, wrapped), 3), run.restarts, run.failure
+        )
         loaded = run.cells.get(0) if label in STEPPED else None  # the `%load_ext` cell
         if loaded is not None:
             result.passes[label].load_s = round(loaded.seconds, 3)
@@ -119,6 +118,18 @@ def compare_runs(
             res.plan_differs = _plan_differs(res)
         result.cells.append(res)
     return result
+
+
+def _timed(label: str, run: PassRun, wrapped: Wrapped) -> float:
+    """The pass's time for its ratio to the plain run: its cells', less the replay's
+    plan cell (verify's question, not a resume's cost) and the cells no pass puts under
+    `%%step` (another cell magic): those run alike in every pass, and `%%timeit`'s own
+    choice of a loop count makes its time jump tenfold from one run to the next."""
+    shift = _shift(label, wrapped)
+    untimed = [index + shift for index in wrapped.not_wrapped]
+    if label == "replay":
+        untimed.append(PLAN_AT)
+    return run.wall_s - sum(run.cells[i].seconds for i in untimed if i in run.cells)
 
 
 def _shift(label: str, wrapped: Wrapped) -> int:
