@@ -29,6 +29,7 @@ VERIFY_MAY_IMPORT = {"formatting", "verify", "_version", "errors", "logs", "cell
 # The engine's rooms, lowest first (see `engine/__init__.py`).
 ENGINE_LAYERS = [
     {"__init__"},
+    {"collector"},
     {"objects"},
     {"code"},
     {"live"},

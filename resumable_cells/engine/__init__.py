@@ -6,6 +6,8 @@ Orchestration, on top:
     execution.py    one execution: key, then a hit served or a live run kept
     recording.py    the record of one execution as it happens (journal rows, listeners,
                     warnings, the status line)
+    collector.py    Python's garbage collector paused for the engine's work, as the
+                    notebook left it for the body (imports nothing of the engine)
 
 Rooms, each importing only the rooms listed before it:
     objects/   the object graph behind names (`objgraph`), giving an object its new

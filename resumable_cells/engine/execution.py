@@ -49,6 +49,7 @@ from ..hashing.values import Hasher
 from ..records import provenance, why
 from ..storage.entries import Provenance
 from ..storage.store import FORMAT_VERSION
+from . import collector
 from .code import inputs, nondeterminism, step_code
 from .kernel import Engine
 from .live import body, step_object
@@ -209,6 +210,7 @@ class Execution:
         self.transformed = transformed
         self.rec = Recording(engine, name)
         self.key: step_key.Key | None = None
+        self.collector = collector.Paused()  # off for the engine's work, not the body's
 
     @property
     def known_key(self) -> step_key.Key:
@@ -222,7 +224,7 @@ class Execution:
         a body without `await` runs it to the end at once (`_to_the_end`)."""
         __tracebackhide__ = True  # noqa: F841
         try:
-            with self.engine.carry.step():
+            with self.engine.carry.step(), self.collector:
                 return await self._go()
         except (KeyboardInterrupt, CancelledError):  # Ctrl-C (in an awaited cell: a cancel)
             self.rec.interrupted()
@@ -544,16 +546,19 @@ class Execution:
                 with step_object.running(ctx), capture.capturing(engine.shell) as outputs:
                     header = header_of(self.args, self.line)
                     args = (engine.shell, engine.ns, header, self.cell, self.transformed)
-                    if self.code.awaits:
-                        result = await body.run_awaiting(*args)
-                    else:
-                        result = body.run(*args)
-                    if self.code.quiet:  # evaluated, as IPython does, but not shown or kept
-                        result = None
-                    # Formatted before the figures are drawn, as a plain cell's result is,
-                    # and captured: a `_repr_html_` may print, or raise (IPython shows it).
-                    before, shell = len(outputs), engine.shell
-                    shown = shown_result.bundle_of(shell, result) if result is not None else None
+                    with self.collector.lifted():
+                        if self.code.awaits:
+                            result = await body.run_awaiting(*args)
+                        else:
+                            result = body.run(*args)
+                        if self.code.quiet:  # evaluated, as IPython does, not shown or kept
+                            result = None
+                        # Formatted before the figures are drawn, as a plain cell's result
+                        # is, and captured: a `_repr_html_` may print, or raise.
+                        before, shell = len(outputs), engine.shell
+                        shown = (
+                            shown_result.bundle_of(shell, result) if result is not None else None
+                        )
                     capture.errors_in_display(shell, outputs, before)
             if shown is not None:
                 shown_result.show_as(engine.shell, result, shown)

@@ -1,0 +1,95 @@
+"""Python's cyclic garbage collector during a step (engine/collector.py): off while the
+engine digests, pickles, checks and restores, as the notebook left it while the
+notebook's own code runs, and never turned on where the notebook turned it off.
+
+In process: the pause itself. Through a real kernel: a live step's work on a dict of
+100,000 tuples (digested, pickled, its pickle loaded back to check it) starts no more
+collections than the plain cell that makes the same value, and what a body does to the
+collector stays.
+"""
+
+from __future__ import annotations
+
+import gc
+
+from resumable_cells.engine.collector import Paused
+
+COUNTER = """
+import gc
+_collections = []
+def _count(phase, info):
+    if phase == "stop":
+        _collections.append(info["generation"])
+gc.callbacks.append(_count)
+"""
+MAKE = "y = {i: (i, [i]) for i in range(100_000)}"
+
+
+def _collections_during(kernel, code: str) -> int:
+    kernel.ok("_collections.clear()")
+    kernel.ok(code)
+    return kernel.value("len(_collections)")
+
+
+def test_a_pause_stops_collections_and_lifts_to_the_state_it_found():
+    seen: list[int] = []
+
+    def count(phase, info):
+        if phase == "stop":
+            seen.append(info["generation"])
+
+    gc.callbacks.append(count)
+    try:
+        assert gc.isenabled()
+        with Paused() as pause:
+            assert not gc.isenabled()
+            cycles = []
+            for _ in range(20_000):
+                x: list = []
+                x.append(x)  # a cycle: only the collector frees it
+                cycles.append(x)
+            assert seen == []  # 20,000 new containers and not one collection
+            with pause.lifted():
+                assert gc.isenabled()
+                more = [[i] for i in range(20_000)]
+            assert not gc.isenabled()
+            assert seen  # lifted, the same allocations collect as usual
+            del cycles, more
+        assert gc.isenabled()
+    finally:
+        gc.callbacks.remove(count)
+        gc.enable()
+
+
+def test_a_pause_keeps_what_the_code_inside_did_to_the_collector():
+    try:
+        with Paused() as pause:
+            with pause.lifted():
+                gc.disable()  # the notebook's own choice, inside a step
+        assert not gc.isenabled()
+        with Paused() as pause:  # off before the step: the body finds it off
+            with pause.lifted():
+                assert not gc.isenabled()
+                gc.enable()
+        assert gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_the_engines_work_starts_no_collection_and_the_body_keeps_its_own(kernel):
+    kernel.ok(COUNTER)
+    plain = _collections_during(kernel, MAKE)
+    assert plain > 100  # (200,000 new containers: a young collection every 700)
+    stepped = _collections_during(kernel, f"%%step pairs\n{MAKE}")
+    # The step loads its pickle back to check it: another 200,000 containers made while
+    # the live value is held. Without the pause, twice the plain cell's collections.
+    assert kernel.value("len(y)") == 100_000
+    assert stepped <= plain + plain // 4, (stepped, plain)
+    assert kernel.value("gc.isenabled()") is True
+    kernel.ok("%%step switch\nimport gc\nseen_in_body = gc.isenabled()\ngc.disable()")
+    assert kernel.value("seen_in_body") is True
+    assert kernel.value("gc.isenabled()") is False  # what the body did stays
+    kernel.ok("%%step again\nseen_off = gc.isenabled()")
+    assert kernel.value("seen_off") is False  # and the next body finds it so
+    assert kernel.value("gc.isenabled()") is False
+    kernel.ok("gc.enable()")
