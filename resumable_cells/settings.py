@@ -30,8 +30,9 @@ import json
 import logging
 import os
 import socket
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 log = logging.getLogger(__name__)
 DIR_ENV = "RESUMABLE_CELLS_DIR"
@@ -84,8 +85,7 @@ def write_wait(*, configured: float | None = None) -> float:
         return DEFAULT_WRITE_WAIT
 
 
-@dataclass(frozen=True)
-class Identity:
+class Identity(msgspec.Struct, frozen=True):
     """Who computed an entry, as the user shares it: either part may be withheld."""
 
     user: str | None

@@ -21,10 +21,10 @@ import time
 from asyncio import CancelledError
 from collections.abc import Coroutine, Generator, Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import xxhash
 from IPython.core.error import UsageError
 
@@ -70,8 +70,7 @@ WAYS_OUT = (
 )
 
 
-@dataclass(frozen=True)
-class StepArgs:
+class StepArgs(msgspec.Struct, frozen=True):
     """The flags of one `%%step` line (see `ipython.stepargs`)."""
 
     name: str | None = None

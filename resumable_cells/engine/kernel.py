@@ -18,8 +18,9 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
+
+import msgspec
 
 from .. import formatting, logs, module_runs, settings
 from ..hashing import opaque
@@ -45,8 +46,7 @@ log = logging.getLogger(__name__)
 _TRANSFORMS_KEPT = 512
 
 
-@dataclass(frozen=True)
-class Restoring:
+class Restoring(msgspec.Struct, frozen=True):
     """A session restore serves one execution of an earlier kernel session again: its
     cell, its `In [n]` then, and the key it had (anything else is not served)."""
 

@@ -16,7 +16,8 @@ import dis
 import keyword
 import re
 import types
-from dataclasses import dataclass
+
+import msgspec
 
 _LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
 _WRITES = frozenset({"STORE_GLOBAL", "DELETE_GLOBAL", "STORE_NAME", "DELETE_NAME"})
@@ -26,8 +27,7 @@ _ATTR_WRITES = frozenset({"STORE_ATTR", "DELETE_ATTR"})
 _KEPT = 4096
 
 
-@dataclass(frozen=True)
-class CodeReads:
+class CodeReads(msgspec.Struct, frozen=True):
     names: frozenset[str]  # globals loaded, stored or deleted (literal dynamic reads too)
     chains: frozenset[tuple[str, ...]]  # (global, attribute, ...) read
     dynamic: tuple[str, ...]  # reads of the namespace that cannot be resolved

@@ -15,10 +15,10 @@ import glob
 import os
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
+import msgspec
 import xxhash
 
 from ..errors import KeyComponentError, MissingDeps
@@ -34,12 +34,11 @@ __all__ = [
 PYTHON = ".".join(map(str, sys.version_info[:3]))
 
 
-@dataclass
-class Key:
+class Key(msgspec.Struct):
     address: str  # the content address entries are stored under (hex)
     preimage: dict
-    digests: dict[str, str] = field(default_factory=dict)  # input name -> digest
-    attributes: dict[str, AttrRef] = field(default_factory=dict)  # module attribute inputs
+    digests: dict[str, str] = msgspec.field(default_factory=dict)  # input name -> digest
+    attributes: dict[str, AttrRef] = msgspec.field(default_factory=dict)  # module attribute inputs
     traced: tuple[str, ...] = ()  # reads through eval/exec of strings: the run traces them
 
 

@@ -20,9 +20,10 @@ from __future__ import annotations
 import sys
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
+
+import msgspec
 
 from ..errors import KeyComponentError, Unhashable
 from . import sources
@@ -33,8 +34,7 @@ _SCALARS = frozenset({int, float, complex, str, bytes, bool, type(None)})
 MISSING = object()  # an attribute that is not set
 
 
-@dataclass(frozen=True)
-class AttrRef:
+class AttrRef(msgspec.Struct, frozen=True):
     """An attribute chain read from a module: `root` names it (as the cell spells it,
     or the module's own name), `module` is the module object."""
 
@@ -73,14 +73,13 @@ class AttrRef:
         return obj, self.attrs[-1]
 
 
-@dataclass
-class Reached:
+class Reached(msgspec.Struct):
     """What the functions hashed so far read: filled by `code`, drained by `collect`."""
 
-    names: list[str] = field(default_factory=list)  # notebook globals
-    chains: list[tuple[tuple[str, ...], bool]] = field(default_factory=list)  # (chain, set)
-    module_chains: list[tuple[str, tuple[str, ...], bool]] = field(default_factory=list)
-    dynamic: list[str] = field(default_factory=list)  # "`globals()` in pick"
+    names: list[str] = msgspec.field(default_factory=list)  # notebook globals
+    chains: list[tuple[tuple[str, ...], bool]] = msgspec.field(default_factory=list)  # (chain, set)
+    module_chains: list[tuple[str, tuple[str, ...], bool]] = msgspec.field(default_factory=list)
+    dynamic: list[str] = msgspec.field(default_factory=list)  # "`globals()` in pick"
 
     def notebook_function(self, qualname: str, reads: Any) -> None:
         """A notebook function reached: `reads` is its `bytecode.CodeReads`."""
@@ -97,8 +96,7 @@ class Reached:
         self.module_chains.extend((module, c, True) for c in sorted(reads.attr_writes))
 
 
-@dataclass(frozen=True)
-class Known:
+class Known(msgspec.Struct, frozen=True):
     """What a key takes for an input whose value is not read (a value restored lazily,
     `engine/restore/pending.py`): its stored digest, the packages that digest reached,
     and its type and size for the record. Such a value reaches no code."""
@@ -109,13 +107,12 @@ class Known:
     size: int
 
 
-@dataclass
-class Collected:
-    digests: dict[str, str] = field(default_factory=dict)  # input (name or label) -> digest
-    modules: set[str] = field(default_factory=set)  # top-level modules reached
-    info: dict[str, dict] = field(default_factory=dict)  # input -> type, size, digest
-    attributes: dict[str, AttrRef] = field(default_factory=dict)  # label -> its chain
-    dynamic: list[str] = field(default_factory=list)
+class Collected(msgspec.Struct):
+    digests: dict[str, str] = msgspec.field(default_factory=dict)  # input (name or label) -> digest
+    modules: set[str] = msgspec.field(default_factory=set)  # top-level modules reached
+    info: dict[str, dict] = msgspec.field(default_factory=dict)  # input -> type, size, digest
+    attributes: dict[str, AttrRef] = msgspec.field(default_factory=dict)  # label -> its chain
+    dynamic: list[str] = msgspec.field(default_factory=list)
 
 
 def collect(

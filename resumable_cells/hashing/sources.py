@@ -32,7 +32,6 @@ import sysconfig
 import time
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.machinery import (
     ExtensionFileLoader,
@@ -41,6 +40,8 @@ from importlib.machinery import (
     SourcelessFileLoader,
 )
 from types import ModuleType
+
+import msgspec
 
 from ..errors import KeyComponentError
 from ..module_runs import executed_at
@@ -52,10 +53,9 @@ log = logging.getLogger(__name__)
 _FILE_LOADERS = (SourceFileLoader, SourcelessFileLoader, ExtensionFileLoader)
 
 
-@dataclass
-class Sources:
-    files: dict[str, str] = field(default_factory=dict)  # label -> digest of the source
-    packages: set[str] = field(default_factory=set)  # installed top-level modules reached
+class Sources(msgspec.Struct):
+    files: dict[str, str] = msgspec.field(default_factory=dict)  # label -> digest of the source
+    packages: set[str] = msgspec.field(default_factory=set)  # installed top-level modules reached
 
 
 # -- which files are local -----------------------------------------------------------------

@@ -20,8 +20,9 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -31,8 +32,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class CellRan:
+class CellRan(msgspec.Struct, frozen=True):
     """A cell that ran: when it ended, its label (`In [23]`) and its source."""
 
     time: float

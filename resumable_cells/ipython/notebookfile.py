@@ -14,17 +14,16 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from IPython.core.error import UsageError
 
 from .. import settings
 
 
-@dataclass
-class Located:
+class Located(msgspec.Struct):
     path: str | None  # None: no file; `cells` are what the kernel ran
     note: str  # what was used, when the frontend did not say ("" when it did)
     cells: list[dict] | None = None

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import html
 import logging
-from dataclasses import dataclass
 
+import msgspec
 from IPython.core.error import UsageError
 
 from ..engine.code import inputs, step_code
@@ -32,8 +32,7 @@ from . import plan_plain as plain
 log = logging.getLogger(__name__)
 
 
-@dataclass
-class PlanRow:
+class PlanRow(msgspec.Struct):
     step: str
     action: str  # serve | run | effect
     reason: str
@@ -105,8 +104,7 @@ def plan_cells(engine, cells: list[dict]) -> list[tuple[str | None, str, str | N
     return out
 
 
-@dataclass
-class Walk:
+class Walk(msgspec.Struct):
     """The plan of a notebook's cells, and the plain cells Run All's result depends on
     that this kernel has not run with their code (a parameter cell edited since)."""
 

@@ -21,11 +21,12 @@ imports and this kernel has not imported yet: the plan imports that module to re
 from __future__ import annotations
 
 import ast
-import dataclasses
 import importlib
 import logging
 from types import ModuleType
 from typing import Any
+
+import msgspec
 
 from .. import cells
 from ..engine.code import analysis, step_code
@@ -58,7 +59,7 @@ class Commands:
                 self._made.difference_update(names)
             elif words[:2] == ["%step", "run"] and "--new" in words:
                 # no entry used this epoch or seed: those that used the run's are not served
-                self.run = dataclasses.replace(self.run, epoch="(a new run)", seed=-1)
+                self.run = msgspec.structs.replace(self.run, epoch="(a new run)", seed=-1)
 
     def cleared(self, step: str) -> bool:
         return (self._all or step in self._cleared) and step not in self._made

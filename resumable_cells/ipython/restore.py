@@ -22,9 +22,9 @@ record say `served`.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
@@ -37,8 +37,7 @@ from . import auto, notebookfile, stepargs
 _RESTORED = ("hit", "live", "effect")  # what made state (an effect stops the restore)
 
 
-@dataclass(frozen=True)
-class Planned:
+class Planned(msgspec.Struct, frozen=True):
     """One execution of the earlier session, to serve again."""
 
     step: str
@@ -50,12 +49,11 @@ class Planned:
     nbytes: int
 
 
-@dataclass
-class Outcome:
+class Outcome(msgspec.Struct):
     session: str | None
     planned: list[Planned]
-    served: list[Planned] = field(default_factory=list)
-    skipped: list[Planned] = field(default_factory=list)  # its cell ran again later
+    served: list[Planned] = msgspec.field(default_factory=list)
+    skipped: list[Planned] = msgspec.field(default_factory=list)  # its cell ran again later
     stopped: Planned | None = None
     why: str | None = None
     seconds: float = 0.0

@@ -9,14 +9,14 @@ so a name a plain cell rebinds to another value has no producer rather than a wr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from ..storage.entries import Producer
 
 
-@dataclass(frozen=True)
-class _Bound:
+class _Bound(msgspec.Struct, frozen=True):
     digest: str
     producer: Producer
 

@@ -12,8 +12,9 @@ same sentence in TypeScript (`labextension/src/provenance.ts`), tested on the ca
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from .. import formatting
 from ..storage.entries import Entry, Provenance
@@ -23,8 +24,7 @@ SHORT_DIGEST = 4
 LOCAL = "the local store"
 
 
-@dataclass(frozen=True)
-class InputOrigin:
+class InputOrigin(msgspec.Struct, frozen=True):
     """An input the key took: its digest, and the step (and entry key) that bound it."""
 
     name: str
@@ -38,8 +38,7 @@ class InputOrigin:
         return f"{text} ({self.step})" if self.step else text
 
 
-@dataclass(frozen=True)
-class Origin:
+class Origin(msgspec.Struct, frozen=True):
     """The provenance of one execution's value (see the module docstring). `recorded`
     is False for an entry written before the who and the producers were recorded."""
 

@@ -15,7 +15,8 @@ import secrets
 import threading
 import time
 import weakref
-from dataclasses import asdict, dataclass
+
+import msgspec
 
 from ..errors import BudgetExceeded
 from ..storage.ledger import LIMITS
@@ -24,8 +25,7 @@ from ..storage.store import Store
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class Run:
+class Run(msgspec.Struct, frozen=True):
     id: str
     notebook: str
     epoch: str  # ISO 8601, UTC
@@ -54,7 +54,7 @@ def new(store: Store, notebook: str) -> Run:
         seed=secrets.randbits(63),
         created=now,
     )
-    store.ledger.save_run(notebook, asdict(run))
+    store.ledger.save_run(notebook, msgspec.structs.asdict(run))
     return run
 
 

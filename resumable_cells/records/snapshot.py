@@ -6,8 +6,9 @@ kernel runs; the kernel sends the same shape over its comm.
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from pathlib import Path
+
+import msgspec
 
 from ..storage.store import Store
 from . import glance, journal, runs, staleness
@@ -26,7 +27,7 @@ def build(
     return {
         "notebook": run.notebook,
         "session": current_session,  # the kernel's own; None from the server route
-        "run": {k: v for k, v in asdict(run).items() if k != "notebook"},
+        "run": {k: v for k, v in msgspec.structs.asdict(run).items() if k != "notebook"},
         "budget": runs.Budget(store, run.id).snapshot(),
         "sessions": journal.sessions(execs),
         "executions": execs,

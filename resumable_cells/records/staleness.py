@@ -16,15 +16,15 @@ rebinding `ridge`, a plain cell editing a frame in place.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+
+import msgspec
 
 FINAL = ("hit", "live", "effect")
 
 RowKey = tuple[str, "str | None"]
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(msgspec.Struct, frozen=True):
     """A name bound outside the record: by a plain cell, or changed in place."""
 
     name: str
@@ -35,14 +35,13 @@ class Change:
     how: str = "changed"  # changed | deleted | changed in place
 
 
-@dataclass
-class _Binder:
+class _Binder(msgspec.Struct):
     """One execution of a step, or one Change, in time order."""
 
     key: RowKey | None  # the row of a step execution; None for a Change
     label: str  # "by fit (In [24])" / "(In [23])" / "in place"
-    reads: dict[str, str | None] = field(default_factory=dict)
-    binds: dict[str, str | None] = field(default_factory=dict)
+    reads: dict[str, str | None] = msgspec.field(default_factory=dict)
+    binds: dict[str, str | None] = msgspec.field(default_factory=dict)
     how: str = "changed"
 
 

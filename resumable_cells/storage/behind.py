@@ -28,7 +28,8 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+
+import msgspec
 
 from ..errors import NotWritten
 from . import blobs
@@ -41,8 +42,7 @@ MAX_PENDING = 4 << 30  # bytes of values queued before a new entry waits for the
 NICENESS = 10  # the writer thread's, above the kernel's: the user's code goes first
 
 
-@dataclass
-class Job:
+class Job(msgspec.Struct):
     """An entry waiting for its blobs: `put(key, entry)` makes it visible once they are
     written; `after` run once it is done, stored or not (a claim let go of)."""
 
@@ -53,18 +53,17 @@ class Job:
     store: Store
     put: Callable[[str, Entry], None]
     code: str | None = None  # the step's code id, for the note of why it is not stored
-    after: list[Callable[[], object]] = field(default_factory=list)
+    after: list[Callable[[], object]] = msgspec.field(default_factory=list)
     dropped: bool = False  # given up: its write stops at the next chunk
     putting: bool = False  # written and checked: being put, too late to drop
-    written: set[str] = field(default_factory=set)  # the blob files it wrote
+    written: set[str] = msgspec.field(default_factory=set)  # the blob files it wrote
 
     @property
     def nbytes(self) -> int:
         return sum(b.nbytes for b in self.blobs)
 
 
-@dataclass(frozen=True)
-class Failure:
+class Failure(msgspec.Struct, frozen=True):
     """An entry that was not stored, and why (a sentence for the user)."""
 
     step: str
@@ -73,8 +72,7 @@ class Failure:
     why: str
 
 
-@dataclass(frozen=True)
-class Pending:
+class Pending(msgspec.Struct, frozen=True):
     """The entries being written behind: how many, their bytes, their steps."""
 
     entries: int

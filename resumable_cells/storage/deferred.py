@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import pickle
 import sys
-from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 import xxhash
 
 from ..hashing import arrays
@@ -29,16 +29,14 @@ from ..hashing import arrays
 BEHIND_MIN = 4 << 20  # fewer out-of-band bytes are written at once (about 2 ms of writing)
 
 
-@dataclass(frozen=True)
-class Check:
+class Check(msgspec.Struct, frozen=True):
     """xxh3_128 over `prefix`, then every out-of-band byte as written, must be `digest`."""
 
     prefix: bytes
     digest: str
 
 
-@dataclass
-class Deferred:
+class Deferred(msgspec.Struct):
     """A blob to write later: the value's pickle stream, views of its memory, the check."""
 
     name: str
@@ -52,11 +50,10 @@ class Deferred:
         return len(self.main) + sum(b.raw().nbytes for b in self.buffers)
 
 
-@dataclass
-class Batch:
+class Batch(msgspec.Struct):
     """The blobs of one entry that are written behind, gathered while it is built."""
 
-    blobs: list[Deferred] = field(default_factory=list)
+    blobs: list[Deferred] = msgspec.field(default_factory=list)
 
     def add(self, blob: Deferred) -> None:
         if all(b.name != blob.name for b in self.blobs):  # one value under two names

@@ -43,8 +43,9 @@ A reference with `inline` holds the pickle itself (base64): it names no file.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from ..errors import StoreError
 
@@ -61,8 +62,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Value:
+class Value(msgspec.Struct, frozen=True):
     """A stored value: its digest names it; small ones are pickled inline in the entry,
     the rest live in a blob file of that name."""
 
@@ -84,8 +84,7 @@ class Value:
         return cls(str(raw["blob"]), raw.get("inline"))
 
 
-@dataclass(frozen=True)
-class Binding:
+class Binding(msgspec.Struct, frozen=True):
     """A name the step bound, changed or left changed, with what the record shows of its
     value (type, size, digest: None when it could not be digested)."""
 
@@ -133,17 +132,16 @@ class Binding:
         )
 
 
-@dataclass(frozen=True)
-class Stream:
+class Stream(msgspec.Struct, frozen=True):
     """One pickle stream of objects that share parts (`engine/units/stream.py`): where
     it is stored, the input names its references start from, and either the roots whose
     inner objects it refers to (`inner`, a unit) or the changed inputs it holds whole
     (`names`, a by-value copy)."""
 
     value: Value
-    roots: list[str] = field(default_factory=list)
-    inner: list[str] = field(default_factory=list)
-    names: list[str] = field(default_factory=list)
+    roots: list[str] = msgspec.field(default_factory=list)
+    inner: list[str] = msgspec.field(default_factory=list)
+    names: list[str] = msgspec.field(default_factory=list)
 
     def to_json(self, kind: str) -> dict[str, Any]:
         out = {**self.value.to_json(), "roots": list(self.roots)}
@@ -160,8 +158,7 @@ class Stream:
         )
 
 
-@dataclass(frozen=True)
-class Unit:
+class Unit(msgspec.Struct, frozen=True):
     """The values of a step that share objects, stored as one stream, and (when a
     library may lay its changed inputs out anew) a second stream holding them whole."""
 
@@ -183,8 +180,7 @@ class Unit:
         return cls(Stream.from_json(raw), Stream.from_json(whole) if whole else None)
 
 
-@dataclass(frozen=True)
-class Result:
+class Result(msgspec.Struct, frozen=True):
     """The cell's result: the value, or (`bundle`) its display when the value could not
     be stored; `shown`, the MIME bundle the live run showed for it."""
 
@@ -213,16 +209,14 @@ class Result:
         )
 
 
-@dataclass(frozen=True)
-class FileRead:
+class FileRead(msgspec.Struct, frozen=True):
     """A file the step read, with its digest then: the entry is valid while it holds."""
 
     path: str
     digest: str
 
 
-@dataclass(frozen=True)
-class Producer:
+class Producer(msgspec.Struct, frozen=True):
     """The step whose execution bound an input with the digest the key took, and the
     key of the entry it made or served (None: it ran uncached, or as an effect)."""
 
@@ -230,15 +224,14 @@ class Producer:
     key: str | None
 
 
-@dataclass(frozen=True)
-class Provenance:
+class Provenance(msgspec.Struct, frozen=True):
     """Who computed the entry (each part None when not shared) and the producer of each
     input the engine knows one of. When, the package versions and the input digests
     are the entry's `created` and its key's preimage."""
 
     user: str | None
     host: str | None
-    producers: dict[str, Producer] = field(default_factory=dict)
+    producers: dict[str, Producer] = msgspec.field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -263,8 +256,7 @@ def _text(raw: Any) -> str | None:
     return None if raw is None else str(raw)
 
 
-@dataclass
-class Entry:
+class Entry(msgspec.Struct):
     """What one live run of a pure step left (see the module docstring)."""
 
     step: str
@@ -281,7 +273,7 @@ class Entry:
     source: str
     unit: Unit | None = None
     state: Value | None = None
-    trace: dict[str, str] = field(default_factory=dict)  # read through eval: name -> digest
+    trace: dict[str, str] = msgspec.field(default_factory=dict)  # read through eval: name -> digest
     key: str | None = None
     provenance: Provenance | None = None  # None: written before provenance was recorded
 

@@ -10,8 +10,9 @@ key that opens everything the team shares.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from ..errors import TeamCacheError
 
@@ -21,8 +22,7 @@ PREVIOUS_FILE_ENV = "RESUMABLE_CELLS_TEAM_KEY_PREVIOUS_FILE"
 MIN_BYTES = 16
 
 
-@dataclass(frozen=True)
-class TeamKeys:
+class TeamKeys(msgspec.Struct, frozen=True):
     """The key that seals (`current`) and the one that still opens (`previous`)."""
 
     current: bytes | None

@@ -18,8 +18,9 @@ What is the extension's own and is set aside (`Step`):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from itertools import zip_longest
+
+import msgspec
 
 ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,}\b")
 # The file IPython compiles a cell under (`/tmp/ipykernel_4711/2197516680.py:11` in a
@@ -31,14 +32,13 @@ MESSAGE = re.compile(r"^step \S+: ")
 STATUS_REASON = re.compile(r": ran in [^(]+? \((.*)\)$", re.S)
 
 
-@dataclass
-class Step:
+class Step(msgspec.Struct):
     """What the extension said about one cell in a stepped run."""
 
     status: str | None = None  # hit | live | effect; None: no status line (error, hung)
     name: str | None = None
     reason: str | None = None  # why it ran, from `ran in 0.1 s (REASON)`
-    messages: list[str] = field(default_factory=list)  # `step NAME: ...` on stderr
+    messages: list[str] = msgspec.field(default_factory=list)  # `step NAME: ...` on stderr
 
     @property
     def not_cached(self) -> str | None:

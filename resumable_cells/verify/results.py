@@ -8,7 +8,8 @@ kernel with that store).
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+
+import msgspec
 
 from ..formatting import duration
 
@@ -17,8 +18,7 @@ STEPPED = ("stepped", "replay")  # the passes timed against the plain run (`rati
 SLOW_FACTOR, SLOW_GRACE_S = 2.0, 0.5  # slow: stepped live time > 2 x plain time + 0.5 s
 
 
-@dataclass
-class CellResult:
+class CellResult(msgspec.Struct):
     index: int  # position in the notebook, every cell counted, from 1
     cell_id: str | None
     line: str  # the cell's first line of code
@@ -26,15 +26,15 @@ class CellResult:
     magic: str | None = None  # the cell magic that kept it plain
     plain_error: str | None = None  # `ename: evalue` of the first plain run
     nondeterministic: bool = False  # the two plain runs differ
-    hung: list[str] = field(default_factory=list)  # passes in which it hung
+    hung: list[str] = msgspec.field(default_factory=list)  # passes in which it hung
     differs: str | None = None  # the stepped run against the plain run
     replay_differs: str | None = None  # the replay against the stepped (live) run
     replay_compared: bool = False  # served, or a deterministic step that ran again
     stepped: str | None = None  # hit|live|effect|error|hung|died|not run|no status
     replay: str | None = None
     reason: str | None = None  # why the replay did not serve it
-    messages: list[str] = field(default_factory=list)  # the extension's, both passes
-    seconds: dict[str, float] = field(default_factory=dict)  # by pass
+    messages: list[str] = msgspec.field(default_factory=list)  # the extension's, both passes
+    seconds: dict[str, float] = msgspec.field(default_factory=dict)  # by pass
     plan: str | None = None  # what `%step plan` said before the replay: serve|run|effect
     plan_reason: str | None = None
     plan_differs: str | None = None  # the plan against what the replay did
@@ -72,24 +72,22 @@ class CellResult:
         return out
 
     def to_json(self) -> dict:
-        return {**asdict(self), "served": self.served, "slow": self.slow}
+        return {**msgspec.structs.asdict(self), "served": self.served, "slow": self.slow}
 
 
-@dataclass
-class PassResult:
+class PassResult(msgspec.Struct):
     wall_s: float = 0.0  # cells only, kernel start-up excluded
     restarts: int = 0
     failure: str | None = None
     load_s: float | None = None  # of that, the `%load_ext` cell (the stepped passes)
 
 
-@dataclass
-class NotebookResult:
+class NotebookResult(msgspec.Struct):
     notebook: str
-    cells: list[CellResult] = field(default_factory=list)
-    passes: dict[str, PassResult] = field(default_factory=dict)
+    cells: list[CellResult] = msgspec.field(default_factory=list)
+    passes: dict[str, PassResult] = msgspec.field(default_factory=dict)
     wall_s: float = 0.0  # the whole verification of the notebook
-    problems: list[str] = field(default_factory=list)  # a pass that could not run, ...
+    problems: list[str] = msgspec.field(default_factory=list)  # a pass that could not run, ...
 
     @property
     def ok(self) -> bool:
@@ -134,7 +132,7 @@ class NotebookResult:
             "ok": self.ok,
             "summary": self.summary(),
             "problems": self.problems,
-            "passes": {k: asdict(p) for k, p in self.passes.items()},
+            "passes": {k: msgspec.structs.asdict(p) for k, p in self.passes.items()},
             "cells": [c.to_json() for c in self.cells],
         }
 

@@ -15,10 +15,10 @@ import logging
 import queue
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import nbformat
 
 KERNEL = "resumable-cells-verify"
@@ -33,8 +33,7 @@ nbclient_log = logging.getLogger("resumable_cells.verify.nbclient")
 nbclient_log.setLevel(logging.CRITICAL)
 
 
-@dataclass
-class CellRun:
+class CellRun(msgspec.Struct):
     """One code cell in one pass."""
 
     outputs: list[dict]
@@ -44,14 +43,13 @@ class CellRun:
     restarted: bool = False  # the kernel was restarted after it
 
 
-@dataclass
-class PassRun:
+class PassRun(msgspec.Struct):
     """One top-to-bottom execution of a notebook in one kernel process (or more, when a
     hung cell or a dead kernel forced a restart)."""
 
     label: str
     nb: nbformat.NotebookNode | None = None  # with this pass's outputs
-    cells: dict[int, CellRun] = field(default_factory=dict)  # by cell index
+    cells: dict[int, CellRun] = msgspec.field(default_factory=dict)  # by cell index
     wall_s: float = 0.0  # from the first cell to the last, kernel start-up excluded
     failure: str | None = None  # the pass could not run at all (a kernel that never started)
 

@@ -13,9 +13,9 @@ the same rule (`cells.cell_magic`), so both ways can be compared on one notebook
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
 import nbformat
 
 from ..cells import cell_magic
@@ -27,11 +27,10 @@ PLAN_ID = "resumable-cells-verify-plan"
 PLAN_AT = 1  # the replay's plan cell: after the load cell, before the notebook's
 
 
-@dataclass
-class Wrapped:
+class Wrapped(msgspec.Struct):
     nb: nbformat.NotebookNode  # the notebook with the load cell first
     offset: int  # cell i of the original is cell i + offset here
-    not_wrapped: dict[int, str] = field(default_factory=dict)  # index -> its cell magic
+    not_wrapped: dict[int, str] = msgspec.field(default_factory=dict)  # index -> its cell magic
 
 
 def code_cells(nb: nbformat.NotebookNode) -> list[int]:

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 
+import msgspec
 import xxhash
 
 from .namespace_reads import NamespaceReads
@@ -26,14 +26,13 @@ from .namespace_reads import NamespaceReads
 __all__ = ["CellInfo", "analyse"]
 
 
-@dataclass(frozen=True)
-class CellInfo:
+class CellInfo(msgspec.Struct, frozen=True):
     normalised: str
     reads: tuple[str, ...]  # names read before the cell binds them, in order of first use
     binds: tuple[str, ...]  # names the cell assigns, imports, defines (incl. `global` in defs)
     deletes: tuple[str, ...]
     calls: tuple[tuple[str, ...], ...]  # dotted call targets, e.g. ("time", "time")
-    imports: dict[str, str] = field(default_factory=dict)  # alias -> module path
+    imports: dict[str, str] = msgspec.field(default_factory=dict)  # alias -> module path
     star_imports: tuple[str, ...] = ()  # modules imported with `from module import *`
     code_hash: str = ""
     chains: tuple[tuple[str, ...], ...] = ()  # attribute chains read: ("settings", "X")

@@ -35,8 +35,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from ...hashing import key as step_key
 from ...hashing.reach import Known
@@ -44,8 +45,7 @@ from ...hashing.reach import Known
 _MISSING = object()
 
 
-@dataclass(frozen=True)
-class _Kept:
+class _Kept(msgspec.Struct, frozen=True):
     obj: Any  # the object digested (identity: the next key takes it only for this one)
     known: Known
 

@@ -22,8 +22,9 @@ from __future__ import annotations
 import ast
 import logging
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -36,8 +37,7 @@ SCOPE = "__step_magic_scope__"  # the function `%timeit` code is written out in
 _MAX_DEPTH = 4  # magics inside the code of magics, written out this deep
 
 
-@dataclass(frozen=True)
-class MagicUse:
+class MagicUse(msgspec.Struct, frozen=True):
     expanded: str | None  # the source with the magics' code written out; None: no such code
     scripts: tuple[str, ...]  # script cell magics called, e.g. ("%%bash",)
 

@@ -19,9 +19,10 @@ import ast
 import inspect
 import io
 import tokenize
-from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
+
+import msgspec
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -33,8 +34,7 @@ __all__ = ["StepCode", "awaits", "of"]
 _QUIET = ";"  # appended to the normalised code of a step whose result is suppressed
 
 
-@dataclass(frozen=True)
-class StepCode:
+class StepCode(msgspec.Struct, frozen=True):
     info: analysis.CellInfo  # what the code reads and binds, and its normalised form
     quiet: bool  # a trailing `;`: the result is neither shown nor stored
     scripts: tuple[str, ...] = ()  # script cell magics it calls (`%%bash`): subprocesses
@@ -54,10 +54,12 @@ def _of(shell: InteractiveShell, transformed: str) -> StepCode:
     if used.expanded is not None:
         wide = analysis.analyse(used.expanded)
         binds = tuple(b for b in wide.binds if b != magics.SCOPE)
-        info = replace(wide, normalised=info.normalised, code_hash=info.code_hash, binds=binds)
+        info = msgspec.structs.replace(
+            wide, normalised=info.normalised, code_hash=info.code_hash, binds=binds
+        )
     quiet = _suppressed(shell, transformed)
     if quiet:
-        info = replace(info, normalised=info.normalised + _QUIET)
+        info = msgspec.structs.replace(info, normalised=info.normalised + _QUIET)
     return StepCode(info=info, quiet=quiet, scripts=used.scripts, awaits=awaits(transformed))
 
 

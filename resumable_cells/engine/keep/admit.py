@@ -13,8 +13,9 @@ error of the cell: the step has already run.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from ...errors import KeyComponentError, Unfaithful, Unhashable, Unstorable
 from ...hashing import reach
@@ -46,8 +47,7 @@ def attributes_changed(
     ]
 
 
-@dataclass
-class Watched:
+class Watched(msgspec.Struct):
     """What the engine saw of a pure step's live run, besides its values."""
 
     digests: Digests  # of the namespace after the run
@@ -57,8 +57,7 @@ class Watched:
     state: Any  # the process state watch (`process_state.watching`)
 
 
-@dataclass
-class Admitted:
+class Admitted(msgspec.Struct):
     """Whether the run was kept: `note` says why not; `outputs` describe its values for
     the record."""
 

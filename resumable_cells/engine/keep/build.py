@@ -19,9 +19,10 @@ import sys
 import time
 import types
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypedDict
+
+import msgspec
 
 from ...display.result import Bundle
 from ...errors import Unhashable, Unstorable
@@ -42,8 +43,7 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack  # typing's own from Python 3.11
 
 
-@dataclass
-class LiveRun:
+class LiveRun(msgspec.Struct):
     """What a live run of a pure step left, for its entry."""
 
     name: str
@@ -58,9 +58,9 @@ class LiveRun:
     duration: float
     inline_backend: bool = False  # matplotlib's inline backend was loaded after the run
     shown: Bundle | None = None  # the result's MIME bundle as the run showed it
-    imports: dict[str, str] = field(default_factory=dict)  # alias -> `module.attribute`
+    imports: dict[str, str] = msgspec.field(default_factory=dict)  # alias -> `module.attribute`
     star_imports: tuple[str, ...] = ()  # modules imported with `from module import *`
-    trace: dict[str, str] = field(default_factory=dict)  # read through eval: name -> digest
+    trace: dict[str, str] = msgspec.field(default_factory=dict)  # read through eval: name -> digest
     provenance: Provenance | None = None  # who ran it, and which steps bound its inputs
 
 
@@ -112,8 +112,7 @@ _MISSING = object()
 LAZY_MIN_BYTES = 1 << 20
 
 
-@dataclass(frozen=True)
-class Keeping:
+class Keeping(msgspec.Struct, frozen=True):
     """Where the run's values go: the store, and the batch of those written behind."""
 
     store: Store

@@ -11,8 +11,9 @@ entry and the record all need them, and a frame is worth hashing once.
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from ...errors import Unhashable
 from ...hashing import key as step_key
@@ -70,8 +71,7 @@ class Digests:
         return out
 
 
-@dataclass
-class Changes:
+class Changes(msgspec.Struct):
     """What a live run changed in the namespace."""
 
     bound: list[str]  # rebound, assigned by the cell, or an input changed in place

@@ -49,8 +49,9 @@ import logging
 import weakref
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from ...errors import Unfaithful
 from ..objects import inplace, objgraph, user_names
@@ -62,14 +63,13 @@ log = logging.getLogger(__name__)
 WALK_LIMIT = 2_000_000  # objects walked per step, before and after (about a second)
 
 
-@dataclass
-class InputSnapshot:
+class InputSnapshot(msgspec.Struct):
     """The step's inputs before it ran: their objects, the graph they hold, and the
     attributes of the notebook's modules it reads or imports (`module_attrs`)."""
 
     graph: objgraph.Graph
     values: dict[str, Any]
-    modules: module_attrs.Snapshot = field(default_factory=dict)
+    modules: module_attrs.Snapshot = msgspec.field(default_factory=dict)
 
 
 def before(

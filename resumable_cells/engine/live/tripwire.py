@@ -30,21 +30,23 @@ import stat
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from pathlib import Path
 from types import FrameType
 from typing import Any, TypeAlias
 
+import msgspec
+
 from . import system_queries, watchpoints
 
 
-@dataclass
-class Findings:
-    effects: list[str] = field(default_factory=list)
-    reads: set[str] = field(default_factory=set)
-    created: dict[str, bool] = field(default_factory=dict)  # path -> is a folder
-    read_as: dict[str, tuple[int, int]] = field(default_factory=dict)  # path -> (size, mtime)
+class Findings(msgspec.Struct):
+    effects: list[str] = msgspec.field(default_factory=list)
+    reads: set[str] = msgspec.field(default_factory=set)
+    created: dict[str, bool] = msgspec.field(default_factory=dict)  # path -> is a folder
+    read_as: dict[str, tuple[int, int]] = msgspec.field(
+        default_factory=dict
+    )  # path -> (size, mtime)
     on_compile: Callable[[Any], None] | None = None  # told of each string compiled as code
 
     def read(self, path: str, st: os.stat_result) -> None:

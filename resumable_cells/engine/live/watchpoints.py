@@ -57,9 +57,10 @@ import sys
 import threading
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from types import FrameType, ModuleType
 from typing import Any, NamedTuple, TypeAlias
+
+import msgspec
 
 log = logging.getLogger(__name__)
 
@@ -149,8 +150,7 @@ def _popen_args(
     return (executable if executable is not None else argv[0], argv, cwd, env)
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(msgspec.Struct, frozen=True):
     """A function looked up at call time where it is defined, and its call's event."""
 
     owner: str  # a module, or "module:Class" for a method

@@ -15,8 +15,9 @@ damaged or missing blob raises.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from ...display.result import Bundle
 from ...errors import Unfaithful, Unhashable
@@ -29,14 +30,13 @@ from ..units.layout import Payload
 from .pending import Pending
 
 
-@dataclass
-class Loaded:
+class Loaded(msgspec.Struct):
     """An entry's values, read and checked, ready to be applied (`apply.py`)."""
 
     values: dict[str, Any]  # the values stored alone, by name
     unit: Payload | None  # the unit's payload (`units/stream.py`)
-    state: list[Any] = field(default_factory=list)  # the process state to set again
-    outputs: list[Any] = field(default_factory=list)
+    state: list[Any] = msgspec.field(default_factory=list)  # the process state to set again
+    outputs: list[Any] = msgspec.field(default_factory=list)
     result: Any = None
     shown: Bundle | None = None  # the result's MIME bundle as the run showed it
 

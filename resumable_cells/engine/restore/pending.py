@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from ...errors import BlobUnavailable, NotRestored
 from ...hashing.reach import Known
@@ -34,8 +35,7 @@ from ...storage.store import Store
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class Deferred:
+class Deferred(msgspec.Struct, frozen=True):
     """A value a hit left unread: where it is stored and what its key knows of it."""
 
     name: str

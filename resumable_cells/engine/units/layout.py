@@ -5,8 +5,9 @@ told in `keep/sharing.py`'s docstring: alone, one unit, in place, replaced."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, TypeAlias, TypedDict
+
+import msgspec
 
 from ..objects import objgraph
 from ..state import module_attrs
@@ -33,18 +34,23 @@ class Payload(_PayloadParts, total=False):
     handed: list[Handed]  # objects a class's own code is handed, as the live run left them
 
 
-@dataclass
-class StoragePlan:
+class StoragePlan(msgspec.Struct):
     """How an entry stores a live run's names (see the module docstring)."""
 
-    alone: list[str] = field(default_factory=list)  # bound, stored by digest, bound on a hit
-    alone_inplace: list[str] = field(default_factory=list)  # changed inputs, alone, in place
-    unit_bind: dict[str, Any] = field(default_factory=dict)  # name -> value, in the unit
-    unit_inplace: list[Any] = field(default_factory=list)  # objects restored in place
-    seen: list[str] = field(default_factory=list)  # not bound; changed with the step
-    replaced: set[int] = field(default_factory=set)  # input objects stored anew
-    modules: module_attrs.Changes = field(default_factory=dict)  # module attributes set
-    changed_roots: dict[str, Any] = field(default_factory=dict)  # changed inputs in the unit
+    alone: list[str] = msgspec.field(
+        default_factory=list
+    )  # bound, stored by digest, bound on a hit
+    alone_inplace: list[str] = msgspec.field(
+        default_factory=list
+    )  # changed inputs, alone, in place
+    unit_bind: dict[str, Any] = msgspec.field(default_factory=dict)  # name -> value, in the unit
+    unit_inplace: list[Any] = msgspec.field(default_factory=list)  # objects restored in place
+    seen: list[str] = msgspec.field(default_factory=list)  # not bound; changed with the step
+    replaced: set[int] = msgspec.field(default_factory=set)  # input objects stored anew
+    modules: module_attrs.Changes = msgspec.field(default_factory=dict)  # module attributes set
+    changed_roots: dict[str, Any] = msgspec.field(
+        default_factory=dict
+    )  # changed inputs in the unit
     graph: objgraph.Graph | None = None  # the inputs' graph (references resolve in it)
     post: objgraph.Graph | None = None  # what the step bound or changed
 

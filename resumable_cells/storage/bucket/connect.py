@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from ...errors import TeamCacheError
 from ..redis.health import describe_error
@@ -25,8 +26,7 @@ SCHEMES = ("s3://", "gs://", "az://", "file://")
 CONCURRENCY = 4  # requests in flight for one blob, each way
 
 
-@dataclass(frozen=True)
-class Timeouts:
+class Timeouts(msgspec.Struct, frozen=True):
     connect: str
     request: str
 

@@ -12,10 +12,10 @@ finds it gone: a miss that runs the step, never a wrong value.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from typing import Any
 
+import msgspec
 import obstore
 
 from ...errors import TamperedError
@@ -70,7 +70,7 @@ def _blob(store: Any, sealer: Sealer, name: str, report: ResealReport) -> None:
         log.debug("blob %s was not re-encrypted", name[:12], exc_info=True)
         report.failed.append(str(err))
         return
-    new = dataclasses.replace(meta, upload=upload, chunks=frames)
+    new = msgspec.structs.replace(meta, upload=upload, chunks=frames)
     transfer.put(store, layout.head_path(name), crossing.head_out(new, name, sealer))
     try:
         obstore.delete(store, layout.body_path(name, meta.upload))

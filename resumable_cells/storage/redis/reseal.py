@@ -14,7 +14,8 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+
+import msgspec
 
 from ...errors import TamperedError
 from ..seal import Sealer
@@ -46,8 +47,7 @@ return 1
 """
 
 
-@dataclass
-class ResealReport:
+class ResealReport(msgspec.Struct):
     """What `reseal` did: objects sealed again, those already under the current key,
     and those it could not open (with why, one line each)."""
 
@@ -55,7 +55,7 @@ class ResealReport:
     blobs: int = 0
     bytes: int = 0
     current: int = 0
-    failed: list[str] = field(default_factory=list)
+    failed: list[str] = msgspec.field(default_factory=list)
 
 
 def reseal(redis, sealer: Sealer) -> ResealReport:

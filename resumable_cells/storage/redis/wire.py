@@ -27,9 +27,9 @@ import json
 import math
 import re
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
 from typing import Any
 
+import msgspec
 import xxhash
 
 from ...errors import BlobError, StoreError, TamperedError
@@ -128,8 +128,7 @@ def header(main: int, bufs: list[int], xx: list[str], mac: str) -> bytes:
     return json.dumps({"main": main, "bufs": bufs, "xx": xx, "mac": mac}).encode()
 
 
-@dataclass(frozen=True)
-class BlobMeta:
+class BlobMeta(msgspec.Struct, frozen=True):
     """The `blob:{name}` record: the body's layout and where its chunks are."""
 
     main: int  # the pickle stream's length
@@ -145,7 +144,7 @@ class BlobMeta:
 
 
 def sealed_meta(meta: BlobMeta, name: str, sealer: Sealer) -> bytes:
-    return sealer.seal("blobmeta", name, json.dumps(asdict(meta)).encode())
+    return sealer.seal("blobmeta", name, json.dumps(msgspec.structs.asdict(meta)).encode())
 
 
 def opened_meta(raw: bytes, name: str, sealer: Sealer) -> BlobMeta:
