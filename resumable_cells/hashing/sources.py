@@ -28,7 +28,6 @@ import logging
 import os
 import site
 import sys
-import sysconfig
 import time
 from collections import deque
 from collections.abc import Iterable
@@ -61,6 +60,8 @@ class Sources(msgspec.Struct):
 # -- which files are local -----------------------------------------------------------------
 @lru_cache(maxsize=1)
 def _installed_roots() -> tuple[str, ...]:
+    import sysconfig  # here: a step that reaches no module file never needs it
+
     roots: set[str | None] = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
     paths = sysconfig.get_paths()
     roots |= {paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}

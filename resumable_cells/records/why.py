@@ -5,7 +5,6 @@ module, each `--deps` file), for the miss reason in the record and the status li
 
 from __future__ import annotations
 
-import difflib
 import logging
 
 from ..errors import StoreError
@@ -122,6 +121,8 @@ def why_lines(store: Store, step: str) -> list[str]:
     for component, state, detail in compare(earlier.preimage, latest.preimage):
         lines.append(f"  {state:8s} {component}" + (f"  {detail}" if detail else ""))
         if component == "code" and state == "changed":
+            import difflib  # here: only a miss against an edited cell shows a diff
+
             diff = difflib.unified_diff(
                 earlier.source.splitlines(),
                 latest.source.splitlines(),

@@ -12,10 +12,10 @@ attribute set to an object the step also binds stays that object.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import sys
-import sysconfig
 import types
 from collections.abc import Iterable
 from typing import Any, TypeAlias, TypedDict
@@ -35,11 +35,22 @@ class Change(TypedDict):
 Changes: TypeAlias = dict[str, Change]
 
 _MISSING = object()
-_INSTALLED = tuple(
-    os.path.realpath(p) + os.sep
-    for key in ("stdlib", "platstdlib", "purelib", "platlib")
-    if (p := sysconfig.get_paths().get(key))
-)
+
+
+@functools.cache
+def _installed() -> tuple[str, ...]:
+    """The Python installation's and its site-packages' folders. Asked when a module is
+    first judged, not at import: `sysconfig` costs a kernel's first step 2 ms to import
+    and read, and a step that reaches no module file never needs it."""
+    import sysconfig
+
+    return tuple(
+        os.path.realpath(p) + os.sep
+        for key in ("stdlib", "platstdlib", "purelib", "platlib")
+        if (p := sysconfig.get_paths().get(key))
+    )
+
+
 _OWN: dict[str, bool] = {}
 
 
@@ -52,7 +63,7 @@ def notebook_module(mod: types.ModuleType) -> bool:
         path: str | None = getattr(mod, "__file__", None)
         own = bool(path) and not name.startswith("resumable_cells")
         if own and path:  # `own` implies a path; said again for the type checker
-            own = not os.path.realpath(path).startswith(_INSTALLED)
+            own = not os.path.realpath(path).startswith(_installed())
         _OWN[name] = own
     return own
 
