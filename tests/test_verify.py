@@ -75,8 +75,8 @@ def test_clean_notebooks_pass_and_every_step_is_served(tmp_path, capsys):
     assert s["ratios"] == {k: round(walls[k] / s["plain_s"], 3) for k in ("stepped", "replay")}
     assert set(s["load_s"]) == {"stepped", "replay"}
     assert all(r > 0 for r in report["totals"]["ratios"].values())
-    # The plan asked before the replay (a cell of its own, outside the replay's time)
-    # said what Run All then did: every step served.
+    # The plan asked before the replay (in a kernel of its own: the replay's first step
+    # starts the engine itself) said what Run All then did: every step served.
     assert [(c["plan"], c["plan_differs"]) for c in cells_of(report)] == [("serve", None)] * 4
     replay_cells = sum(c["seconds"]["replay"] for c in cells_of(report))
     assert replay_cells <= walls["replay"]  # (the load cell's time is in the pass too)
@@ -319,3 +319,40 @@ def test_the_reason_a_step_ran_is_read_whatever_its_duration(line, reason):
     status = {**STATUS, "data": {"text/plain": line}}
     _, step = user_outputs([status])
     assert step.reason == reason
+
+
+def test_the_replay_is_run_all_alone_and_the_plan_has_a_kernel_of_its_own(tmp_path, capsys):
+    # Asked in the replay's kernel, `%step plan` started the engine (its imports, the
+    # store) that the replay's first step then found started: the resume looked cheaper.
+    import re
+    import shutil
+
+    nb = write_notebook(tmp_path / "one.ipynb", "a = 2\na * 3")
+    out = tmp_path / "report.json"
+    rc = cli.main(["verify", str(nb), "--keep", "--json", str(out)])
+    text, err = capsys.readouterr()
+    report = json.loads(out.read_text())
+    scratch = Path(re.search(r"scratch directory kept: (\S+)", err)[1])
+    try:
+        assert rc == 0, text
+        kept = next(scratch.glob("*-one"))
+        sources = {
+            label: [c.source for c in nbformat.read(kept / f"{label}.ipynb", 4).cells]
+            for label in ("stepped", "plan", "replay")
+        }
+        assert (
+            sources["replay"]
+            == sources["stepped"]
+            == [
+                "%load_ext resumable_cells",
+                "%%step\na = 2\na * 3",
+            ]
+        )
+        assert sources["plan"][0] == "%load_ext resumable_cells"
+        assert sources["plan"][1].startswith("%step plan --notebook ")
+        assert cells_of(report)[0]["plan"] == "serve" and cells_of(report)[0]["served"]
+        assert set(report["notebooks"][0]["summary"]["pass_wall_s"]) == {
+            "plain_1", "plain_2", "stepped", "replay"
+        }  # fmt: skip
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)

@@ -4,7 +4,8 @@
    folder of its own. Where they differ, the cell is nondeterministic.
 2. `stepped`: every code cell under `%%step` (`wrap`), in a new kernel, a fresh copy
    of the folder and a fresh store; `replay`: the same notebook again in a new kernel
-   with the same folder and store, as a restart and Run All would do.
+   with the same folder and store, as a restart and Run All would do. Between them, a
+   kernel of its own asks `%step plan` of the notebook (verify's question, not a pass).
 
 Then, per cell: the stepped run against the plain run (deterministic cells only), the
 replay against the stepped run (every cell: a replay must show what the live run showed),
@@ -23,7 +24,7 @@ from .compare import Step, difference, normalise, stderr_of, user_outputs
 from .results import STEPPED, CellResult, NotebookResult, PassResult
 from .runner import CellRun, PassRun, run_pass
 from .workspace import Workspace
-from .wrap import LOAD, PLAN_AT, Wrapped, code_cells, plan_cell, wrap
+from .wrap import LOAD, PLAN_AT, Wrapped, code_cells, plan_notebook, wrap
 
 
 def verify_notebook(
@@ -44,18 +45,18 @@ def verify_notebook(
                 nb, folder, ws.env(path), label=label, log_file=scratch / f"{label}.log", **common
             )
         folder, store = ws.folder(path, scratch / "stepped"), scratch / "store"
-        # The replay asks `%step plan` first, of the notebook as the kernel runs it.
+        # `%step plan` of the notebook as the kernel runs it, asked before the replay.
         planned = scratch / "planned.ipynb"
         nbformat.write(wrapped.nb, planned)
-        replay_nb = nbformat.from_dict(wrapped.nb)
-        replay_nb.cells.insert(PLAN_AT, plan_cell(planned))
         config = [
             f"--StepMagics.store_dir={store}",  # over a store_dir in the user's config
             "--StepMagics.remote=none",  # never a team cache
             "--StepMagics.quiet=False",  # the status lines say what was served
             "--StepMagics.auto_quiet=0",  # every one of them, in auto mode too
         ]
-        for label, ran in (("stepped", wrapped.nb), ("replay", replay_nb)):
+        passes = {"stepped": wrapped.nb, "plan": plan_notebook(wrapped, planned)}
+        passes["replay"] = wrapped.nb  # a restart, then Run All
+        for label, ran in passes.items():
             runs[label] = run_pass(
                 ran, folder, ws.env(path, store), label=label, extra_arguments=config,
                 after_restart=LOAD, log_file=scratch / f"{label}.log", **common,
@@ -65,7 +66,8 @@ def verify_notebook(
                 nbformat.write(run.nb, scratch / f"{label}.ipynb")
     finally:
         ws.discard(scratch)
-    result = compare_runs(str(path), nb, wrapped, runs)
+    plan = runs.pop("plan", None)
+    result = compare_runs(str(path), nb, wrapped, runs, plan)
     result.wall_s = time.perf_counter() - t0
     return result
 
@@ -79,7 +81,11 @@ def verify_in(
 
 
 def compare_runs(
-    name: str, nb: nbformat.NotebookNode, wrapped: Wrapped, runs: dict[str, PassRun]
+    name: str,
+    nb: nbformat.NotebookNode,
+    wrapped: Wrapped,
+    runs: dict[str, PassRun],
+    plan_run: PassRun | None = None,
 ) -> NotebookResult:
     result = NotebookResult(name)
     for label, run in runs.items():
@@ -99,7 +105,9 @@ def compare_runs(
     load = runs["stepped"].cells.get(0)
     if load is not None and _error(load.outputs):
         result.problems.append(f"`{LOAD}` failed: {_error(load.outputs)}")
-    plan = plan_rows(runs["replay"].cells.get(PLAN_AT))
+    if plan_run is not None and plan_run.failure:
+        result.problems.append(f"`%step plan` could not run: {plan_run.failure}")
+    plan = plan_rows(plan_run.cells.get(PLAN_AT) if plan_run is not None else None)
     steps = [i for i in code_cells(nb) if wrapped.not_wrapped.get(i, "%%step") == "%%step"]
     planned = dict(zip(steps, plan, strict=False)) if len(plan) == len(steps) else {}
     if plan and not planned:
@@ -121,22 +129,18 @@ def compare_runs(
 
 
 def _timed(label: str, run: PassRun, wrapped: Wrapped) -> float:
-    """The pass's time for its ratio to the plain run: its cells', less the replay's
-    plan cell (verify's question, not a resume's cost) and the cells no pass puts under
-    `%%step` (another cell magic): those run alike in every pass, and `%%timeit`'s own
-    choice of a loop count makes its time jump tenfold from one run to the next."""
+    """The pass's time for its ratio to the plain run: its cells', less the cells no
+    pass puts under `%%step` (another cell magic): those run alike in every pass, and
+    `%%timeit`'s own choice of a loop count makes its time jump tenfold from one run to
+    the next."""
     shift = _shift(label, wrapped)
     untimed = [index + shift for index in wrapped.not_wrapped]
-    if label == "replay":
-        untimed.append(PLAN_AT)
     return run.wall_s - sum(run.cells[i].seconds for i in untimed if i in run.cells)
 
 
 def _shift(label: str, wrapped: Wrapped) -> int:
     """Cell i of the notebook is cell i + this in the pass `label`."""
-    if label.startswith("plain"):
-        return 0
-    return wrapped.offset + (label == "replay")  # (the replay's plan cell)
+    return 0 if label.startswith("plain") else wrapped.offset
 
 
 _PLAN_ROW = re.compile(r"^(serve|run|effect) +(\S+)(?:  \((.*)\))?$")
@@ -144,7 +148,7 @@ _DOES = {"serve": "hit", "run": "live", "effect": "effect"}
 
 
 def plan_rows(cell: CellRun | None) -> list[tuple[str, str | None]]:
-    """(action, why) of each row of the plan the replay's plan cell printed."""
+    """(action, why) of each row of the plan the plan pass printed."""
     if cell is None:
         return []
     text = next(

@@ -24,7 +24,7 @@ LOAD = "%load_ext resumable_cells"
 AUTO_ON = "%step auto on"
 LOAD_ID = "resumable-cells-verify-load"
 PLAN_ID = "resumable-cells-verify-plan"
-PLAN_AT = 1  # the replay's plan cell: after the load cell, before the notebook's
+PLAN_AT = 1  # the plan pass: the load cell, then the plan cell
 
 
 class Wrapped(msgspec.Struct):
@@ -54,10 +54,14 @@ def wrap(nb: nbformat.NotebookNode, auto: bool = False) -> Wrapped:
     return out
 
 
-def plan_cell(planned: Path) -> nbformat.NotebookNode:
-    """The cell that asks `%step plan` of the notebook at `planned` before the replay
-    runs it. A cell of its own, so that the replay's time is Run All's alone: the plan
-    is verify's question, not part of a resume."""
+def plan_notebook(wrapped: Wrapped, planned: Path) -> nbformat.NotebookNode:
+    """The notebook of the plan pass: the load cell, then a cell that asks `%step plan`
+    of the notebook at `planned`. A kernel of its own, before the replay's: asked in the
+    replay's kernel, the plan started the engine (its imports, the store) that the
+    replay's first step then found started, and left out of the resume's time, it hid
+    what a resume costs."""
+    nb = nbformat.v4.new_notebook()
     cell = nbformat.v4.new_code_cell(f"%step plan --notebook {planned}")
     cell["id"] = PLAN_ID
-    return cell
+    nb.cells = [nbformat.from_dict(wrapped.nb.cells[0]), cell]
+    return nb
