@@ -7,6 +7,8 @@ notebooks are small and several checks share one call where they can.
 from __future__ import annotations
 
 import json
+import re
+import shutil
 from pathlib import Path
 
 import nbformat
@@ -324,9 +326,6 @@ def test_the_reason_a_step_ran_is_read_whatever_its_duration(line, reason):
 def test_the_replay_is_run_all_alone_and_the_plan_has_a_kernel_of_its_own(tmp_path, capsys):
     # Asked in the replay's kernel, `%step plan` started the engine (its imports, the
     # store) that the replay's first step then found started: the resume looked cheaper.
-    import re
-    import shutil
-
     nb = write_notebook(tmp_path / "one.ipynb", "a = 2\na * 3")
     out = tmp_path / "report.json"
     rc = cli.main(["verify", str(nb), "--keep", "--json", str(out)])

@@ -54,8 +54,11 @@ def verify_notebook(
             "--StepMagics.quiet=False",  # the status lines say what was served
             "--StepMagics.auto_quiet=0",  # every one of them, in auto mode too
         ]
-        passes = {"stepped": wrapped.nb, "plan": plan_notebook(wrapped, planned)}
-        passes["replay"] = wrapped.nb  # a restart, then Run All
+        passes = {  # in this order: the replay is a restart, then Run All
+            "stepped": wrapped.nb,
+            "plan": plan_notebook(wrapped, planned),
+            "replay": wrapped.nb,
+        }
         for label, ran in passes.items():
             runs[label] = run_pass(
                 ran, folder, ws.env(path, store), label=label, extra_arguments=config,
