@@ -148,6 +148,28 @@ def test_a_reference_bound_before_the_step_in_a_module_is_watched(folder, monkey
         del sys.modules["rc_remover"]
 
 
+def test_a_module_imported_in_one_step_is_watched_through_its_references_in_the_next(
+    folder, monkeypatch
+):
+    # The first watch puts the original back in the module it imported, and sweeps it for
+    # the references it holds then: the second watch wraps them without a sweep of its own.
+    (folder / "rc_late_remover.py").write_text(
+        "from os import remove\n\ndef clean(p):\n    remove(p)\n"
+    )
+    monkeypatch.syspath_prepend(str(folder))
+    try:
+        with watched(folder):
+            module = importlib.import_module("rc_late_remover")
+        assert module.remove is os.remove  # the original, once the first watch ended
+        (folder / "old.txt").write_text("old")
+        with watched(folder) as findings:
+            module.clean("old.txt")
+        assert findings.effects == ["deleted old.txt"]
+        assert module.remove is os.remove
+    finally:
+        sys.modules.pop("rc_late_remover", None)
+
+
 def test_what_the_step_binds_to_a_watched_function_is_the_original_after(folder):
     ns: dict = {}
     remove = os.remove

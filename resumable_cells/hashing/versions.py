@@ -69,6 +69,11 @@ def _top_level(dist: metadata.Distribution) -> set[str]:
     return {dist.metadata["Name"].replace("-", "_").lower()}
 
 
+def _from_a_file(module: object) -> bool:
+    """Whether a loaded module came from a file or folder (a package can install it)."""
+    return getattr(module, "__file__", None) is not None or hasattr(module, "__path__")
+
+
 @lru_cache(maxsize=1024)
 def module_version(top: str) -> str | None:
     """`numpy` -> "2.4.6"; None for the standard library (the Python version covers it)."""
@@ -78,6 +83,11 @@ def module_version(top: str) -> str | None:
     v = getattr(mod, "__version__", None)
     if isinstance(v, str):
         return v
+    if mod is not None and not _from_a_file(mod):
+        # Made at run time, not installed: Cython's shared `_cython_3_2_4`, whose
+        # functions scipy's and scikit-learn's objects hold. No distribution has it; asking
+        # them all would read every installed package's file list (30 ms in a kernel).
+        return None
     try:  # most distributions are named as their module: no need to read them all
         dist = metadata.distribution(top)
         if top in _top_level(dist):
