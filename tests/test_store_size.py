@@ -3,6 +3,8 @@ while an entry uses them, and an evicted entry is a miss."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from entries import binding, entry
 
@@ -17,10 +19,11 @@ def _put(store: Store, key: str, blob: str, value) -> None:
 def test_eviction_drops_least_recently_used_first(tmp_path):
     store = Store(tmp_path / "s")
     mb = np.zeros(1 << 17)  # 1 MiB each, so each is a blob file
-    _put(store, "old", "b1" * 16, mb + 1)
+    _put(store, "new", "b3" * 16, mb + 3)  # made first, used last
     _put(store, "mid", "b2" * 16, mb + 2)
-    _put(store, "new", "b3" * 16, mb + 3)
-    for key, t in (("old", 1.0), ("mid", 2.0), ("new", 3.0)):
+    _put(store, "old", "b1" * 16, mb + 1)
+    now = time.time()
+    for key, t in (("old", now + 1), ("mid", now + 2), ("new", now + 3)):
         store.index.set("used:" + key, t)  # a known order of last use
     store._touched.clear()
     freed = store.evict(int(1.5 * (1 << 20)))
@@ -30,13 +33,26 @@ def test_eviction_drops_least_recently_used_first(tmp_path):
     assert float(store.get_value(store.get_entry("new").bindings[0].value)[0]) == 3.0
 
 
+def test_an_entry_never_served_counts_from_when_it_was_made(tmp_path):
+    store = Store(tmp_path / "s")
+    mb = np.zeros(1 << 17)
+    _put(store, "served", "e1" * 16, mb + 1)
+    _put(store, "unserved", "e2" * 16, mb + 2)
+    assert "used:unserved" not in store.index  # a live step's entry writes no use
+    store.index.set("used:served", time.time() + 1)  # served after the other was made
+    store._touched.clear()
+    store.evict(int(1.5 * (1 << 20)))
+    assert store.get_entry("unserved") is None and store.get_entry("served") is not None
+
+
 def test_a_blob_shared_by_two_entries_stays_while_one_uses_it(tmp_path):
     store = Store(tmp_path / "s")
     shared, other = np.ones(1 << 17), np.zeros(1 << 17)
     _put(store, "a", "cc" * 16, shared)
     _put(store, "c", "dd" * 16, other)
     _put(store, "b", "cc" * 16, shared)  # the same value: the same blob as "a"
-    for key, t in (("a", 1.0), ("c", 2.0), ("b", 3.0)):
+    now = time.time()
+    for key, t in (("a", now + 1), ("c", now + 2), ("b", now + 3)):
         store.index.set("used:" + key, t)
     one_blob = max(p.stat().st_size for p in store.blob_dir.glob("*/*"))
     # Over by a byte: dropping "a" frees nothing (b still uses its blob), so "c" goes too.

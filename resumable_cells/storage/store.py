@@ -6,7 +6,8 @@ storage package:
     entry:{key}       an entry: bindings, outputs, result, files read, run parameters,
                       the key's preimage, the cell's source; with `mac`, an HMAC-SHA256
                       under the per-user key over its canonical JSON
-    used:{key}        when the entry was last served (for least-recently-used eviction)
+    used:{key}        when the entry was last served, for least-recently-used eviction
+                      (none until it is: an entry counts from when it was made)
     hist:{step}       the keys of the step's latest entries, oldest first (for `why`)
     nocache:{step}    why the step's last live run left no entry, by code id ("*": any)
     blobbytes         the bytes the blob files take
@@ -164,7 +165,6 @@ class Store:
             if replaced is None:  # a replaced entry is not another one
                 self.index.incr("entrycount")
             self.index.set("entry:" + key, raw)
-            self.index.set("used:" + key, time.time())
             hist = [k for k in self.history(entry.step) if k != key]
             set_json(self.index, "hist:" + entry.step, (hist + [key])[-_HISTORY:])
         if replaced is not None:
@@ -483,7 +483,7 @@ class Store:
         readable = self.entries()
         for key in set(self.entry_keys()) - {k for k, _ in readable}:
             self.delete_entry(key)  # never served: an earlier format, or tampered with
-        entries = sorted(readable, key=lambda kv: self.index.get("used:" + kv[0], 0))
+        entries = sorted(readable, key=lambda kv: self._last_used(*kv))
         sizes = self.blob_sizes()
         pinned = self.pinned()  # values this kernel reads later: kept, whatever their age
         refs: dict[str, int] = {}
@@ -504,6 +504,12 @@ class Store:
                     freed += self._unlink_blob(b, sizes.get(b, 0))
         self.index.set("blobbytes", max(0, total - freed))
         return freed
+
+    def _last_used(self, key: str, entry: Entry) -> float:
+        """When the entry was last served, or made if later (an entry never served has no
+        `used:` row: putting one would cost each live step a write of its own)."""
+        used = self.index.get("used:" + key)
+        return max(used if isinstance(used, (int, float)) else 0.0, entry.created or 0.0)
 
     def _unlink_blob(self, name: str, size: int) -> int:
         blobs.blob_path(self.blob_dir, name).unlink(missing_ok=True)
