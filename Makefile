@@ -46,7 +46,9 @@ corpus: $(STAMP)
 		tests/corpus/pdsh-ch4 tests/corpus/pdsh-ch5 tests/corpus/johansson-lectures \
 		--jobs 2 --timeout 30 --json bench/out/corpus.json
 
-bench: $(STAMP)
+# The figures of docs/benchmarks.md: the team-cache ones start a redis-server and moto,
+# the sidebar's a JupyterLab in headless Chromium with the extension built.
+bench: $(STAMP) redis-deps s3-deps ui-deps labext
 	rm -f $(STALE)
 	$(PIP) install -q -e '.[test,bench]'
 	$(PY) bench/run_all.py

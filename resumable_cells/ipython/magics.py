@@ -253,9 +253,14 @@ def load(ipython) -> None:
 
 
 def _partial_writes_left(store_dir: Path) -> bool:
-    """Whether a blob file being written when its kernel died may be left (a glob of
-    the blob directories, not an import of the store)."""
+    """Whether a blob file being written when its kernel died may be left: a listing of
+    the folder the store writes them in (`storage.blobs.PARTIAL`, named here rather
+    than imported with the store), or, in a store no version with that folder opened,
+    of every blob folder."""
     blobs = store_dir / "blobs"
+    partial = blobs / ".partial"
+    if partial.is_dir():
+        return next(partial.glob(".*.tmp"), None) is not None
     return blobs.is_dir() and next(blobs.glob("*/.*.tmp"), None) is not None
 
 
