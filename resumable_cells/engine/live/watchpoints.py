@@ -470,9 +470,10 @@ def _sweep(originals: dict[int, Any], unwrap: bool) -> None:
         if space is None:
             continue
         held = _holding(space, either)
-        if unwrap and held:
+        if unwrap:
             for key in held:
-                space[key] = original_of(space[key])
+                if _is_wrapper(space[key]):  # (the others hold an original already)
+                    space[key] = original_of(space[key])
         if module is not here:
             swept[name] = (module, tuple(k for k in held if id(space.get(k)) in originals))
     _SWEPT.clear()
