@@ -15,8 +15,9 @@ import weakref
 from typing import Any
 
 from ..errors import Unhashable
+from . import unwritten
 from .plain import all_atomic
-from .registry import CUSTOM, add_handler, handler_for
+from .registry import CUSTOM, add_handler, add_whole, handler_for
 from .values import ELEMENT, Hasher
 
 _CHUNK_BYTES = 256 << 10  # the piece of a non-contiguous array copied for hashing
@@ -45,6 +46,7 @@ def _register_numpy() -> None:
 
     add_handler(np.ndarray, _h_ndarray)
     add_handler(np.generic, _h_scalar)
+    add_whole(np.ndarray, _whole_ndarray)
 
 
 def _h_scalar(h: Hasher, v: Any, path: str) -> None:
@@ -119,6 +121,19 @@ def data_prefix(value: Any) -> bytes | None:
     if dtype.fields is not None or dtype.hasobject or not value.flags.c_contiguous:
         return None
     return _plain_prefix(value)
+
+
+def _whole_ndarray(h: Hasher, arr: Any, path: str) -> Any:
+    """A large plain array digested alone (a key's input, a value stored): its digest
+    state from `unwritten`, which hashes its bytes only when they may have changed."""
+    if arr.nbytes < unwritten.MIN_BYTES:
+        return None
+    prefix = data_prefix(arr)
+    if prefix is None:
+        return None
+    h.modules.add("numpy")
+    h.spend(arr.nbytes, path)
+    return unwritten.state_after(prefix, arr)
 
 
 def _custom(value: Any) -> bool:

@@ -195,7 +195,7 @@ def _digest(out: Collected, reach: Reached, ns: dict, label: str, value: Any, de
     h = Hasher(ns)
     h.reach = reach
     try:
-        h.value(value, label)
+        h.whole(value, label)
     except Unhashable as e:
         raise KeyComponentError(f"input {e.path} cannot be hashed ({e.why})", path=e.path) from None
     except RecursionError:

@@ -19,6 +19,9 @@ CUSTOM: dict[type, Callable[[Any], Any]] = {}  # read on every hash: a plain dic
 _HANDLERS: dict[type, Handler] = {}
 _HANDLER_CACHE: dict[type, Handler | None] = {}
 _LIBRARIES: dict[str, list[Callable[[str], None]]] = {}
+# A whole-value shortcut is fn(hasher, value, path) -> the xxh3_128 state after the value
+# or None: a digest of the value alone may come from what is known of it already.
+WHOLE: dict[type, Callable[[Any, Any, str], Any]] = {}
 
 
 def register_hasher(cls: type, fn: Callable[[Any], Any]) -> None:
@@ -53,6 +56,12 @@ def add_library(top: str, register: Callable[[str], None]) -> None:
     hashed while `top` is imported."""
     _LIBRARIES.setdefault(top, []).append(register)
     _HANDLER_CACHE.clear()
+
+
+def add_whole(t: type, fn: Callable[[Any, Any, str], Any]) -> None:
+    """Digest a value of exactly type `t` that is the whole of a digest with `fn`, which
+    returns the digest state after the value, or None to hash it as any other."""
+    WHOLE[t] = fn
 
 
 def add_handler(t: type, fn: Handler) -> None:

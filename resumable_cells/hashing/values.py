@@ -36,7 +36,7 @@ from ..errors import Unhashable
 from . import objects
 from .memo import Memo, Shared
 from .plain import all_atomic, flat_items
-from .registry import CUSTOM, callable_digest, handler_for, register_hasher
+from .registry import CUSTOM, WHOLE, callable_digest, handler_for, register_hasher
 
 __all__ = ["Hasher", "ReadAs", "Unhashable", "digest", "register_hasher", "hex_digest"]
 
@@ -112,10 +112,22 @@ class Hasher:
     def value_digest(self, v: Any, path: str = "value") -> str:
         """Hash one value into this (fresh) state and return the hex digest."""
         try:
-            self.value(v, path)
+            self.whole(v, path)
         except RecursionError:
             raise Unhashable(path, "it is nested too deeply to hash") from None
         return self._h.hexdigest()
+
+    def whole(self, v: Any, path: str) -> None:
+        """Hash `v` as the whole of this fresh state: the same digest as `value`, which
+        a type with a whole-value shortcut (a large array unwritten since its last
+        digest, `unwritten`) may give without reading its bytes."""
+        shortcut = WHOLE.get(type(v))
+        if shortcut is not None:
+            state = shortcut(self, v, path)
+            if state is not None:
+                self._h = state
+                return
+        self.value(v, path)
 
     # -- primitives ---------------------------------------------------------------------
     def tag(self, t: bytes) -> None:
