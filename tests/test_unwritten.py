@@ -12,6 +12,8 @@ import ctypes
 import mmap
 import os
 import platform
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -240,3 +242,19 @@ def test_a_step_reading_a_large_array_sees_a_write_to_one_byte(kernel):
         assert not served(reply), (edit, reply.status_lines())
         assert kernel.value("total == float(a.sum())")
         assert served(kernel.ok(STEP))
+
+
+def test_the_watch_can_be_turned_off():
+    code = (
+        "import numpy as np\n"
+        "from resumable_cells.hashing import hex_digest, unwritten\n"
+        "a = np.ones(1_000_000)\n"
+        "for _ in range(5): hex_digest(a)\n"
+        "print(unwritten.watching(), unwritten.watched())\n"
+    )
+    for value, expected in (("off", "False 0"), ("", "True 1")):
+        env = {**os.environ, unwritten.ENV: value}
+        out = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        )
+        assert out.stdout.split() == expected.split(), (value, out.stdout, out.stderr)

@@ -20,8 +20,11 @@ row found it unchanged; one found written is not protected again until it has be
 found unchanged again. An array that a loop updates in place each step is therefore
 hashed each step, as before, and never pays for faults.
 
-Elsewhere (another system, an older kernel, a sandbox that refuses userfaultfd) nothing
-is watched and every digest hashes the bytes, as before (logged once).
+What it cannot see: a device writing into memory by DMA (a buffer pinned for a GPU or a
+network card with `cudaHostRegister`, a registered io_uring buffer) writes no page
+table. Elsewhere (another system, an older kernel, a sandbox that refuses userfaultfd),
+or with RESUMABLE_CELLS_WATCH_WRITES=off, nothing is watched and every digest hashes the
+bytes, as before (logged once).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ import xxhash
 
 log = logging.getLogger(__name__)
 
+ENV = "RESUMABLE_CELLS_WATCH_WRITES"  # "off" (or 0, no, false): hash every time
 MIN_BYTES = 4 << 20  # smaller arrays hash in under 0.5 ms: not worth a watch
 MAX_WATCHED = 256  # each watch may split a memory mapping in two; the kernel caps those
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
@@ -285,6 +289,9 @@ def _the_pages() -> _Pages | None:
         _seen.clear()
     if not _tried:
         _tried = True
+        if os.environ.get(ENV, "").strip().lower() in ("off", "0", "no", "false"):
+            log.info("large arrays are hashed at each digest: %s is off", ENV)
+            return None
         try:
             _pages = _Pages()
         except OSError as e:
