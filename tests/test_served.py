@@ -378,3 +378,44 @@ def test_names_a_pandas_expression_reads_are_inputs(kernel, cell, knob):
         "ran in" in again.status_lines()[0] and f"input {knob} changed" in again.status_lines()[0]
     )
     assert kernel.value("n") != first
+
+
+def _sequence(reply) -> list[tuple[str, str]]:
+    """The outputs as the frontend shows them: a stream's consecutive texts joined, the
+    extension's status lines as ("status", "")."""
+    out: list[tuple[str, str]] = []
+    for o in reply.outputs:
+        if "resumable_cells" in (o.get("metadata") or {}):
+            out.append(("status", ""))
+        elif "name" in o and out and out[-1][0] == o["name"]:
+            out[-1] = (o["name"], out[-1][1] + o["text"])
+        else:
+            out.append((o.get("name") or o["output_type"], o.get("text", "")))
+    return out
+
+
+def test_served_steps_keep_their_places_among_a_cells_own_prints(kernel):
+    kernel.ok("%%step p\nprint('hi')")
+    cell = (
+        "print('before')\n"
+        "for _ in range(2):\n    get_ipython().run_cell_magic('step', 'p', \"print('hi')\")\n"
+        "print('after')"
+    )
+    assert _sequence(kernel.ok(cell)) == [
+        ("stdout", "before\nhi\n"), ("status", ""), ("stdout", "hi\n"), ("status", ""),
+        ("stdout", "after\n"),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "around, captured",
+    [("from IPython.utils.capture import capture_output\nwith capture_output() as _c:", "_c.stdout"),
+     ("import contextlib, io\n_c = io.StringIO()\nwith contextlib.redirect_stdout(_c):",
+      "_c.getvalue()")],
+    ids=["capture_output", "redirect_stdout"],
+)  # fmt: skip
+def test_a_served_steps_text_goes_where_the_cell_sends_stdout(kernel, around, captured):
+    kernel.ok("%%step p\nprint('hi')")
+    reply = kernel.ok(f"{around}\n    get_ipython().run_cell_magic('step', 'p', \"print('hi')\")")
+    assert kernel.value(captured) == "hi\n"
+    assert "hi" not in reply.stdout

@@ -23,6 +23,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from . import capture
+
 KIND = "figure"
 _BACKEND = "matplotlib_inline.backend_inline"
 
@@ -82,14 +84,11 @@ def show_after_cell(shell, outputs: list[tuple]) -> None:
     figures = [o for o in outputs if o[0] == KIND]
     if not figures:
         return
-    from IPython.display import publish_display_data
 
     def show(*_):
         shell.events.unregister("post_execute", show)
-        sys.stdout.flush()
-        sys.stderr.flush()
         for _, data, metadata in figures:
-            publish_display_data(data, metadata)
+            capture.publish_unflushed(shell, data, metadata)  # after what the cell wrote
 
     shell.events.register("post_execute", show)
 

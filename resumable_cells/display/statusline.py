@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import html
 import sys
-from collections import deque
-from typing import Any
 
 from .. import formatting
-from .capture import unsent
+from .capture import Queued, unsent
 
 
 def show_line(
@@ -29,7 +27,7 @@ def show_line(
     stdout/stderr since they were last flushed: ipykernel then need not wait for its I/O
     thread to flush them first (half the cost of a trivial hit), unless they hold text
     written some other way (a logging handler that kept the stream). `ends_cell`: the
-    step is the cell being run, so the cell's end follows at once (`_Queued`)."""
+    step is the cell being run, so the cell's end follows at once (`capture.Queued`)."""
     from IPython import get_ipython
     from IPython.display import publish_display_data
 
@@ -56,7 +54,7 @@ def show_line(
         publish_display_data(bundle, metadata=metadata)
         return
     socket = pub.pub_socket
-    queued = _Queued.of(socket) if ends_cell else None
+    queued = Queued.of(socket) if ends_cell else None
     pub._flush_streams = _nothing  # an instance attribute shadows the method for one call
     if queued is not None:
         pub.pub_socket = queued
@@ -70,32 +68,3 @@ def show_line(
 
 def _nothing() -> None:
     pass
-
-
-class _Queued:
-    """ipykernel's IOPub socket for the status line of a step that is its cell: the
-    message joins the queue of the kernel's I/O thread without waking it (a round of
-    thread switches, and of the GIL, per message on a busy machine). The thread sends the
-    queue in order whenever it is woken, at the latest for the cell's `idle` status, which
-    follows at once: the line keeps its place among the outputs. Not for a step a cell
-    runs in a loop: its line would wait for the cell's next output, and be lost if the
-    kernel died first."""
-
-    def __init__(self, thread: Any) -> None:
-        self.thread = thread
-
-    @classmethod
-    def of(cls, socket: Any) -> _Queued | None:
-        """For the socket of a running I/O thread (`BackgroundSocket`), else None."""
-        thread = getattr(socket, "io_thread", None)
-        alive = getattr(getattr(thread, "thread", None), "is_alive", None)
-        events = getattr(thread, "_events", None)
-        if alive is None or not alive() or not isinstance(events, deque):
-            return None
-        if not callable(getattr(thread, "_really_send", None)):
-            return None
-        return cls(thread)
-
-    def send_multipart(self, *args: Any, **kwargs: Any) -> None:
-        thread = self.thread
-        thread._events.append(lambda: thread._really_send(*args, **kwargs))
