@@ -7,11 +7,15 @@ marimo's hasher. Target: the digest at least as fast as memcpy.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from statistics import median
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# What hashing costs: a digest that an unwritten array reuses (`hashing/unwritten.py`,
+# which step_100mb.py shows) would not measure it.
+os.environ["RESUMABLE_CELLS_WATCH_WRITES"] = "off"
 
 import numpy as np  # noqa: E402
 import xxhash  # noqa: E402

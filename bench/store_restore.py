@@ -21,6 +21,9 @@ from pathlib import Path
 from statistics import median
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# What hashing costs: a digest that an unwritten array reuses (`hashing/unwritten.py`,
+# which step_100mb.py shows) would not measure it.
+os.environ["RESUMABLE_CELLS_WATCH_WRITES"] = "off"
 
 import numpy as np  # noqa: E402
 from common import GB, MB, Row, interleaved, main, private_env, scratch_dir  # noqa: E402
