@@ -133,13 +133,14 @@ WRITES = [_write_item, _write_view, _write_ufunc, _write_readinto, _write_memmov
 @pytest.mark.parametrize("write", WRITES, ids=lambda w: w.__name__[len("_write_") :])
 def test_a_write_by_any_route_is_seen(write):
     arr = _watched_array()
-    before = hex_digest(arr)
-    for at in (0, 3 * mmap.PAGESIZE + 8, arr.nbytes // 2, arr.nbytes - 8):
+    for at in (arr.nbytes // 2, 3 * mmap.PAGESIZE + 8, 0, arr.nbytes - 8):
+        for _ in range(4):  # watched again (a write stops the watch until unchanged)
+            before = hex_digest(arr)
+        assert unwritten.watched() >= 1
         write(arr, at)
         now = hex_digest(arr)
         assert now == _fresh(arr)
         assert now != before
-        before = now
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -226,22 +227,36 @@ def test_a_forked_child_hashes_and_sees_its_own_writes():
     assert hex_digest(arr) == _fresh(arr)  # the child's write was its own
 
 
-BIG = "import numpy as np\na = np.random.default_rng(1).random(1_000_000)"  # 8 MB
-STEP = "%%step total\ntotal = float(a.sum())"
+KERNEL_CASES = {
+    "array": (
+        "import numpy as np\na = np.random.default_rng(1).random(1_000_000)",  # 8 MB
+        "float(a.sum())",
+        ["a[-1] += 1.0", "a[0] += 1.0", "a.view('u1')[4_000_000] ^= 1"],
+    ),
+    "frame": (
+        "import numpy as np, pandas as pd\n"
+        "a = pd.DataFrame(np.random.default_rng(1).random((200_000, 5)), columns=list('pqrst'))",
+        "float(a.to_numpy().sum())",
+        ["a.iat[100_000, 2] += 1.0", "a.columns = list('vwxyz')", "a['v'] = a['v'] * 2"],
+    ),
+}
 
 
-def test_a_step_reading_a_large_array_sees_a_write_to_one_byte(kernel):
-    kernel.ok(BIG)
-    for _ in range(5):  # the array is watched from the third digest on
-        kernel.ok(STEP)
-    assert served(kernel.ok(STEP))
+@pytest.mark.parametrize("case", list(KERNEL_CASES))
+def test_a_step_reading_a_large_value_sees_a_change_to_it(kernel, case):
+    setup, total, edits = KERNEL_CASES[case]
+    step = f"%%step total\ntotal = {total}"
+    kernel.ok(setup)
+    for _ in range(5):  # the value is watched from the third digest on
+        kernel.ok(step)
+    assert served(kernel.ok(step))
     assert kernel.value("__import__('resumable_cells').hashing.unwritten.watched()") >= 1
-    for edit in ("a[-1] += 1.0", "a[0] += 1.0", "a.view('u1')[4_000_000] ^= 1"):
+    for edit in edits:
         kernel.ok(edit)
-        reply = kernel.ok(STEP)
+        reply = kernel.ok(step)
         assert not served(reply), (edit, reply.status_lines())
-        assert kernel.value("total == float(a.sum())")
-        assert served(kernel.ok(STEP))
+        assert kernel.value(f"total == {total}")
+        assert served(kernel.ok(step))
 
 
 def test_the_watch_can_be_turned_off():
@@ -258,3 +273,128 @@ def test_the_watch_can_be_turned_off():
             [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
         )
         assert out.stdout.split() == expected.split(), (value, out.stdout, out.stderr)
+
+
+# -- frames and series ------------------------------------------------------------------
+def _frame(rows: int = 200_000, seed: int = 0):
+    import pandas as pd
+
+    return pd.DataFrame(np.random.default_rng(seed).random((rows, 5)), columns=list("abcde"))
+
+
+def _fresh_frame(value) -> str:
+    return hex_digest(value.copy(deep=True))
+
+
+class _Digests:
+    """Counts the digests of frames and series that read their columns."""
+
+    def __init__(self, monkeypatch):
+        self.count = 0
+        real = unwritten.remembered
+
+        def counted(value, shape, regions, compute):
+            def digest():
+                self.count += 1
+                return compute()
+
+            return real(value, shape, regions, digest)
+
+        monkeypatch.setattr(unwritten, "remembered", counted)
+
+
+def test_an_unchanged_frame_and_series_are_not_digested_again(monkeypatch):
+    df = _frame()
+    s = _frame(rows=600_000)["c"].copy()  # (4.8 MB: a series from 4 MB on is watched)
+    for _ in range(4):
+        hex_digest(df), hex_digest(s)
+    digests = _Digests(monkeypatch)
+    assert [hex_digest(df) for _ in range(3)] == [_fresh_frame(df)] * 3
+    assert [hex_digest(s) for _ in range(3)] == [_fresh_frame(s)] * 3
+    assert digests.count == 2  # the two copies'
+
+
+def _add_and_drop(df):
+    df["f"] = 1.0
+    assert hex_digest(df) == _fresh_frame(df)
+    del df["f"]
+
+
+FRAME_CHANGES = {
+    "iloc": lambda df: df.iloc.__setitem__((len(df) // 2, 2), 7.0),
+    "iat, last cell": lambda df: df.iat.__setitem__((-1, -1), 3.0),
+    "loc": lambda df: df.loc.__setitem__((len(df) // 3, "c"), 1.5),
+    "a column replaced": lambda df: df.__setitem__("b", df["b"] + 1),
+    "a column added, one dropped": _add_and_drop,
+    "columns renamed": lambda df: setattr(df, "columns", list("vwxyz")),
+    "columns' name": lambda df: setattr(df.columns, "name", "cols"),
+    "index's name": lambda df: setattr(df.index, "name", "i"),
+    "index moved": lambda df: setattr(df, "index", __import__("pandas").RangeIndex(5, 5 + len(df))),
+    "attrs": lambda df: df.attrs.__setitem__("unit", "m"),
+    "sorted": lambda df: df.sort_values("c").reset_index(drop=True),
+}
+
+
+@pytest.mark.parametrize("change", list(FRAME_CHANGES), ids=list(FRAME_CHANGES))
+def test_a_change_to_a_watched_frame_is_seen(change):
+    df = _frame()
+    for _ in range(4):
+        before = hex_digest(df)
+    assert unwritten.watched() >= 1
+    FRAME_CHANGES[change](df)
+    now = hex_digest(df)
+    assert now == _fresh_frame(df)
+    if change not in ("sorted", "a column added, one dropped"):  # (as it was, then)
+        assert now != before
+
+
+def test_a_write_to_the_array_a_frame_was_made_from_is_seen():
+    import pandas as pd
+
+    a = np.random.default_rng(3).random(1_000_000)
+    df = pd.DataFrame({"x": a}, copy=False)
+    shares = np.shares_memory(np.asarray(df["x"].array), a)
+    for _ in range(4):
+        before = hex_digest(df)
+    a[len(a) // 2] += 1.0
+    assert hex_digest(df) == _fresh_frame(df)
+    assert (hex_digest(df) != before) == shares
+
+
+def test_a_change_to_a_watched_series_is_seen():
+    import pandas as pd
+
+    s = _frame(rows=600_000)["a"].copy()
+    for change in (
+        lambda: s.iloc.__setitem__(len(s) // 2, 5.0),
+        lambda: setattr(s, "name", "z"),
+        lambda: setattr(s, "index", pd.RangeIndex(1, len(s) + 1)),
+    ):
+        for _ in range(4):
+            before = hex_digest(s)
+        change()
+        assert hex_digest(s) == _fresh_frame(s) != before
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["cell", "column", "label", "digest", "digest", "digest"]),
+            st.integers(0, 10**9),
+        ),
+        max_size=12,
+    )
+)
+def test_random_changes_to_a_frame_between_digests_are_always_seen(ops):
+    df = _frame(rows=120_000)
+    for op, n in ops:
+        if op == "cell":
+            df.iat[n % len(df), n % df.shape[1]] = float(n)
+        elif op == "column":
+            df[df.columns[n % df.shape[1]]] = df.iloc[:, n % df.shape[1]] * 2
+        elif op == "label":
+            df.columns = [f"{c}{n % 3}" for c in df.columns]
+        else:
+            assert hex_digest(df) == _fresh_frame(df)
+    assert hex_digest(df) == _fresh_frame(df)

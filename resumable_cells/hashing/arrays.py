@@ -170,6 +170,8 @@ def _register_pandas() -> None:
     add_handler(pd.Series, _h_series)
     add_handler(pd.Index, _h_index)
     add_handler(pd.api.extensions.ExtensionArray, _h_ext_array_value)
+    add_whole(pd.DataFrame, _whole_frame)
+    add_whole(pd.Series, _whole_series)
 
 
 def _h_frame(h: Hasher, df: Any, path: str) -> None:
@@ -181,6 +183,94 @@ def _h_frame(h: Hasher, df: Any, path: str) -> None:
         col = df.iloc[:, i]
         _column(h, col.array, col.dtype, f"{path}[{df.columns[i]!r}]")
     h.value(dict(df.attrs), f"{path}.attrs")
+
+
+def _whole_frame(h: Hasher, df: Any, path: str) -> Any:
+    """A large frame of numeric columns digested alone: its digest state from
+    `unwritten`, which digests it only when its columns' memory may have been written
+    or what else its digest reads changed (the labels, the range index, the dtypes).
+    None for any other frame (an index of values, object or extension columns, attrs):
+    digested as any value."""
+    if df.shape[0] * df.shape[1] < unwritten.MIN_BYTES // 8 or df.attrs:
+        return None
+    index = _range_index(df.index)
+    labels = _labels(df.columns)
+    if index is None or labels is None:
+        return None
+    regions, dtypes = [], []
+    for i in range(df.shape[1]):
+        column = df.iloc[:, i]
+        region = _column_memory(column)
+        if region is None:
+            return None
+        regions.append(region)
+        dtypes.append(str(column.dtype))
+    return _remembered(h, df, path, (index, labels, tuple(dtypes)), tuple(regions))
+
+
+def _whole_series(h: Hasher, s: Any, path: str) -> Any:
+    """A large numeric series digested alone, as `_whole_frame` a frame."""
+    if len(s) < unwritten.MIN_BYTES // 8 or s.attrs or type(s.name) not in _LABELS:
+        return None
+    index = _range_index(s.index)
+    region = _column_memory(s)
+    if index is None or region is None:
+        return None
+    return _remembered(h, s, path, (index, s.name, str(s.dtype)), (region,))
+
+
+def _remembered(h: Hasher, value: Any, path: str, shape: tuple, regions: tuple) -> Any:
+    def digest() -> tuple[Any, frozenset[str]]:
+        before = set(h.modules)
+        h.value(value, path)
+        return h.state(), frozenset(h.modules - before)
+
+    state, modules = unwritten.remembered(value, (type(value), shape), regions, digest)
+    h.modules.update(modules)
+    h.spend(sum(size for _, size in regions), path)
+    return state
+
+
+_LABELS = (str, int, type(None))  # labels that cannot change in place
+
+
+def _range_index(idx: Any) -> tuple | None:
+    """What a frame's digest reads of a range index (its bounds and names), or None
+    for any other index."""
+    import pandas as pd
+
+    if type(idx) is not pd.RangeIndex or any(type(n) not in _LABELS for n in idx.names):
+        return None
+    return (idx.start, idx.stop, idx.step, tuple(idx.names))
+
+
+def _labels(columns: Any) -> tuple | None:
+    """What a frame's digest reads of its column labels, or None when they are not a
+    few thousand strings or integers."""
+    if len(columns) > 4096 or any(type(n) not in _LABELS for n in columns.names):
+        return None
+    labels = tuple(columns)
+    if any(type(label) not in _LABELS for label in labels):
+        return None
+    return (type(columns).__name__, str(columns.dtype), tuple(columns.names), labels)
+
+
+def _column_memory(column: Any) -> tuple[int, int] | None:
+    """(address, size) of a numeric column's values when they are memory numpy
+    allocated that the column holds, else None. Asked twice, the second while the
+    first is alive: a copy made to answer would sit elsewhere each time."""
+    import numpy as np
+
+    dtype = column.dtype
+    if not isinstance(dtype, np.dtype) or dtype.kind not in "biufcmM":
+        return None
+    values, again = np.asarray(column.array), np.asarray(column.array)
+    where = values.__array_interface__["data"][0]
+    if where != again.__array_interface__["data"][0] or not values.flags.c_contiguous:
+        return None
+    if not unwritten.numpy_memory(values):
+        return None
+    return where, values.nbytes
 
 
 def _h_series(h: Hasher, s: Any, path: str) -> None:

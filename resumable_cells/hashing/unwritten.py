@@ -12,8 +12,10 @@ marks it: Python code, numpy's C loops, a view, another thread, the kernel filli
 hashing again, never reusing a digest.
 
 What is watched: a plain C-contiguous array (`arrays.data_prefix`) of `MIN_BYTES` or
-more whose memory numpy allocated (private anonymous memory), never a file or shared
-mapping, whose bytes another process or the disk can change without a fault here. The
+more, or a frame or series of numeric columns (`arrays._whole_frame`, which also
+compares what else its digest reads: labels, index, dtypes), whose memory numpy
+allocated (private anonymous memory), never a file or shared mapping, whose bytes
+another process or the disk can change without a fault here. The
 first write to a protected page costs a fault (about 1.6 µs per 4 KiB page, some four
 times what hashing the page costs), so an array is protected only once two digests in a
 row found it unchanged; one found written is not protected again until it has been
@@ -33,182 +35,44 @@ import ctypes
 import functools
 import logging
 import os
-import platform
 import threading
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import xxhash
+
+from .pagewatch import PAGE, Pages
 
 log = logging.getLogger(__name__)
 
 ENV = "RESUMABLE_CELLS_WATCH_WRITES"  # "off" (or 0, no, false): hash every time
 MIN_BYTES = 4 << 20  # smaller arrays hash in under 0.5 ms: not worth a watch
 MAX_WATCHED = 256  # each watch may split a memory mapping in two; the kernel caps those
-_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-
-# The kernel's interface (include/uapi/linux/userfaultfd.h and fs.h).
-_SYSCALL = {"x86_64": 323, "aarch64": 282}
-_USER_MODE_ONLY = 1  # unprivileged: only faults taken in user mode are handed to us,
-# which the asynchronous mode never does (the kernel resolves every fault itself)
-_API = 0xAA
-_FEATURE_WP_UNPOPULATED = 1 << 13
-_FEATURE_WP_ASYNC = 1 << 15
-_REGISTER_MODE_WP = 1 << 1
-_WRITEPROTECT_MODE_WP = 1 << 0
-_SCAN_CHECK_WPASYNC = 1 << 1
-_IS_WRITTEN = 1 << 1
-_IS_FILE = 1 << 2
-
-
-def _ioc(direction: int, kind: int, nr: int, size: int) -> int:
-    return (direction << 30) | (size << 16) | (kind << 8) | nr
-
-
-_U64 = ctypes.c_uint64
-
-
-class _Api(ctypes.Structure):
-    _fields_ = [("api", _U64), ("features", _U64), ("ioctls", _U64)]
-
-
-class _Range(ctypes.Structure):
-    _fields_ = [("start", _U64), ("len", _U64)]
-
-
-class _Register(ctypes.Structure):
-    _fields_ = [("range", _Range), ("mode", _U64), ("ioctls", _U64)]
-
-
-class _Protect(ctypes.Structure):
-    _fields_ = [("range", _Range), ("mode", _U64)]
-
-
-class _Scan(ctypes.Structure):
-    _fields_ = [
-        (name, _U64)
-        for name in (
-            "size flags start end walk_end vec vec_len max_pages category_inverted "
-            "category_mask category_anyof_mask return_mask"
-        ).split()
-    ]
-
-
-class _Region(ctypes.Structure):
-    _fields_ = [("start", _U64), ("end", _U64), ("categories", _U64)]
-
-
-_UFFDIO_API = _ioc(3, 0xAA, 0x3F, ctypes.sizeof(_Api))
-_UFFDIO_REGISTER = _ioc(3, 0xAA, 0x00, ctypes.sizeof(_Register))
-_UFFDIO_UNREGISTER = _ioc(2, 0xAA, 0x01, ctypes.sizeof(_Range))
-_UFFDIO_WRITEPROTECT = _ioc(3, 0xAA, 0x06, ctypes.sizeof(_Protect))
-_PAGEMAP_SCAN = _ioc(3, ord("f"), 16, ctypes.sizeof(_Scan))
-
-
-class _Pages:
-    """This process's userfaultfd and pagemap: protect a range, ask whether any page of
-    it was written since, or is not private anonymous memory. Raises OSError when the
-    system offers neither."""
-
-    def __init__(self) -> None:
-        number = _SYSCALL.get(platform.machine())
-        if number is None or not os.path.exists("/proc/self/pagemap"):
-            raise OSError(f"no write tracking on {platform.system()} {platform.machine()}")
-        self.libc = ctypes.CDLL(None, use_errno=True)
-        self.libc.syscall.restype = ctypes.c_long
-        self.libc.ioctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p]
-        fd = self.libc.syscall(number, os.O_CLOEXEC | os.O_NONBLOCK | _USER_MODE_ONLY)
-        if fd < 0:
-            raise self._error("userfaultfd")
-        self.uffd = fd
-        self.pagemap = -1
-        try:
-            api = _Api(_API, _FEATURE_WP_ASYNC | _FEATURE_WP_UNPOPULATED, 0)
-            self._ioctl(self.uffd, _UFFDIO_API, api, "UFFDIO_API (asynchronous mode)")
-            self.pagemap = os.open("/proc/self/pagemap", os.O_RDONLY | os.O_CLOEXEC)
-            self.region = _Region()
-            # PAGEMAP_SCAN came in Linux 6.7: ask once, on an empty range
-            self._scan(0, 0, _IS_WRITTEN)
-        except OSError:
-            self.close()
-            raise
-        self.pid = os.getpid()
-
-    def close(self) -> None:
-        for fd in (self.uffd, self.pagemap):
-            if fd >= 0:
-                os.close(fd)
-        self.uffd = self.pagemap = -1
-
-    def _error(self, what: str) -> OSError:
-        err = ctypes.get_errno()
-        return OSError(err, f"{what}: {os.strerror(err)}")
-
-    def _ioctl(self, fd: int, request: int, arg: ctypes.Structure, what: str) -> int:
-        got = self.libc.ioctl(fd, request, ctypes.byref(arg))
-        if got < 0:
-            raise self._error(what)
-        return got
-
-    def _scan(self, start: int, end: int, category: int) -> bool:
-        """Whether a page of [start, end) is in `category` (written, a file's)."""
-        scan = _Scan(
-            ctypes.sizeof(_Scan), _SCAN_CHECK_WPASYNC, start, end, 0,
-            ctypes.addressof(self.region), 1, 1, 0, category, 0, category,
-        )  # fmt: skip
-        return self._ioctl(self.pagemap, _PAGEMAP_SCAN, scan, "PAGEMAP_SCAN") > 0
-
-    def protect(self, start: int, end: int) -> None:
-        rng = _Range(start, end - start)
-        self._ioctl(self.uffd, _UFFDIO_REGISTER, _Register(rng, _REGISTER_MODE_WP, 0), "register")
-        self._ioctl(
-            self.uffd, _UFFDIO_WRITEPROTECT, _Protect(rng, _WRITEPROTECT_MODE_WP), "protect"
-        )
-
-    def written(self, start: int, end: int) -> bool:
-        """Whether a page of the range may have been written since it was protected: a
-        range no longer watched in full (EPERM) counts as written."""
-        try:
-            return self._scan(start, end, _IS_WRITTEN)
-        except OSError as e:
-            log.debug("pages %#x-%#x taken as written: %s", start, end, e)
-            return True
-
-    def private(self, start: int, end: int) -> bool:
-        """Whether no page of the range belongs to a file or a shared mapping (a range
-        that cannot be asked counts as shared)."""
-        try:
-            return not self._scan(start, end, _IS_FILE)
-        except OSError as e:
-            log.debug("pages %#x-%#x taken as shared: %s", start, end, e)
-            return False
-
-    def release(self, start: int, end: int) -> None:
-        try:
-            self._ioctl(self.uffd, _UFFDIO_UNREGISTER, _Range(start, end - start), "unregister")
-        except OSError as e:  # the memory is gone already: nothing left to release
-            log.debug("pages %#x-%#x not released: %s", start, end, e)
 
 
 class _Seen:
-    """One array digested before: its digest state after its bytes, whether it was found
-    unchanged the last time, whether its pages are protected now."""
+    """One value digested before: what its digest read besides memory (`shape`), the
+    memory it read (`regions`, (address, size) each), the digest state it left and
+    what else that digest noted (`extra`), whether it was found unchanged the last
+    time, and the pages protected when they are."""
 
-    __slots__ = ("ref", "where", "prefix", "state", "steady", "span", "ends")
+    __slots__ = ("ref", "shape", "regions", "state", "extra", "steady", "spans", "ends")
 
-    def __init__(self, ref: weakref.ref, where: tuple[int, int], prefix: bytes, state: Any):
+    def __init__(self, ref: weakref.ref, shape: Any, regions: tuple, state: Any, extra: Any):
         self.ref = ref
-        self.where = where  # (address, size) of its bytes
-        self.prefix = prefix
+        self.shape = shape
+        self.regions = regions
         self.state = state
+        self.extra = extra
         self.steady = False
-        self.span: tuple[int, int] | None = None  # the pages protected, when they are
-        self.ends = (b"", b"")  # its bytes on the pages it shares, when protected
+        self.spans: list[tuple[int, int]] | None = None  # each region's protected pages
+        self.ends: list[tuple[bytes, bytes]] = []  # each region's bytes on shared pages
 
 
-_lock = threading.RLock()  # re-entered when freeing an array calls back into `_forget`
+_lock = threading.RLock()  # re-entered when freeing a value calls back into `_forget`
 _seen: dict[int, _Seen] = {}
-_pages: _Pages | None = None
+_pages: Pages | None = None
 _tried = False
 
 
@@ -216,36 +80,46 @@ def state_after(prefix: bytes, arr: Any) -> Any:
     """The xxh3_128 state after `prefix` and the bytes of `arr` (a plain C-contiguous
     array, `arrays.data_prefix`): the state its last digest left when its pages were
     not written since, else hashed now. The caller owns the state returned."""
-    if arr.nbytes < MIN_BYTES or not _numpy_memory(arr):
+    if arr.nbytes < MIN_BYTES or not numpy_memory(arr):
         return _hash(prefix, arr)
-    where = (arr.__array_interface__["data"][0], arr.nbytes)
+    region = (arr.__array_interface__["data"][0], arr.nbytes)
+    return remembered(arr, prefix, (region,), lambda: (_hash(prefix, arr), None))[0]
+
+
+def remembered(
+    value: Any, shape: Any, regions: tuple, compute: Callable[[], tuple[Any, Any]]
+) -> tuple[Any, Any]:
+    """(digest state, extra) of `value`, whose digest reads `shape` (anything compared
+    by equality: a prefix, a frame's labels) and the bytes of `regions` ((address,
+    size) of memory numpy allocated, which `value` keeps alive) and nothing else:
+    what its last digest left when `shape` is the same and no byte of `regions` was
+    written since, else `compute()` (which hashes it) now. The caller owns the state."""
     with _lock:
         pages = _the_pages()
-        seen = _seen.get(id(arr))
-        if seen is not None and (seen.ref() is not arr or seen.where != where):
-            _drop(id(arr))
+        key = id(value)
+        seen = _seen.get(key)
+        if seen is not None and (seen.ref() is not value or seen.regions != regions):
+            _drop(key)
             seen = None
-        if seen is not None and seen.span is not None and pages is not None:
-            if (
-                seen.prefix == prefix
-                and _ends(arr, seen.span) == seen.ends
-                and not pages.written(*seen.span)
-            ):
-                return seen.state.copy()
+        if seen is not None and seen.spans is not None and pages is not None:
+            if seen.shape == shape and _unchanged(pages, seen):
+                return seen.state.copy(), seen.extra
             seen.steady = False  # written: hashed from now on until found unchanged again
             _unprotect(seen)
-        span = _protect(pages, where, seen) if seen is not None and seen.steady else None
-        ends = _ends(arr, span) if span is not None else (b"", b"")
-        state = _hash(prefix, arr)
-        if span is not None and pages is not None and not pages.private(*span):
-            pages.release(*span)
-            span = None
+        spans = _protect(pages, regions, seen) if seen is not None and seen.steady else None
+        ends = [_ends(r, span) for r, span in zip(regions, spans)] if spans else []
+        state, extra = compute()
+        if spans is not None and pages is not None:
+            if not all(pages.private(*span) for span in spans if span[0] < span[1]):
+                _release(spans)
+                spans = None
         if seen is None:
-            _remember(arr, where, prefix, state)
+            _remember(value, shape, regions, state, extra)
         else:
-            seen.steady = seen.prefix == prefix and seen.state.digest() == state.digest()
-            seen.prefix, seen.state, seen.span, seen.ends = prefix, state.copy(), span, ends
-        return state
+            seen.steady = seen.shape == shape and seen.state.digest() == state.digest()
+            seen.shape, seen.state, seen.extra = shape, state.copy(), extra
+            seen.spans, seen.ends = spans, ends
+        return state, extra
 
 
 def watching() -> bool:
@@ -255,9 +129,9 @@ def watching() -> bool:
 
 
 def watched() -> int:
-    """How many arrays are protected now."""
+    """How many values are protected now."""
     with _lock:
-        return sum(1 for s in _seen.values() if s.span is not None)
+        return sum(1 for s in _seen.values() if s.spans is not None)
 
 
 def _hash(prefix: bytes, arr: Any) -> Any:
@@ -266,7 +140,7 @@ def _hash(prefix: bytes, arr: Any) -> Any:
     return h
 
 
-def _numpy_memory(arr: Any) -> bool:
+def numpy_memory(arr: Any) -> bool:
     """Whether numpy allocated the memory under `arr` (with its default allocator):
     private anonymous memory that only this process writes."""
     import numpy as np
@@ -281,7 +155,7 @@ def _numpy_memory(arr: Any) -> bool:
     return handler_name is None or handler_name(base) == "default_allocator"
 
 
-def _the_pages() -> _Pages | None:
+def _the_pages() -> Pages | None:
     global _pages, _tried
     if _pages is not None and _pages.pid != os.getpid():
         # a forked child: the descriptors name the parent's memory; watch nothing here
@@ -293,62 +167,95 @@ def _the_pages() -> _Pages | None:
             log.info("large arrays are hashed at each digest: %s is off", ENV)
             return None
         try:
-            _pages = _Pages()
+            _pages = Pages()
         except OSError as e:
             log.info("large unchanged arrays are hashed again at each digest: %s", e)
     return _pages
 
 
-def _protect(pages: _Pages | None, where: tuple[int, int], seen: _Seen) -> tuple[int, int] | None:
-    """Protect the pages wholly inside the array's bytes. The bytes on the pages at its
+def _inner(region: tuple[int, int]) -> tuple[int, int]:
+    """The pages wholly inside a region (empty when it spans none)."""
+    start = -(-region[0] // PAGE) * PAGE
+    end = (region[0] + region[1]) // PAGE * PAGE
+    return start, max(start, end)
+
+
+def _protect(pages: Pages | None, regions: tuple, seen: _Seen) -> list[tuple[int, int]] | None:
+    """Protect the pages wholly inside each region. The bytes on the pages at a region's
     ends, which it shares with its neighbours (a heap block's header, another array),
     are compared instead (`_ends`): a neighbour's write there says nothing of the
-    array's own bytes."""
+    region's own bytes."""
     if pages is None:
         return None
-    start = -(-where[0] // _PAGE) * _PAGE
-    end = (where[0] + where[1]) // _PAGE * _PAGE
+    spans = [_inner(r) for r in regions]
     for other in _seen.values():
-        # Protecting pages again forgets that they were written: another array on them
-        # (a view, the array it views) that was written since its digest is hashed
-        # again from now on, before its writes are forgotten.
-        span = other.span
-        if other is not seen and span and span[0] < end and start < span[1]:
-            if pages.written(*span):
-                other.steady, other.span = False, None
+        # Protecting pages again forgets that they were written: another value on them
+        # (a view, the array it views, a frame's column) that was written since its
+        # digest is hashed again from now on, before its writes are forgotten.
+        if other is seen or not other.spans or not _overlap(other.spans, spans):
+            continue
+        if not _unchanged(pages, other):
+            other.steady, other.spans = False, None
+    done: list[tuple[int, int]] = []
     try:
-        pages.protect(start, end)
+        for span in spans:
+            if span[0] < span[1]:
+                pages.protect(*span)
+                done.append(span)
     except OSError as e:
-        log.debug("array at %#x not watched: %s", where[0], e)
-        pages.release(start, end)
+        log.debug("a value at %#x not watched: %s", regions[0][0], e)
+        _release(done + [span])
         return None
-    return start, end
+    return spans
 
 
-def _ends(arr: Any, span: tuple[int, int]) -> tuple[bytes, bytes]:
-    """The array's bytes outside its protected pages, at its start and at its end."""
-    flat = arr.reshape(-1).view("u1")
-    address = arr.__array_interface__["data"][0]
-    return flat[: span[0] - address].tobytes(), flat[span[1] - address :].tobytes()
+def _unchanged(pages: Pages, seen: _Seen) -> bool:
+    """Whether no byte of a protected value's regions was written since."""
+    assert seen.spans is not None
+    for region, span, ends in zip(seen.regions, seen.spans, seen.ends):
+        if _ends(region, span) != ends:
+            return False
+        if span[0] < span[1] and pages.written(*span):
+            return False
+    return True
+
+
+def _ends(region: tuple[int, int], span: tuple[int, int]) -> tuple[bytes, bytes]:
+    """A region's bytes outside its protected pages, at its start and at its end."""
+    address, size = region
+    if span[0] >= span[1]:  # no whole page: all of it
+        return ctypes.string_at(address, size), b""
+    end = address + size
+    return ctypes.string_at(address, span[0] - address), ctypes.string_at(span[1], end - span[1])
+
+
+def _overlap(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> bool:
+    return any(x[0] < y[1] and y[0] < x[1] for x in a for y in b)
 
 
 def _unprotect(seen: _Seen) -> None:
-    span, seen.span = seen.span, None
-    if span is None or _pages is None:
+    spans, seen.spans = seen.spans, None
+    if spans:
+        _release(spans)
+
+
+def _release(spans: list[tuple[int, int]]) -> None:
+    if _pages is None:
         return
-    # A page another watched array shares (the ends of two neighbours) stays watched
-    # for it: releasing the rest is enough.
-    if not any(s.span and s.span[0] < span[1] and span[0] < s.span[1] for s in _seen.values()):
-        _pages.release(*span)
+    # A page another watched value shares (a view, a frame's column) stays watched for
+    # it: releasing the rest is enough.
+    others = [span for s in _seen.values() if s.spans for span in s.spans]
+    for span in spans:
+        if span[0] < span[1] and not _overlap([span], others):
+            _pages.release(*span)
 
 
-def _remember(arr: Any, where: tuple[int, int], prefix: bytes, state: Any) -> None:
-    key = id(arr)
+def _remember(value: Any, shape: Any, regions: tuple, state: Any, extra: Any) -> None:
+    key = id(value)
     while len(_seen) >= MAX_WATCHED:
         _drop(next(iter(_seen)))
-    _seen[key] = _Seen(
-        weakref.ref(arr, functools.partial(_forget, key)), where, prefix, state.copy()
-    )
+    ref = weakref.ref(value, functools.partial(_forget, key))
+    _seen[key] = _Seen(ref, shape, regions, state.copy(), extra)
 
 
 def _forget(key: int, _ref: Any = None) -> None:

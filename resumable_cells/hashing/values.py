@@ -109,6 +109,10 @@ class Hasher:
     def digest(self) -> bytes:
         return self._h.digest()
 
+    def state(self) -> Any:
+        """A copy of the digest state: what has been hashed so far."""
+        return self._h.copy()
+
     def value_digest(self, v: Any, path: str = "value") -> str:
         """Hash one value into this (fresh) state and return the hex digest."""
         try:
