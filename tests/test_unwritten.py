@@ -314,6 +314,28 @@ def test_an_unchanged_frame_and_series_are_not_digested_again(monkeypatch):
     assert digests.count == 2  # the two copies'
 
 
+def test_a_frame_of_one_block_is_one_region_and_a_fragmented_one_is_hashed(monkeypatch):
+    import pandas as pd
+
+    seen: dict[int, int] = {}
+    real = unwritten.remembered
+
+    def spy(value, shape, regions, compute):
+        seen[id(value)] = len(regions)
+        return real(value, shape, regions, compute)
+
+    monkeypatch.setattr(unwritten, "remembered", spy)
+    df = _frame()
+    hex_digest(df)
+    assert seen[id(df)] == 1  # five columns of one block: one piece of memory
+    fragmented = pd.DataFrame(index=range(80_000))
+    for i in range(100):  # a block each
+        fragmented[f"c{i}"] = np.arange(80_000, dtype=float) + i
+    for _ in range(4):
+        assert hex_digest(fragmented) == _fresh_frame(fragmented)
+    assert id(fragmented) not in seen  # more pieces than watching is worth: hashed
+
+
 def _add_and_drop(df):
     df["f"] = 1.0
     assert hex_digest(df) == _fresh_frame(df)

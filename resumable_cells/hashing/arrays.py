@@ -197,14 +197,20 @@ def _whole_frame(h: Hasher, df: Any, path: str) -> Any:
     labels = _labels(df.columns)
     if index is None or labels is None:
         return None
-    regions, dtypes = [], []
+    regions: list[tuple[int, int]] = []
+    dtypes = []
     for i in range(df.shape[1]):
         column = df.iloc[:, i]
         region = _column_memory(column)
         if region is None:
             return None
-        regions.append(region)
+        if regions and sum(regions[-1]) == region[0]:  # the next row of one block
+            regions[-1] = (regions[-1][0], regions[-1][1] + region[1])
+        else:
+            regions.append(region)
         dtypes.append(str(column.dtype))
+    if len(regions) > _MAX_REGIONS:
+        return None
     return _remembered(h, df, path, (index, labels, tuple(dtypes)), tuple(regions))
 
 
@@ -232,6 +238,9 @@ def _remembered(h: Hasher, value: Any, path: str, shape: tuple, regions: tuple) 
 
 
 _LABELS = (str, int, type(None))  # labels that cannot change in place
+# A frame's columns sit in a few blocks, each one piece of memory; one of columns added
+# one by one (a block each) is hashed each time rather than watched piece by piece.
+_MAX_REGIONS = 64
 
 
 def _range_index(idx: Any) -> tuple | None:
