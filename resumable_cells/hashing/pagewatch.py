@@ -120,12 +120,14 @@ class Pages:
         return got
 
     def _scan(self, start: int, end: int, category: int) -> bool:
-        """Whether a page of [start, end) is in `category` (written, a file's)."""
+        """Whether a page of [start, end) is in `category` (written, a file's); a scan
+        that stopped short of the end without finding one says yes too."""
         scan = _Scan(
             ctypes.sizeof(_Scan), _SCAN_CHECK_WPASYNC, start, end, 0,
             ctypes.addressof(self.region), 1, 1, 0, category, 0, category,
         )  # fmt: skip
-        return self._ioctl(self.pagemap, _PAGEMAP_SCAN, scan, "PAGEMAP_SCAN") > 0
+        found = self._ioctl(self.pagemap, _PAGEMAP_SCAN, scan, "PAGEMAP_SCAN") > 0
+        return found or scan.walk_end < end
 
     def protect(self, start: int, end: int) -> None:
         rng = _Range(start, end - start)
