@@ -228,28 +228,37 @@ def replay(shell, outputs: list[Output]) -> None:
                 _failed_in_display(shell)
 
 
-def publish_unflushed(shell: Any, data: dict, metadata: dict | None = None, **kwargs: Any) -> None:
+def publish_unflushed(
+    shell: Any, data: dict, metadata: dict | None = None, *, queue: bool = False, **kwargs: Any
+) -> None:
     """`publish_display_data`, without ipykernel's flush of stdout and stderr first (a
     wait for its I/O thread, each) when neither holds text it has not sent: nothing
-    written before could come after the display."""
+    written before could come after the display. `queue`: the message joins the I/O
+    thread's queue without waking it (`Queued`), for a step that is its cell, whose end
+    follows at once; not for one a cell runs in a loop (its line would wait for the
+    cell's next output)."""
     from IPython.display import publish_display_data
 
     pub = getattr(shell, "display_pub", None)
-    if (
-        pub is None
-        or not hasattr(pub, "_flush_streams")
-        or unsent(sys.stdout)
-        or unsent(sys.stderr)
-    ):
-        sys.stdout.flush()
+    if pub is None or not hasattr(pub, "_flush_streams"):
+        sys.stdout.flush()  # a publisher that does not flush them itself (a terminal)
         sys.stderr.flush()
         publish_display_data(data, metadata, **kwargs)
         return
+    if unsent(sys.stdout) or unsent(sys.stderr):
+        publish_display_data(data, metadata, **kwargs)  # (it flushes them first)
+        return
+    socket = pub.pub_socket
+    queued = Queued.of(socket) if queue else None
     pub._flush_streams = _nothing  # an instance attribute shadows the method for one call
+    if queued is not None:
+        pub.pub_socket = queued
     try:
         publish_display_data(data, metadata, **kwargs)
     finally:
         del pub._flush_streams
+        if queued is not None:
+            pub.pub_socket = socket
 
 
 def _nothing() -> None:

@@ -4,10 +4,9 @@ with metadata `{"resumable_cells": {"status", "step"}}`, so tools can tell it ap
 from __future__ import annotations
 
 import html
-import sys
 
 from .. import formatting
-from .capture import Queued, unsent
+from .capture import publish_unflushed
 
 
 def show_line(
@@ -48,23 +47,7 @@ def show_line(
         "text/html": f'<div class="rc-status" style="{style}">{html.escape(text)}</div>',
     }
     metadata = {"resumable_cells": {"status": status, "step": name}}
-    pub = getattr(get_ipython(), "display_pub", None)
-    flush = flush or unsent(sys.stdout) or unsent(sys.stderr)
-    if flush or pub is None or not hasattr(pub, "_flush_streams"):
+    if flush:
         publish_display_data(bundle, metadata=metadata)
         return
-    socket = pub.pub_socket
-    queued = Queued.of(socket) if ends_cell else None
-    pub._flush_streams = _nothing  # an instance attribute shadows the method for one call
-    if queued is not None:
-        pub.pub_socket = queued
-    try:
-        publish_display_data(bundle, metadata=metadata)
-    finally:
-        del pub._flush_streams
-        if queued is not None:
-            pub.pub_socket = socket
-
-
-def _nothing() -> None:
-    pass
+    publish_unflushed(get_ipython(), bundle, metadata, queue=ends_cell)

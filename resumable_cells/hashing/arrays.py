@@ -193,6 +193,8 @@ def _whole_frame(h: Hasher, df: Any, path: str) -> Any:
     digested as any value."""
     if df.shape[0] * df.shape[1] < unwritten.MIN_BYTES // 8 or df.attrs:
         return None
+    if not all(_numeric(dtype) for dtype in df.dtypes):  # before a Series per column
+        return None
     index = _range_index(df.index)
     labels = _labels(df.columns)
     if index is None or labels is None:
@@ -264,14 +266,20 @@ def _labels(columns: Any) -> tuple | None:
     return (type(columns).__name__, str(columns.dtype), tuple(columns.names), labels)
 
 
+def _numeric(dtype: Any) -> bool:
+    """A numpy dtype of numbers, booleans or naive datetimes (not an extension dtype)."""
+    import numpy as np
+
+    return isinstance(dtype, np.dtype) and dtype.kind in "biufcmM"
+
+
 def _column_memory(column: Any) -> tuple[int, int] | None:
     """(address, size) of a numeric column's values when they are memory numpy
     allocated that the column holds, else None. Asked twice, the second while the
     first is alive: a copy made to answer would sit elsewhere each time."""
     import numpy as np
 
-    dtype = column.dtype
-    if not isinstance(dtype, np.dtype) or dtype.kind not in "biufcmM":
+    if not _numeric(column.dtype):
         return None
     values, again = np.asarray(column.array), np.asarray(column.array)
     where = values.__array_interface__["data"][0]
