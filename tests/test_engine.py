@@ -102,6 +102,29 @@ def test_a_failing_step_is_not_cached_and_the_cell_errors(kernel):
     assert statuses_ == ["error", "error"]
 
 
+def test_a_failing_steps_traceback_is_the_cell_line_then_the_users_frames(kernel):
+    """IPython renders a traceback twice (shown, then kept in its history) and reads the
+    source file of every frame it renders: the step's own frames are left out of both."""
+    import re
+
+    def text(lines) -> str:
+        return re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(lines))
+
+    kernel.ok("def boom():\n    return 1 / 0")
+    r = kernel.run("%%step tb\nx = 1\nboom()")
+    shown = text(r.error["traceback"])
+    assert "run_cell_magic('step', 'tb'" in shown  # the line the user's cell became
+    assert "----> 3 boom()" in shown and "return 1 / 0" in shown, shown
+    assert "hidden" not in shown and "resumable_cells" not in shown, shown
+    kept = kernel.value(
+        "(lambda e: e[max(e)]['traceback'])(get_ipython().history_manager.exceptions)"
+    )
+    assert text(kept) == shown  # rendered once, not again with every frame
+    # the same exception raised again in a plain cell: shown whole, as IPython would
+    again = text(kernel.run("import sys\nraise sys.last_value").error["traceback"])
+    assert "raise sys.last_value" in again and "return 1 / 0" in again, again
+
+
 def test_an_unhashable_input_runs_live_and_names_its_path(kernel):
     kernel.ok("import threading\ncfg = {'client': threading.Lock(), 'n': 3}")
     r = kernel.ok("%%step use_cfg\nn = cfg['n'] * 2")

@@ -12,6 +12,7 @@ import logging
 import shlex
 from functools import partial
 from pathlib import Path
+from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -157,11 +158,10 @@ class StepMagics(Magics):
             except StepRefused as err:
                 raise UsageError(str(err)) from None
             except Exception as err:
-                if step_args.auto:  # the user wrote no %%step: show no frame that calls it
-                    _without_the_wrapping_frame(self.slot.shell, err)
+                _from_the_users_code(self.slot.shell, err, cell_frame=not step_args.auto)
                 raise
         if isinstance(result, AwaitedStep):  # the cell awaits it (`awaiting`)
-            return _refusals_as_usage_errors(result)
+            return _refusals_as_usage_errors(self.slot.shell, result, cell_frame=not step_args.auto)
         return result
 
     @line_magic("step")  # type: ignore[arg-type]  # IPython's decorator types reject a named magic
@@ -177,31 +177,46 @@ class StepMagics(Magics):
         return commands.dispatch(self.engine, argv)
 
 
-def _without_the_wrapping_frame(shell: Any, err: Exception) -> None:
-    """The traceback of a cell auto mode ran as a step starts at the user's code, as a
-    plain cell's does: the frame of the cell as IPython transformed it (the line
-    `get_ipython().run_cell_magic('step', '--auto', ...)`) is left out. IPython renders
-    an exception through its `_render_traceback_` when it has one; an exception that
-    takes no attribute (`__slots__`) keeps the whole traceback."""
+def _from_the_users_code(shell: Any, err: Exception, *, cell_frame: bool) -> None:
+    """The traceback of a failing step shows the user's code, not the frames that run it
+    (IPython's and ours, marked hidden): IPython would otherwise read the source of each
+    of those files to render it, about 50 ms the first time a step fails in a kernel.
+    A cell auto mode ran as a step reads as a plain cell's: the frame of the cell as
+    IPython transformed it (the line `get_ipython().run_cell_magic('step', '--auto',
+    ...)`) is left out too; a `%%step` the user wrote keeps that line, then the user's
+    frames. When no frame is the user's (the step's own error), the whole traceback is
+    shown. IPython renders an exception through its `_render_traceback_` when it has one;
+    an exception that takes no attribute (`__slots__`) keeps the whole traceback."""
     formatter = getattr(shell, "InteractiveTB", None)
     if formatter is None or hasattr(err, "_render_traceback_"):
         return
 
+    rendered: list[Any] = []  # the traceback it rendered, the text
+
     def render() -> list[str]:
-        del err._render_traceback_  # type: ignore[attr-defined]  # once: raised again, shown whole
-        tb = err.__traceback__
-        # IPython's own frames first (`run_code`), then the transformed cell's: skip both
+        head = err.__traceback__
+        if rendered and rendered[0] is head:  # IPython renders it again for its history
+            return rendered[1]
+        if rendered:  # raised again since: shown whole, as IPython would
+            del err._render_traceback_  # type: ignore[attr-defined]
+            return formatter.structured_traceback(type(err), err, head)
+        tb = head
+        # IPython's own frames first (`run_code`), then the transformed cell's
         while tb is not None and _ipython_frame(tb.tb_frame):
             tb = tb.tb_next
-        tb = tb.tb_next if tb is not None else None
-        # then the frames that call the step (IPython's and ours, marked hidden), so
-        # that it reads as a plain cell's; all of them when the error is the step's own
+        cell, tb = tb, (tb.tb_next if tb is not None else None)
+        # then the frames that call the step (IPython's and ours, marked hidden)
         shown = tb
         while shown is not None and (
             _ipython_frame(shown.tb_frame) or shown.tb_frame.f_locals.get("__tracebackhide__")
         ):
             shown = shown.tb_next
-        return formatter.structured_traceback(type(err), err, shown or tb)
+        if shown is None:  # the step's own error: every frame
+            shown = cell if cell_frame else tb
+        elif cell_frame and cell is not None:  # the cell's line, then straight to the user's
+            shown = TracebackType(shown, cell.tb_frame, cell.tb_lasti, cell.tb_lineno)
+        rendered[:] = [head, formatter.structured_traceback(type(err), err, shown)]
+        return rendered[1]
 
     try:
         err._render_traceback_ = render  # type: ignore[attr-defined]
@@ -217,12 +232,15 @@ def _reason(err: Exception) -> str:
     return str(getattr(err, "strerror", None) or err)
 
 
-async def _refusals_as_usage_errors(step: AwaitedStep):
+async def _refusals_as_usage_errors(shell: Any, step: AwaitedStep, *, cell_frame: bool):
     __tracebackhide__ = True  # noqa: F841
     try:
         return await step
     except StepRefused as err:
         raise UsageError(str(err)) from None
+    except Exception as err:
+        _from_the_users_code(shell, err, cell_frame=cell_frame)
+        raise
 
 
 def load(ipython) -> None:
