@@ -46,6 +46,26 @@ def test_writes_under_the_temp_directory_are_effects(temp_kernel):
     assert "not cached" in r.stderr and "wrote out.txt" in r.stderr
 
 
+def test_files_reached_through_symlinks_are_told_by_their_real_paths(temp_kernel):
+    """The tripwire keeps a folder's real path for the rest of the step: a file named
+    through a linked folder, or a link itself, is still the file it resolves to."""
+    k = temp_kernel
+    (k.cwd / "data").mkdir()
+    (k.cwd / "linked").symlink_to(k.cwd / "data", target_is_directory=True)
+    (k.cwd / "alias.txt").symlink_to(k.cwd / "data" / "real.txt")
+    write(k.cwd / "data" / "in.txt", "1\n")
+    cell = "%%step read_linked\nrows = open('linked/in.txt').read().split()"
+    k.ok(cell)
+    write(k.cwd / "data" / "in.txt", "1\n2\n")
+    line = status(k.ok(cell))
+    assert "ran" in line and "data/in.txt changed" in line, line
+    # the folder's path kept from the read above; the file's name a link into it
+    r = k.ok(f"%%step write_alias\nopen({str(k.cwd / 'alias.txt')!r}, 'w').write('x')")
+    assert "wrote data/real.txt" in r.stderr, r.stderr
+    r = k.ok(f"%%step write_linked\nopen({str(k.cwd / 'linked' / 'out.txt')!r}, 'w').write('x')")
+    assert "not cached" in r.stderr and "wrote data/out.txt" in r.stderr, r.stderr
+
+
 def test_temporary_files_a_step_creates_and_removes_are_exempt(temp_kernel):
     k = temp_kernel
     cell = (
