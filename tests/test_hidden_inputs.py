@@ -233,6 +233,23 @@ def test_a_read_through_eval_of_a_string_built_at_run_time_is_traced(kernel):
     assert kernel.value("v") == {"a": 2}
 
 
+@pytest.mark.parametrize(
+    "source",
+    ["''.join(['f', 'i + 1'])", "''.join(['\\ufb01', ' + 1'])"],
+    ids=["ascii", "a ligature Python reads as fi"],
+)
+def test_a_name_read_through_eval_is_traced_however_its_string_spells_it(kernel, source):
+    """Strings compiled during a step are parsed only when one of their words is a name
+    the notebook holds: as Python reads identifiers (NFKC), so `\ufb01` is `fi`."""
+    body = f"import collections\nPoint = collections.namedtuple('Point', 'a b')\nv = eval({source})"
+    kernel.ok("fi = 1")
+    kernel.ok("%%step traced\n" + body)
+    assert served(kernel.ok("%%step traced\n" + body))
+    kernel.ok("fi = 2")
+    line = status(kernel.ok("%%step traced\n" + body))
+    assert "ran" in line and "input fi (read through eval or exec) changed" in line, line
+
+
 def test_a_helper_that_reads_the_namespace_dynamically_is_named(kernel):
     kernel.ok("cfg = 1\ndef pick(n):\n    return globals()[n]")
     r = kernel.ok("%%step dyn\nv = pick('cfg')")

@@ -17,6 +17,8 @@ cached, and says so.
 from __future__ import annotations
 
 import logging
+import re
+import unicodedata
 from collections.abc import Callable
 from typing import Any
 
@@ -27,6 +29,7 @@ from ..objects.identities import Identities
 
 log = logging.getLogger(__name__)
 _MISSING = object()
+_WORD = re.compile(r"\w+")
 
 
 class Trace:
@@ -55,6 +58,8 @@ class Trace:
             self._busy = False
 
     def _note(self, source: str) -> None:
+        if not _mentions(source, self.ns):
+            return
         try:
             reads = analysis.analyse(source).reads
         except (SyntaxError, ValueError):
@@ -86,3 +91,15 @@ class Trace:
             if not same:
                 self.incomplete = f"{name} was read through eval or exec, then changed by it"
         self.objects.clear()  # (the objects stay alive no longer than the step)
+
+
+def _mentions(source: str, ns: dict[str, Any]) -> bool:
+    """Whether a word of `source` is a name `ns` holds: a name the code reads is one of
+    its words (as Python reads identifiers: NFKC-normalised). Libraries compile code
+    from strings by the hundred when they are imported inside a step (namedtuples,
+    dataclasses: 131 strings for pandas), each about 0.3 ms to parse, nearly all
+    mentioning no name of the notebook's."""
+    words = set(_WORD.findall(source))
+    if not source.isascii():
+        words |= {unicodedata.normalize("NFKC", w) for w in words if not w.isascii()}
+    return any(w in ns for w in words)
