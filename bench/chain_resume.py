@@ -25,7 +25,7 @@ from statistics import median
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import BenchKernel, Row, main, private_env, scratch_dir, status_text  # noqa: E402
+from common import BenchKernel, Row, main, notebook_dir, scratch_dir, status_text  # noqa: E402
 
 N = 25_000_000  # 200 MB of float64
 CELLS = [
@@ -46,9 +46,7 @@ def _rss_mb(k: BenchKernel) -> float:
 
 
 def _round(tmp: Path) -> dict[str, float]:
-    env = private_env(tmp)
-    work = tmp / "nb"
-    work.mkdir()
+    work, env = notebook_dir(tmp)
     k = BenchKernel(work, env)
     try:
         k.check("%load_ext resumable_cells")

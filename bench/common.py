@@ -147,6 +147,14 @@ def private_env(tmp: Path) -> dict[str, str]:
     }
 
 
+def notebook_dir(tmp: Path) -> tuple[Path, dict[str, str]]:
+    """A notebook's folder under `tmp`, and the environment of its kernels (the store and
+    key beside it, in `tmp`)."""
+    work = tmp / "nb"
+    work.mkdir()
+    return work, private_env(tmp)
+
+
 def scratch_dir(prefix: str) -> Path:
     """A fresh directory (under BENCH_TMP if set), removed when the process exits unless
     BENCH_KEEP is set: a figure can leave a gigabyte of blobs behind."""

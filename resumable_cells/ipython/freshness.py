@@ -85,9 +85,8 @@ class Watcher:
         self._known: dict[str, str] = {}  # digest a pending name had before it moved
         self.on_change: list[Callable[[], None]] = []  # the sidebar hub, to push rows
         self.run_id = engine.run.id
-        for e in engine.record():
-            if e["status"] in staleness.FINAL:
-                self.watched.update(i["name"] for i in e.get("inputs") or [])
+        # (not from `engine.record()`: a long record would be parsed before the first step)
+        self.watched.update(engine.journal.input_names())
 
     # -- events -------------------------------------------------------------------------
     def on_execution(self, kind: str, payload: Any) -> None:

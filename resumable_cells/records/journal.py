@@ -14,6 +14,14 @@ Reading merges the rows into one dict per execution; an execution that started i
 kernel session that is no longer the current one and never ended is `interrupted`.
 Stores written before the journal was a file keep their rows in `record/{run}/`, a
 diskcache deque: they are read first, never written again.
+
+Beside it, `record/{run}.names` lists the names that finished executions read (one JSON
+string a line), which is all a kernel needs of the record when its first step starts (the
+names it watches for changes, `ipython.freshness`): a resumed run with a long history
+would otherwise parse every row before its first step. Each append touches the file; it
+is trusted only when it is at least as new as the journal, so rows that a kernel
+appended without it (a version before it, a kernel killed between the two writes) make
+the next reader build it again from the rows.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ import diskcache
 from .. import logs
 from ..storage.index import open_cache
 from ..storage.store import Store
+from .staleness import FINAL
 
 log = logging.getLogger(__name__)
 EXECUTION_FIELDS = (
@@ -43,7 +52,12 @@ class Journal:
         record = Path(store_dir) / "record"
         self.path = record / f"{run_id}.jsonl"
         self.legacy = record / run_id  # the diskcache deque of stores before the file
+        self.names_path = record / f"{run_id}.names"
         self._fd: int | None = None
+        self._names_fd: int | None = None
+        # The names file's names, once it was found current; None: not kept (not read
+        # yet, or behind the journal: a reader rebuilds it, appends never touch it).
+        self._names: set[str] | None = None
         self._lock = threading.Lock()
         self._merged: dict[str, dict] | None = None  # in-memory view, kept as rows append
         # The executions this kernel appended, merged, while the view is not read: an
@@ -58,7 +72,77 @@ class Journal:
             if self._fd is None:
                 self._fd = self._open()
             _write_all(self._fd, line.encode())
+            self._note_names(row)
             return _merge(self._merged if self._merged is not None else self._own, row)
+
+    def input_names(self) -> set[str]:
+        """The names that finished executions read: from the names file when it is
+        current (a few hundred bytes), else from every row, and the file written again."""
+        with self._lock:
+            if self._names is None:
+                self._names = self._current_names()
+            if self._names is None:
+                journal_mtime = _mtime_ns(self.path)  # before the rows: a later row shows
+                self._names = set()
+                for row in self.rows():
+                    self._names.update(_names_read_by(row))
+                self._rewrite_names(journal_mtime)
+            return set(self._names)
+
+    def _note_names(self, row: dict) -> None:
+        """After a row: its new names appended, and the file touched (it covers the row)."""
+        if self._names is None:
+            return
+        try:
+            if self._names_fd is None:
+                self._names_fd = os.open(self.names_path, os.O_WRONLY | os.O_APPEND)
+            new = [n for n in dict.fromkeys(_names_read_by(row)) if n not in self._names]
+            if new:
+                _write_all(self._names_fd, "".join(json.dumps(n) + "\n" for n in new).encode())
+                self._names.update(new)
+            os.utime(self._names_fd)
+        except OSError:  # left behind the journal: the next reader builds it again
+            log.debug("the names of %s were not written", self.path, exc_info=True)
+            self._names = None
+
+    def _current_names(self) -> set[str] | None:
+        try:
+            names_mtime = _mtime_ns(self.names_path)
+            if names_mtime is None or names_mtime < (_mtime_ns(self.path) or 0):
+                return None
+            data = self.names_path.read_bytes()
+        except OSError:
+            log.debug("the names of %s could not be read", self.path, exc_info=True)
+            return None
+        names = set()
+        for line in data.split(b"\n"):
+            try:
+                name = json.loads(line) if line.strip() else None
+            except ValueError:  # a line cut short by a kill: the rest still count
+                continue
+            if isinstance(name, str):
+                names.add(name)
+        return names
+
+    def _rewrite_names(self, journal_mtime: int | None) -> None:
+        """Replace the names file whole. Its time is the journal's when the rows were
+        read, so that a row another kernel appended meanwhile makes it behind."""
+        assert self._names is not None
+        tmp = self.names_path.with_name(f"{self.names_path.name}.{os.getpid()}.tmp")
+        try:
+            self.names_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            tmp.write_text("".join(json.dumps(n) + "\n" for n in sorted(self._names)))
+            if journal_mtime is not None:
+                os.utime(tmp, ns=(journal_mtime, journal_mtime))
+            os.replace(tmp, self.names_path)
+        except OSError:  # a read-only store: the rows are read again next time
+            log.debug("the names of %s were not written", self.path, exc_info=True)
+            tmp.unlink(missing_ok=True)
+            self._names = None
+            return
+        if self._names_fd is not None:  # the replaced file's descriptor
+            os.close(self._names_fd)
+            self._names_fd = None
 
     def _open(self) -> int:
         """The journal's descriptor for appending. When the file ends in the middle of
@@ -131,6 +215,10 @@ class Journal:
             if self._fd is not None:
                 os.close(self._fd)
                 self._fd = None
+            if self._names_fd is not None:
+                os.close(self._names_fd)
+                self._names_fd = None
+            self._names = None
             self._merged = None
             self._own = {}
 
@@ -141,6 +229,22 @@ def _row(raw: str | bytes) -> dict | None:
     except (TypeError, ValueError):
         return None  # a damaged row is skipped, never fatal
     return row if isinstance(row, dict) else None
+
+
+def _names_read_by(row: dict) -> list[str]:
+    """The input names of a finished execution's row (none for any other row)."""
+    if row.get("status") not in FINAL or not isinstance(row.get("inputs"), list):
+        return []
+    return [
+        i["name"] for i in row["inputs"] if isinstance(i, dict) and isinstance(i.get("name"), str)
+    ]
+
+
+def _mtime_ns(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_mtime_ns
+    except FileNotFoundError:
+        return None
 
 
 def _write_all(fd: int, data: bytes) -> None:
