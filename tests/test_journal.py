@@ -142,3 +142,17 @@ def test_a_row_appended_while_the_rows_are_read_leaves_the_names_file_behind(jou
         assert again.input_names() == {"x", "meanwhile"}
     finally:
         again.close()
+
+
+def test_a_names_file_that_cannot_be_written_leaves_the_rows_read_each_time(journal, tmp_path):
+    journal.names_path.parent.mkdir(parents=True)
+    journal.names_path.mkdir()  # neither read nor replaced
+    execution(journal, "a", "live", ["x"])
+    assert journal.input_names() == {"x"}
+    execution(journal, "b", "hit", ["y"])  # appends still work: the file is not kept
+    journal.close()
+    again = Journal(tmp_path, "run1")
+    try:
+        assert again.input_names() == {"x", "y"}
+    finally:
+        again.close()

@@ -79,15 +79,17 @@ class Journal:
         """The names that finished executions read: from the names file when it is
         current (a few hundred bytes), else from every row, and the file written again."""
         with self._lock:
-            if self._names is None:
-                self._names = self._current_names()
-            if self._names is None:
-                journal_mtime = _mtime_ns(self.path)  # before the rows: a later row shows
-                self._names = set()
-                for row in self.rows():
-                    self._names.update(_names_read_by(row))
-                self._rewrite_names(journal_mtime)
-            return set(self._names)
+            names = self._names if self._names is not None else self._current_names()
+            if names is not None:
+                self._names = names
+                return set(names)
+            journal_mtime = _mtime_ns(self.path)  # before the rows: a later row shows
+            names = set()
+            for row in self.rows():
+                names.update(_names_read_by(row))
+            self._names = names
+            self._rewrite_names(journal_mtime)  # (not kept when it cannot be written)
+            return set(names)
 
     def _note_names(self, row: dict) -> None:
         """After a row: its new names appended, and the file touched (it covers the row)."""
