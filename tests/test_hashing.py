@@ -174,6 +174,16 @@ def test_dataframe_digest_sees_index_columns_dtypes_and_data():
     assert digest(df.astype({"i": "int32"})) != d
 
 
+def test_a_frame_with_repeated_labels_is_digested_column_by_column_in_order():
+    df = pd.DataFrame([[1, 2, "x"], [3, 4, "y"]], columns=["a", "a", "b"])
+    d = digest(df)
+    assert digest(df.copy()) == d
+    assert digest(df.iloc[:, [1, 0, 2]]) != d  # the two "a" columns swapped
+    changed = df.copy()
+    changed.iloc[0, 1] = 5  # the second "a" only
+    assert digest(changed) != d
+
+
 def test_register_hasher_for_a_custom_type():
     class Client:
         def __init__(self, url):

@@ -179,9 +179,8 @@ def _h_frame(h: Hasher, df: Any, path: str) -> None:
     h.tag(b"D")
     _h_index(h, df.index, f"{path}.index")
     _h_index(h, df.columns, f"{path}.columns")
-    for i in range(df.shape[1]):
-        col = df.iloc[:, i]
-        _column(h, col.array, col.dtype, f"{path}[{df.columns[i]!r}]")
+    for label, col in df.items():  # (a column by position; `iloc` takes three times as long)
+        _column(h, col.array, col.dtype, f"{path}[{label!r}]")
     h.value(dict(df.attrs), f"{path}.attrs")
 
 
@@ -201,8 +200,7 @@ def _whole_frame(h: Hasher, df: Any, path: str) -> Any:
         return None
     regions: list[tuple[int, int]] = []
     dtypes = []
-    for i in range(df.shape[1]):
-        column = df.iloc[:, i]
+    for _, column in df.items():
         region = _column_memory(column)
         if region is None:
             return None
