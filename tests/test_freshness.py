@@ -128,3 +128,28 @@ def test_the_plan_says_the_same_as_the_panel(kernel, tmp_path):
     got = stale(kernel)
     for (step, _), cause in got.items():
         assert re.search(rf"{step}\b.*stale: {re.escape(cause)}", plan), plan
+
+
+def test_the_rows_follow_each_execution_and_a_new_run_or_store(kernel, tmp_path):
+    run_pipeline(kernel)
+    assert {r["step"] for r in sidebar_rows(kernel)} == {"fit", "bootstrap", "evaluate", "report"}
+    kernel.ok("ridge = 10.0", cell_id="p")
+    kernel.ok(PIPELINE[1][1], cell_id="fit1")
+    assert kernel.run("%%step boom\nraise ValueError('no')", cell_id="b").status == "error"
+    kernel.ok("%%step fit\ncoef = ridge * 3", cell_id="fit2")
+    # the rows the kernel keeps as it goes are the rows of the whole record read again
+    assert sidebar_rows(kernel) == kernel.value(
+        f"__import__('resumable_cells').records.staleness.step_rows({ENGINE}.record(), "
+        f"{ENGINE}.staleness())"
+    )
+    rows = {(r["step"], r["cell_id"]): r for r in sidebar_rows(kernel)}
+    assert rows[("fit", "fit1")]["executions"] == 2 and not rows[("fit", "fit1")]["stale"]
+    assert rows[("bootstrap", "boot")]["stale"] and rows[("boom", "b")]["status"] == "error"
+
+    kernel.ok("%step run --new")
+    assert sidebar_rows(kernel) == [] and stale(kernel) == {}
+    kernel.ok(PIPELINE[1][1], cell_id="fit1")
+    assert [(r["step"], r["executions"]) for r in sidebar_rows(kernel)] == [("fit", 1)]
+
+    kernel.ok(f"%step config --dir {tmp_path / 'other'}")
+    assert sidebar_rows(kernel) == []

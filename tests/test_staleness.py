@@ -1,10 +1,15 @@
 """The one staleness function (`resumable_cells.records.staleness`), on records written by hand:
 rows are steps in cells, any later value of an input makes a row stale unless it flows
-from the row itself, and staleness reaches what reads a stale row."""
+from the row itself, and staleness reaches what reads a stale row. A kernel's `Ledger`,
+told of executions and changes as they come, answers as the functions do over the whole
+record."""
 
 from __future__ import annotations
 
-from resumable_cells.records.staleness import Change, causes, step_rows
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from resumable_cells.records.staleness import Change, Ledger, causes, step_rows
 
 T = 1_000.0
 
@@ -137,3 +142,106 @@ def test_a_cause_quotes_prompts_of_this_kernel_session_only():
     # a restart later: In [8] is a prompt of a session that is gone
     later = causes([*execs, refit("k-2")], session="k-3")
     assert later[("evaluate", "e1")] == "coef changed by step fit (earlier session)"
+
+
+# -- the Ledger: the same answers, one execution and change at a time ---------------------
+NAMES = ("x", "y", "z")
+DIGESTS = ("1", "2", None)
+
+
+@st.composite
+def histories(draw):
+    """Executions (equal starts too), each arriving at its start and, most of them, again
+    later with its end; changes arriving in between; and the moment a kernel first asks
+    (the ledger is built from the record then, and told of the rest)."""
+    pairs = st.tuples(st.sampled_from(NAMES), st.sampled_from(DIGESTS))
+    execs = []
+    for i in range(draw(st.integers(0, 14))):
+        status = draw(st.sampled_from(("live", "hit", "effect", "error", "refused", "running")))
+        execs.append({
+            "id": f"e{i}", "session": draw(st.sampled_from(("k-1", "k-2"))),
+            "step": draw(st.sampled_from(("a", "b", "c"))),
+            "cell_id": draw(st.sampled_from((None, "c1", "c2"))),
+            "execution_count": draw(st.sampled_from((None, i + 1))),
+            "status": status, "reason": draw(st.sampled_from((None, "new code"))),
+            "start": float(draw(st.integers(0, 20))), "computed": None, "provenance": None,
+            "duration_s": draw(st.sampled_from((None, 0.5, 2.0))),
+            "saved_s": draw(st.sampled_from((0.0, 0.25, 1.5))) if status == "hit" else 0.0,
+            "inputs": [{"name": n, "digest": d} for n, d in draw(st.lists(pairs, max_size=3))],
+            "outputs": [{"name": n, "digest": d} for n, d in draw(st.lists(pairs, max_size=2))],
+        })  # fmt: skip
+    events: list[tuple[str, object]] = []
+    ends: list[dict] = []  # ran, not yet ended
+    for e in execs:  # (starts out of order too: a clock set back)
+        first = draw(st.sampled_from(("whole", "running", "running", "effect", "hit")))
+        if first == "whole":  # one row, as a hit's
+            events.append(("execution", e))
+        else:  # a start row, or (as the journal allows) one that an end row overrides
+            events.append(("execution", {**e, "status": first, "outputs": [],
+                                         "duration_s": 3.0, "saved_s": 0.75}))  # fmt: skip
+            ends.append(e)
+        while ends and draw(st.booleans()):
+            events.append(("execution", ends.pop(draw(st.integers(0, len(ends) - 1)))))
+        if draw(st.booleans()):
+            name, digest = draw(pairs)
+            t = draw(st.integers(0, 20)) + 0.5 * draw(st.integers(0, 1))
+            events.append(("change", Change(name, digest, t, "In [9]", how="changed")))
+    events += [("execution", e) for e in ends]
+    return events, draw(st.integers(0, len(events)))
+
+
+def record_of(events) -> list[dict]:
+    """What the journal reads: each execution's last state, in start order (stable in
+    the order executions first appeared)."""
+    latest: dict[str, dict] = {}
+    for kind, ev in events:
+        if kind == "execution":
+            latest[ev["id"]] = ev
+    return sorted(latest.values(), key=lambda e: e["start"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(histories())
+def test_a_ledger_told_as_things_happen_answers_as_the_whole_record(history):
+    events, asked = history
+    before, after = events[:asked], events[asked:]
+    changes = [ev for kind, ev in before if kind == "change"]
+    ledger = Ledger(record_of(before), changes, session="k-2")
+    for kind, ev in after:
+        if kind == "execution":
+            ledger.execution(ev)
+        else:
+            ledger.change(ev)
+            changes.append(ev)
+    execs = record_of(events)
+    expected = causes(execs, changes, session="k-2")
+    assert ledger.causes() == expected
+    assert ledger.rows() == step_rows(execs, expected)
+
+
+def test_a_value_read_comes_from_the_last_step_that_bound_it_before():
+    execs = [
+        ex("load", T + 1, reads=[("p", "p1")], binds=[("x", "1")]),
+        ex("other", T + 2, binds=[("x", "2")]),
+        ex("fresh", T + 3, binds=[("x", "1")]),
+        ex("use", T + 4, reads=[("x", "1")]),
+    ]
+    assert causes(execs, [Change("p", "p2", T + 5, "In [6]")]) == {
+        ("load", None): "p changed (In [6])"
+    }
+    assert causes([*execs[:2], execs[3]], [Change("p", "p2", T + 5, "In [6]")]) == {
+        ("load", None): "p changed (In [6])",
+        ("use", None): "x comes from stale step load",
+    }
+
+
+def test_a_ledger_takes_an_execution_again_when_it_ends():
+    ledger = Ledger(session="k")
+    start = {**ex("fit", T + 1, cell="f", reads=[("ridge", "r1")]), "id": "e1", "session": "k"}
+    ledger.execution({**start, "status": "running", "duration_s": None})
+    assert ledger.rows()[0]["status"] == "running" and ledger.causes() == {}
+    ledger.execution({**start, "outputs": [{"name": "coef", "digest": "c1"}]})
+    ledger.change(Change("ridge", "r2", T + 2, "In [4]"))
+    [row] = ledger.rows()
+    assert (row["status"], row["executions"], row["duration_s"]) == ("live", 1, 1.0)
+    assert row["stale_cause"] == "ridge changed (In [4])"

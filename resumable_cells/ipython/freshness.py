@@ -9,8 +9,11 @@ really another one it becomes a `staleness.Change`. Objects that can change with
 being rebound (arrays, frames, lists, functions whose globals changed) are digested again
 only on a deep look: `%step status`, `%step plan`, the sidebar opening or refreshing.
 
-The answer is `staleness.causes` over the record plus these changes, so the sidebar's
-rows and badges, `%step status` and `%step plan` say the same thing.
+The answer is the staleness of the record plus these changes, so the sidebar's rows and
+badges, `%step status` and `%step plan` say the same thing. It comes from a
+`staleness.Ledger` built from the record at the first question and then told of each
+execution and change as it comes: the sidebar asks after every execution, and reading
+a loop's whole record each time would make every step cost its history.
 """
 
 from __future__ import annotations
@@ -82,6 +85,8 @@ class Watcher:
         self.watched: set[str] = set()
         self.pending: dict[str, CellRan] = {}
         self.changes: list[staleness.Change] = []
+        self.ledger: staleness.Ledger | None = None  # built at the first question
+        self._ledger_of: Any = None  # the journal it was built from
         self._known: dict[str, str] = {}  # digest a pending name had before it moved
         self.on_change: list[Callable[[], None]] = []  # the sidebar hub, to push rows
         self.run_id = engine.run.id
@@ -95,7 +100,12 @@ class Watcher:
             self.changes.clear()
             self.pending.clear()
             return
-        if kind != "execution" or payload.get("status") not in staleness.FINAL:
+        if kind != "execution":
+            return
+        if self.ledger is not None and self._ledger_of is self.engine.journal:
+            # (this listener was added before the sidebar's: it answers with this one in)
+            self.ledger.execution(payload)
+        if payload.get("status") not in staleness.FINAL:
             return
         ns = self.engine.ns
         for value in payload.get("inputs") or []:
@@ -173,13 +183,26 @@ class Watcher:
             self._resolve(name, None)
         if deep:
             self._look_deep()
-        return staleness.causes(self.engine.record(), self.changes, self.engine.session)
+        return self._ledger().causes()
 
     def rows(self, deep: bool = False) -> list[dict]:
         stale = self.causes(deep)
-        return staleness.step_rows(self.engine.record(), stale)
+        return self._ledger().rows(stale)
 
     # -- internals ----------------------------------------------------------------------
+    def _ledger(self) -> staleness.Ledger:
+        # Built again for another journal: a new run (`%step run --new`) or another
+        # store (`%step config --dir`) has a record of its own.
+        if self.ledger is None or self._ledger_of is not self.engine.journal:
+            self._ledger_of = self.engine.journal
+            self.ledger = staleness.Ledger(self.engine.record(), self.changes, self.engine.session)
+        return self.ledger
+
+    def _changed(self, change: staleness.Change) -> None:
+        self.changes.append(change)
+        if self.ledger is not None:
+            self.ledger.change(change)
+
     def _resolve(self, name: str, digest: str | None) -> None:
         """Turn a pending rebinding into a Change when the value really differs."""
         pending = self.pending.pop(name)
@@ -191,7 +214,7 @@ class Watcher:
         before = self._known.pop(name, None)
         if digest is not None and digest == before:
             return  # rebound to an equal value (`ridge = 1.0` run again)
-        self.changes.append(
+        self._changed(
             staleness.Change(
                 name, digest, pending.time, pending.where, _reads(self.engine, pending.source), how
             )
@@ -207,9 +230,7 @@ class Watcher:
             digest = self._digest(name)
             if digest != seen.digest:
                 seen.digest = digest
-                self.changes.append(
-                    staleness.Change(name, digest, time.time(), how="changed in place")
-                )
+                self._changed(staleness.Change(name, digest, time.time(), how="changed in place"))
 
     def _digest(self, name: str) -> str | None:
         try:

@@ -11,17 +11,29 @@ input came from a row that is stale (Run All would rebuild it first).
 What a name holds now is known from the record (the values steps bound) and, in a
 kernel, from the `Change`s that `freshness` saw other cells make: a parameter cell
 rebinding `ridge`, a plain cell editing a frame in place.
+
+`causes` and `step_rows` read a whole record. A kernel answers after every execution
+(the sidebar is sent its rows each time), and a loop's record grows to thousands of
+executions: it keeps a `Ledger` instead, which takes each execution and change as it
+comes and answers in time that grows with the rows, not with the history.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import bisect
+import itertools
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import msgspec
 
 FINAL = ("hit", "live", "effect")
 
 RowKey = tuple[str, "str | None"]
+# Where a binder stands in time: comparable, unique. A batch uses its index; a ledger
+# (time, 0 for an execution or 1 for a change, arrival number), so that on equal times
+# an execution comes before a change, as in a batch.
+Pos = Any
 
 
 class Change(msgspec.Struct, frozen=True):
@@ -45,6 +57,11 @@ class _Binder(msgspec.Struct):
     how: str = "changed"
 
 
+# name -> (pos, digest) of each binder that bound it, in time order
+ByName = dict[str, list[tuple[Pos, "str | None"]]]
+Binders = Mapping[Pos, "_Binder"] | list["_Binder"]  # a ledger's by pos, a batch's list
+
+
 def row_key(e: dict) -> RowKey:
     return (e["step"], e.get("cell_id"))
 
@@ -64,10 +81,43 @@ def causes(
     """Stale rows -> why (`ridge changed (In [23])`, `coef changed by step fit (In [24])`,
     `coef comes from stale step fit`); `In [n]` only of the kernel `session` when given."""
     binders, last = _timeline(execs, changes, session)
-    by_name: dict[str, list[tuple[int, str | None]]] = {}
+    by_name: ByName = {}
     for pos, b in enumerate(binders):
         for name, digest in b.binds.items():
             by_name.setdefault(name, []).append((pos, digest))
+    return _stale(binders, by_name, last)
+
+
+def _timeline(execs, changes, session) -> tuple[list[_Binder], dict[RowKey, int]]:
+    events: list[tuple[float, int, int, Any]] = [
+        (e.get("start") or 0.0, 0, i, e) for i, e in enumerate(execs) if e["status"] in FINAL
+    ]
+    events += [(c.time, 1, i, c) for i, c in enumerate(changes)]
+    events.sort(key=lambda ev: ev[:3])
+    binders, last = [], {}
+    for _, _, _, ev in events:
+        if isinstance(ev, Change):
+            binders.append(_change_binder(ev))
+            continue
+        last[row_key(ev)] = len(binders)
+        binders.append(_execution_binder(ev, session))
+    return binders, last
+
+
+def _change_binder(c: Change) -> _Binder:
+    label = "in place" if c.how == "changed in place" else f"({c.where})" if c.where else ""
+    return _Binder(None, label, dict.fromkeys(c.reads), {c.name: c.digest}, c.how)
+
+
+def _execution_binder(e: dict, session: str | None) -> _Binder:
+    at = where(e, session)
+    label = f"by step {e['step']}" + (f" ({at})" if at else "")
+    reads = {i["name"]: i.get("digest") for i in e.get("inputs") or []}
+    binds = {o["name"]: o.get("digest") for o in e.get("outputs") or []}
+    return _Binder(row_key(e), label, reads, binds)
+
+
+def _stale(binders: Binders, by_name: ByName, last: dict[RowKey, Pos]) -> dict[RowKey, str]:
     stale = {}
     for key, pos in last.items():
         cause = _direct(binders, by_name, pos)
@@ -77,42 +127,24 @@ def causes(
     return stale
 
 
-def _timeline(execs, changes, session) -> tuple[list[_Binder], dict[RowKey, int]]:
-    events = [(e.get("start") or 0.0, i, e) for i, e in enumerate(execs) if e["status"] in FINAL]
-    events += [(c.time, len(events) + i, c) for i, c in enumerate(changes)]
-    events.sort(key=lambda ev: (ev[0], ev[1]))
-    binders, last = [], {}
-    for _, _, ev in events:
-        if isinstance(ev, Change):
-            label = (
-                "in place" if ev.how == "changed in place" else f"({ev.where})" if ev.where else ""
-            )
-            reads = dict.fromkeys(ev.reads)
-            binders.append(_Binder(None, label, reads, {ev.name: ev.digest}, ev.how))
-            continue
-        key = row_key(ev)
-        at = where(ev, session)
-        label = f"by step {ev['step']}" + (f" ({at})" if at else "")
-        reads = {i["name"]: i.get("digest") for i in ev.get("inputs") or []}
-        binds = {o["name"]: o.get("digest") for o in ev.get("outputs") or []}
-        last[key] = len(binders)
-        binders.append(_Binder(key, label, reads, binds))
-    return binders, last
+def _first(pair: tuple[Pos, Any]) -> Pos:
+    return pair[0]
 
 
-def _direct(binders: list[_Binder], by_name, pos: int) -> str | None:
+def _direct(binders: Binders, by_name: ByName, pos: Pos) -> str | None:
     """Why the row whose last execution is binders[pos] is stale by itself, or None."""
     mine = binders[pos]
     for name, used in mine.reads.items():
         if used is None:
             continue
-        later = [p for p, _ in by_name.get(name, ()) if p > pos]
+        bound = by_name.get(name, [])
+        later = bound[bisect.bisect_right(bound, pos, key=_first) :]
         if not later:
             continue
-        now = binders[later[-1]]
+        now = binders[later[-1][0]]
         if now.binds[name] == used:
             continue
-        if any(_flows_from(binders[p], mine) for p in later):
+        if any(_flows_from(binders[p], mine) for p, _ in later):
             continue
         verb = "was deleted" if now.how == "deleted" else "changed"
         return f"{name} {verb} {now.label}".rstrip()
@@ -127,13 +159,22 @@ def _flows_from(later: _Binder, mine: _Binder) -> bool:
     return False
 
 
-def _propagate(binders, by_name, last: dict[RowKey, int], stale: dict[RowKey, str]) -> None:
+def _source(by_name: ByName, name: str, used: str, pos: Pos) -> Pos | None:
+    """The last binder before `pos` that bound `name` to the value `used`."""
+    bound = by_name.get(name, [])
+    for i in range(bisect.bisect_left(bound, pos, key=_first) - 1, -1, -1):
+        if bound[i][1] == used:
+            return bound[i][0]
+    return None
+
+
+def _propagate(binders, by_name, last: dict[RowKey, Pos], stale: dict[RowKey, str]) -> None:
     producers: dict[RowKey, list[tuple[str, RowKey]]] = {}
     for key, pos in last.items():
         for name, used in binders[pos].reads.items():
-            before = [p for p, d in by_name.get(name, ()) if p < pos and d == used]
-            if used is not None and before:
-                source = binders[before[-1]].key
+            before = _source(by_name, name, used, pos) if used is not None else None
+            if before is not None:
+                source = binders[before].key
                 if source is not None and source != key:
                     producers.setdefault(key, []).append((name, source))
     changed = True
@@ -154,30 +195,133 @@ def step_rows(execs: list[dict], stale: dict[RowKey, str] | None = None) -> list
     docs/PROTOCOL.md). `saved_s` adds up the time saved by the row's hits in the run."""
     if stale is None:
         stale = causes(execs)
-    rows: dict[RowKey, dict] = {}
-    for e in execs:
+    rows: dict[RowKey, _Row] = {}
+    for i, e in enumerate(execs):
         key = row_key(e)
-        r = rows.get(key)
-        if r is None:
-            r = rows[key] = {
-                "step": e["step"], "cell_id": key[1], "status": None, "duration_s": None,
-                "saved_s": 0.0, "stale": False, "stale_cause": None, "reason": None,
-                "last_start": None, "execution_count": None, "computed": None,
-                "provenance": None, "executions": 0,
-            }  # fmt: skip
-        r["executions"] += 1
-        r["status"] = e["status"]
-        r["last_start"] = e.get("start")
-        r["reason"] = e.get("reason")
-        r["execution_count"] = e.get("execution_count")
-        r["computed"] = e.get("computed")
-        r["provenance"] = e.get("provenance")
-        if e["status"] in ("live", "effect") and e.get("duration_s") is not None:
-            r["duration_s"] = e["duration_s"]
-        if e["status"] == "hit":
-            r["saved_s"] += e.get("saved_s") or 0.0
-    for key, cause in stale.items():
-        if key in rows:
-            rows[key]["stale"] = True
-            rows[key]["stale_cause"] = cause
-    return list(rows.values())
+        if key not in rows:
+            rows[key] = _Row(i)
+        rows[key].take(i, i, e)
+    return [r.shown(key, stale.get(key)) for key, r in rows.items()]
+
+
+class _Row:
+    """What a row shows, folded one execution at a time: how many, the latest (in time
+    order), the latest that ran and was timed, the time its hits saved."""
+
+    __slots__ = ("first", "count", "saved", "latest", "timed", "members")
+
+    def __init__(self, first: Pos):
+        self.first = first
+        self.count = 0
+        self.saved = 0.0
+        self.latest: tuple[Pos, dict] | None = None
+        self.timed: tuple[Pos, dict] | None = None
+        # an update of an execution this row has seen: id -> (pos, the execution)
+        self.members: dict[Any, tuple[Pos, dict]] = {}
+
+    def take(self, ident: Any, pos: Pos, e: dict) -> None:
+        before = self.members.get(ident)
+        self.members[ident] = (pos, e)
+        if before is None:
+            self.count += 1
+            self.first = min(self.first, pos)
+        else:
+            self.saved -= _saved(before[1])
+        self.saved += _saved(e)
+        if self.latest is None or pos >= self.latest[0]:
+            self.latest = (pos, e)
+        if _timed(e):
+            if self.timed is None or pos >= self.timed[0]:
+                self.timed = (pos, e)
+        elif self.timed is not None and self.timed[0] == pos:  # it was, and is no longer
+            timed = [m for m in self.members.values() if _timed(m[1])]
+            self.timed = max(timed, key=_first) if timed else None
+
+    def shown(self, key: RowKey, cause: str | None) -> dict:
+        assert self.latest is not None
+        e = self.latest[1]
+        return {
+            "step": key[0], "cell_id": key[1], "status": e["status"],
+            "duration_s": self.timed[1]["duration_s"] if self.timed is not None else None,
+            "saved_s": self.saved, "stale": cause is not None, "stale_cause": cause,
+            "reason": e.get("reason"), "last_start": e.get("start"),
+            "execution_count": e.get("execution_count"), "computed": e.get("computed"),
+            "provenance": e.get("provenance"), "executions": self.count,
+        }  # fmt: skip
+
+
+def _saved(e: dict) -> float:
+    return (e.get("saved_s") or 0.0) if e["status"] == "hit" else 0.0
+
+
+def _timed(e: dict) -> bool:
+    return e["status"] in ("live", "effect") and e.get("duration_s") is not None
+
+
+class Ledger:
+    """`causes` and `step_rows` of a record that grows: each execution (again when it
+    ends, by its `id`) and each `Change` is taken as it comes, in about time order, and
+    an answer costs the rows, not the history. Equal to the two functions over the same
+    record (`tests/test_staleness.py` holds it to them over random records)."""
+
+    def __init__(
+        self, execs: Iterable[dict] = (), changes: Iterable[Change] = (), session: str | None = None
+    ):
+        self.session = session
+        self._arrivals = itertools.count()
+        self._binders: dict[Pos, _Binder] = {}
+        self._by_name: ByName = {}
+        self._finals: dict[RowKey, list[Pos]] = {}  # a row's finished executions, in order
+        self._seen: dict[str, tuple[int, Pos | None]] = {}  # id -> arrival, its binder
+        self._rows: dict[RowKey, _Row] = {}
+        for e in execs:
+            self.execution(e)
+        for c in changes:
+            self.change(c)
+
+    def execution(self, e: dict) -> None:
+        """An execution started, or ended (the same `id`: it replaces what was taken)."""
+        eid = e.get("id")
+        arrival, bound = self._seen.get(eid, (None, None)) if eid else (None, None)
+        if arrival is None:
+            arrival = next(self._arrivals)
+        if bound is not None:
+            self._unbind(bound)
+        key = row_key(e)
+        pos = (e.get("start") or 0.0, 0, arrival)
+        if e["status"] in FINAL:
+            self._bind(pos, _execution_binder(e, self.session))
+            bisect.insort(self._finals.setdefault(key, []), pos)
+        if eid:
+            self._seen[eid] = (arrival, pos if e["status"] in FINAL else None)
+        row = self._rows.get(key)
+        if row is None:
+            row = self._rows[key] = _Row(pos)
+        row.take(eid if eid else ("arrival", arrival), pos, e)
+
+    def change(self, c: Change) -> None:
+        self._bind((c.time, 1, next(self._arrivals)), _change_binder(c))
+
+    def causes(self) -> dict[RowKey, str]:
+        last = {key: finals[-1] for key, finals in self._finals.items() if finals}
+        return _stale(self._binders, self._by_name, last)
+
+    def rows(self, stale: dict[RowKey, str] | None = None) -> list[dict]:
+        """As `step_rows` over the record taken so far."""
+        if stale is None:
+            stale = self.causes()
+        ordered = sorted(self._rows.items(), key=lambda kr: kr[1].first)
+        return [row.shown(key, stale.get(key)) for key, row in ordered]
+
+    def _bind(self, pos: Pos, binder: _Binder) -> None:
+        self._binders[pos] = binder
+        for name, digest in binder.binds.items():
+            bisect.insort(self._by_name.setdefault(name, []), (pos, digest), key=_first)
+
+    def _unbind(self, pos: Pos) -> None:
+        binder = self._binders.pop(pos)
+        for name in binder.binds:
+            bound = self._by_name[name]
+            del bound[bisect.bisect_left(bound, pos, key=_first)]
+        if binder.key is not None:
+            self._finals[binder.key].remove(pos)
