@@ -206,8 +206,11 @@ class BenchKernel:
         self.kc.start_channels()
         self.kc.wait_for_ready(timeout=120)
 
-    def run(self, code: str, timeout: float = 600) -> tuple[float, list[dict], dict]:
-        """Execute `code`; returns (seconds from send to idle, iopub outputs, reply)."""
+    def run(
+        self, code: str, timeout: float = 600, *, comms: bool = False
+    ) -> tuple[float, list[dict], dict]:
+        """Execute `code`; returns (seconds from send to idle, iopub outputs, reply);
+        `comms`: comm messages the kernel sent during it are outputs too."""
         kc = self.kc
         t0 = time.perf_counter()
         msg_id = kc.execute(code, store_history=True)
@@ -222,7 +225,9 @@ class BenchKernel:
             kind = msg["msg_type"]
             if kind == "status" and msg["content"]["execution_state"] == "idle":
                 break
-            if kind in ("stream", "display_data", "execute_result", "error"):
+            if kind in ("stream", "display_data", "execute_result", "error") or (
+                comms and kind == "comm_msg"
+            ):
                 outputs.append({"type": kind, **msg["content"]})
         dt = time.perf_counter() - t0
         reply = kc.get_shell_msg(timeout=timeout)
