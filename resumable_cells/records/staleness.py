@@ -206,7 +206,7 @@ def step_rows(execs: list[dict], stale: dict[RowKey, str] | None = None) -> list
 
 class _Row:
     """What a row shows, folded one execution at a time: how many, the latest (in time
-    order), the latest that ran and was timed, the time its hits saved."""
+    order), the duration of the latest that ran and was timed, the time its hits saved."""
 
     __slots__ = ("first", "count", "saved", "latest", "timed", "members")
 
@@ -215,34 +215,38 @@ class _Row:
         self.count = 0
         self.saved = 0.0
         self.latest: tuple[Pos, dict] | None = None
-        self.timed: tuple[Pos, dict] | None = None
-        # an update of an execution this row has seen: id -> (pos, the execution)
-        self.members: dict[Any, tuple[Pos, dict]] = {}
+        self.timed: tuple[Pos, float] | None = None
+        # what each execution gave, for when it is taken again (it ended):
+        # id -> (pos, time saved, duration if it ran and was timed); not the execution,
+        # which a long loop's rows would keep thousands of
+        self.members: dict[Any, tuple[Pos, float, float | None]] = {}
 
     def take(self, ident: Any, pos: Pos, e: dict) -> None:
+        saved = _saved(e)
+        timed = e.get("duration_s") if e["status"] in ("live", "effect") else None
         before = self.members.get(ident)
-        self.members[ident] = (pos, e)
+        self.members[ident] = (pos, saved, timed)
         if before is None:
             self.count += 1
             self.first = min(self.first, pos)
         else:
-            self.saved -= _saved(before[1])
-        self.saved += _saved(e)
+            self.saved -= before[1]
+        self.saved += saved
         if self.latest is None or pos >= self.latest[0]:
             self.latest = (pos, e)
-        if _timed(e):
+        if timed is not None:
             if self.timed is None or pos >= self.timed[0]:
-                self.timed = (pos, e)
+                self.timed = (pos, timed)
         elif self.timed is not None and self.timed[0] == pos:  # it was, and is no longer
-            timed = [m for m in self.members.values() if _timed(m[1])]
-            self.timed = max(timed, key=_first) if timed else None
+            ran = [(p, d) for p, _, d in self.members.values() if d is not None]
+            self.timed = max(ran, key=_first) if ran else None
 
     def shown(self, key: RowKey, cause: str | None) -> dict:
         assert self.latest is not None
         e = self.latest[1]
         return {
             "step": key[0], "cell_id": key[1], "status": e["status"],
-            "duration_s": self.timed[1]["duration_s"] if self.timed is not None else None,
+            "duration_s": self.timed[1] if self.timed is not None else None,
             "saved_s": self.saved, "stale": cause is not None, "stale_cause": cause,
             "reason": e.get("reason"), "last_start": e.get("start"),
             "execution_count": e.get("execution_count"), "computed": e.get("computed"),
@@ -252,10 +256,6 @@ class _Row:
 
 def _saved(e: dict) -> float:
     return (e.get("saved_s") or 0.0) if e["status"] == "hit" else 0.0
-
-
-def _timed(e: dict) -> bool:
-    return e["status"] in ("live", "effect") and e.get("duration_s") is not None
 
 
 class Ledger:
