@@ -240,3 +240,81 @@ def test_a_quantity_digests_with_its_unit():
     u = pytest.importorskip("astropy.units")
     assert digest([1.0, 2.0] * u.m) != digest([1.0, 2.0] * u.cm)
     assert digest([1.0, 2.0] * u.m) == digest([1.0, 2.0] * u.m)
+
+
+# -- instances of plain classes: the first writes the class's bytes, the rest reuse them --
+class _Plain:
+    pass
+
+
+class _Other:
+    pass
+
+
+def _no_reuse(monkeypatch) -> None:
+    """Digest every instance by its class's whole route (as before the reuse)."""
+    from resumable_cells.hashing import memo
+
+    class Forgetful(dict):
+        def __setitem__(self, key, value):
+            pass
+
+    init = memo.Shared.__init__
+
+    def forgetting(self, main_ns):
+        init(self, main_ns)
+        self.plain = Forgetful()
+
+    monkeypatch.setattr(memo.Shared, "__init__", forgetting)
+
+
+@st.composite
+def object_graphs(draw):
+    """Instances of two plain classes (one the notebook's, hashed by code) holding
+    atoms, lists and each other: shared members, repeats and cycles included."""
+    ns: dict = {"__name__": "__main__"}
+    exec("class Note:\n    def total(self):\n        return 1\n", ns)
+    kinds = [_Plain, _Other, ns["Note"]]
+    made = []
+    for _ in range(draw(st.integers(1, 12))):
+        obj = draw(st.sampled_from(kinds))()
+        for attr in draw(st.lists(st.sampled_from("abcd"), max_size=3, unique=True)):
+            choice = draw(st.integers(0, 3))
+            if choice == 0 or not made:
+                setattr(obj, attr, draw(atoms))
+            elif choice == 1:
+                setattr(obj, attr, draw(st.sampled_from(made)))  # shared, or a cycle later
+            elif choice == 2:
+                setattr(obj, attr, [draw(atoms), draw(st.sampled_from(made))])
+            else:
+                setattr(obj, attr, [draw(atoms), draw(atoms)])
+        made.append(obj)
+    if draw(st.booleans()) and len(made) > 1:
+        made[0].back = made[-1]  # a cycle through the first
+    order = draw(st.lists(st.sampled_from(made), min_size=1, max_size=20))
+    return order, ns
+
+
+@settings(max_examples=300, deadline=None)
+@given(object_graphs())
+def test_reusing_a_plain_class_s_bytes_leaves_every_digest_as_it_was(graph):
+    order, ns = graph
+    reused = digest(order, main_ns=ns)
+    with pytest.MonkeyPatch.context() as mp:
+        _no_reuse(mp)
+        assert digest(order, main_ns=ns) == reused
+
+
+def test_a_change_in_one_of_many_records_shows_after_the_reuse():
+    records = []
+    for i in range(50):
+        r = _Plain()
+        r.name, r.tags = f"r{i}", [i, "x"]
+        records.append(r)
+    before = digest(records)
+    records[37].tags[1] = "y"
+    assert digest(records) != before
+    records[37].tags[1] = "x"
+    assert digest(records) == before
+    records[37].__class__ = _Other  # same state, another class
+    assert digest(records) != before

@@ -212,6 +212,11 @@ class Hasher:
             self.integer(first)
             return
         memo.seen[id(v)] = (memo.count(), v)
+        prefix = self.shared.plain.get(t)
+        if prefix is not None:  # (what `_object` and `objects.encode` wrote for the first)
+            self._h.update(prefix)
+            self.mapping_body(v.__dict__, path, attributes=True)
+            return
         self._compound(v, t, path)
 
     def _compound(self, v: Any, t: type, path: str) -> None:
@@ -248,6 +253,10 @@ class Hasher:
         attributes were set in is not the value, and a restore may set them in
         another)."""
         self.tag(tag)
+        self.mapping_body(v, path, attributes, by_name)
+
+    def mapping_body(self, v, path: str, attributes: bool = False, by_name=False) -> None:
+        """`mapping` after its tag."""
         self.integer(len(v))
         if by_name and all(type(k) is str for k in v):
             v = dict(sorted(v.items()))
@@ -325,6 +334,9 @@ class Hasher:
         if notebook:
             self._h.update(self.callable(t))  # a notebook class: by code
         objects.encode(self, v, t, path)
+        if objects.plain_class(t) and (not notebook or id(t) in self.shared.callables):
+            # (`objects.encode` wrote b"Nd" before the __dict__: see `mapping_body`)
+            self.shared.plain[t] = header + (self.callable(t) if notebook else b"") + b"Nd"
 
     def callable(self, obj: Any) -> bytes:
         """The digest of a function or class (`code`), computed once per digest."""
