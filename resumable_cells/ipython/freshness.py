@@ -85,8 +85,8 @@ class Watcher:
         self.watched: set[str] = set()
         self.pending: dict[str, CellRan] = {}
         self.changes: list[staleness.Change] = []
-        self.ledger: staleness.Ledger | None = None  # built at the first question
-        self._ledger_of: Any = None  # the journal it was built from
+        # (the journal it was built from, the ledger): built at the first question
+        self._built: tuple[Any, staleness.Ledger] | None = None
         self._known: dict[str, str] = {}  # digest a pending name had before it moved
         self.on_change: list[Callable[[], None]] = []  # the sidebar hub, to push rows
         self.run_id = engine.run.id
@@ -102,9 +102,10 @@ class Watcher:
             return
         if kind != "execution":
             return
-        if self.ledger is not None and self._ledger_of is self.engine.journal:
+        ledger = self._kept()
+        if ledger is not None:
             # (this listener was added before the sidebar's: it answers with this one in)
-            self.ledger.execution(payload)
+            ledger.execution(payload)
         if payload.get("status") not in staleness.FINAL:
             return
         ns = self.engine.ns
@@ -190,18 +191,24 @@ class Watcher:
         return self._ledger().rows(stale)
 
     # -- internals ----------------------------------------------------------------------
+    def _kept(self) -> staleness.Ledger | None:
+        """The ledger, when it was built from the engine's journal now: a new run (`%step
+        run --new`) or another store (`%step config --dir`) has a record of its own."""
+        built = self._built
+        return built[1] if built is not None and built[0] is self.engine.journal else None
+
     def _ledger(self) -> staleness.Ledger:
-        # Built again for another journal: a new run (`%step run --new`) or another
-        # store (`%step config --dir`) has a record of its own.
-        if self.ledger is None or self._ledger_of is not self.engine.journal:
-            self._ledger_of = self.engine.journal
-            self.ledger = staleness.Ledger(self.engine.record(), self.changes, self.engine.session)
-        return self.ledger
+        ledger = self._kept()
+        if ledger is None:
+            ledger = staleness.Ledger(self.engine.record(), self.changes, self.engine.session)
+            self._built = (self.engine.journal, ledger)
+        return ledger
 
     def _changed(self, change: staleness.Change) -> None:
         self.changes.append(change)
-        if self.ledger is not None:
-            self.ledger.change(change)
+        ledger = self._kept()
+        if ledger is not None:
+            ledger.change(change)
 
     def _resolve(self, name: str, digest: str | None) -> None:
         """Turn a pending rebinding into a Change when the value really differs."""
