@@ -185,6 +185,14 @@ def test_attribute_chains_read_and_assigned_are_collected():
     assert inner.chains == (("cfg", "Y"),)
 
 
+def test_chains_whose_items_the_top_level_assigns_or_deletes_are_collected():
+    info = analyse(
+        "mimetypes.types_map['.x'] = 'a'\ndel os.environ['K']\ntable[k] += 1\n"
+        "v = cfg.items['k']\nrows[0][1] = 2\ndef f():\n    mod.d['k'] = 1"
+    )
+    assert info.item_writes == (("mimetypes", "types_map"), ("os", "environ"), ("table",))
+
+
 def test_the_namespace_read_by_a_literal_name_is_a_read():
     info = analyse("a = globals()['cfg']\nb = globals().get('other', 0)\nc = eval('x + y')")
     assert info.reads == ("cfg", "other", "x", "y")

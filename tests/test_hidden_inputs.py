@@ -136,6 +136,47 @@ def test_a_step_that_changes_an_attribute_of_an_installed_module_is_not_cached(k
     assert "ran" in status(kernel.ok(cell))
 
 
+@pytest.mark.parametrize(
+    ("setup", "body", "named"),
+    [
+        ("import mimetypes", "mimetypes.types_map['.rcz'] = 'x/rc'", "mimetypes.types_map"),
+        (
+            "",
+            "import mimetypes\nmimetypes.types_map.setdefault('.rcd', 'x')\n"
+            "del mimetypes.types_map['.rcd']",
+            "mimetypes.types_map",
+        ),
+        ("", "from mimetypes import types_map\ntypes_map['.rcz'] = 'x/rc'", "types_map"),
+    ],
+    ids=["item-of-module-attribute", "deleted-item", "item-of-imported-object"],
+)
+def test_a_step_that_changes_an_installed_module_s_object_in_place_is_not_cached(
+    kernel, setup, body, named
+):
+    # A hit binds the names and sets the process state again: the library's object
+    # would keep the state it has in the serving kernel, not the one the live run left.
+    if setup:
+        kernel.ok(setup)
+    cell = f"%%step table\n{body}\nx = 1"
+    r = kernel.ok(cell)
+    assert "not cached" in r.stderr and named in r.stderr and "--effect" in r.stderr
+    assert "ran" in status(kernel.ok(cell))
+
+
+def test_reading_an_installed_module_s_object_or_changing_a_notebook_value_stays_cached(kernel):
+    kernel.ok("import mimetypes\ntable = {}")
+    cells = [
+        "%%step reads\nkind = mimetypes.types_map['.txt']",
+        "%%step own\ntable['.rcz'] = kind",
+    ]
+    for cell in cells:
+        assert "ran" in status(kernel.ok(cell))
+    restart(kernel, "import mimetypes\ntable = {}")
+    for cell in cells:
+        assert served(kernel.ok(cell))
+    assert kernel.value("table") == {".rcz": "text/plain"}
+
+
 # -- globals of the functions a step reaches -------------------------------------------
 HELPER = "log = []\ndef record(x):\n    log.append(x)\n    return len(log)"
 

@@ -45,6 +45,14 @@ from replay import replay
         ),
         (["%%step path\nimport sys\nsys.path.insert(0, 'src-extra')"], "__import__('sys').path[0]"),
         (
+            ["%%step front\nimport sys\nsys.path[:0] = ['src-front']"],
+            "__import__('sys').path[0]",
+        ),
+        (
+            ["import os\nos.environ['RC_GONE'] = '1'", "%%step unset\ndel os.environ['RC_GONE']"],
+            "'RC_GONE' in __import__('os').environ",
+        ),
+        (
             [
                 "import os\nos.makedirs('sub', exist_ok=True)",
                 "%%step into\nimport os\nos.chdir('sub')",
@@ -68,6 +76,8 @@ from replay import replay
         "seterr",
         "filters",
         "sys.path",
+        "sys.path-item",
+        "environ-deleted-item",
         "cwd",
         "interactivity",
     ],
@@ -77,15 +87,27 @@ def test_process_state_a_step_changes_is_set_again_on_a_hit(kernel, cells, probe
     assert live == again
 
 
-def test_a_matplotlib_style_is_set_again_on_a_hit(kernel):
+@pytest.mark.parametrize(
+    ("step", "probe", "shown"),
+    [
+        (
+            "plt.style.use('ggplot')",
+            "(plt.rcParams['axes.facecolor'], plt.rcParams['axes.grid'])",
+            "('#E5E5E5', True)",
+        ),
+        # An item assigned in an object the process state watches is set again, not
+        # refused as a change to an installed module's object.
+        ("plt.rcParams['lines.linewidth'] = 3.5", "plt.rcParams['lines.linewidth']", "3.5"),
+    ],
+    ids=["style", "item"],
+)
+def test_a_matplotlib_style_or_setting_is_set_again_on_a_hit(kernel, step, probe, shown):
     cells = [
         "import matplotlib\nmatplotlib.use('agg')\nimport matplotlib.pyplot as plt",
-        "%%step style\nplt.style.use('ggplot')",
+        f"%%step style\n{step}",
     ]
-    live, again = replay(
-        kernel, cells, "(plt.rcParams['axes.facecolor'], plt.rcParams['axes.grid'])"
-    )
-    assert live == again == "('#E5E5E5', True)\n"
+    live, again = replay(kernel, cells, probe)
+    assert live == again == shown + "\n"
 
 
 REGISTER = (

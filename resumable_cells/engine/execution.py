@@ -485,6 +485,7 @@ class Execution:
             effects = findings.effects + admit.attributes_changed(
                 engine.ns, self.known_key, inputs_before
             )
+            effects += admit.library_objects_changed(engine.ns, self.info)
             watched = admit.Watched(digests, changed.inputs, effects, inputs_before, state)
             kept = admit.admit(engine, live, watched)
             rec.outputs, note = kept.outputs, kept.note

@@ -37,6 +37,8 @@ class CellInfo(msgspec.Struct, frozen=True):
     code_hash: str = ""
     chains: tuple[tuple[str, ...], ...] = ()  # attribute chains read: ("settings", "X")
     attr_writes: tuple[tuple[str, ...], ...] = ()  # attribute chains assigned or deleted
+    # chains whose items the cell's top level assigns or deletes: ("os", "environ")
+    item_writes: tuple[tuple[str, ...], ...] = ()
     dynamic: tuple[str, ...] = ()  # reads of the namespace that cannot be resolved
 
     def default_name(self) -> str:
@@ -63,6 +65,7 @@ def analyse(transformed_source: str) -> CellInfo:
         code_hash=xxhash.xxh3_128_hexdigest(normalised.encode()),
         chains=tuple(dict.fromkeys(walker.chains)),
         attr_writes=tuple(dict.fromkeys(walker.attr_writes)),
+        item_writes=tuple(dict.fromkeys(walker.item_writes)),
         dynamic=tuple(dict.fromkeys(walker.dynamic)),
     )
 
@@ -81,6 +84,7 @@ class _Walker:
         self.star_imports: list[str] = []
         self.chains: list[tuple[str, ...]] = []
         self.attr_writes: list[tuple[str, ...]] = []
+        self.item_writes: list[tuple[str, ...]] = []
         self.dynamic: list[str] = []
 
     # -- names -----------------------------------------------------------------------

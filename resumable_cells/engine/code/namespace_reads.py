@@ -20,7 +20,7 @@ _SHELL_NAMESPACES = frozenset({"user_ns", "user_global_ns"})
 
 class NamespaceReads:
     """Visitor methods for those reads; the visitor has `w` (the cell's walker, which
-    collects `reads`, `chains`, `attr_writes`, `dynamic` and `calls`) and `local` (the
+    collects `reads`, `chains`, `attr_writes`, `item_writes`, `dynamic` and `calls`) and `local` (the
     names local to the enclosing function, or None at the top level)."""
 
     w: Any
@@ -61,6 +61,10 @@ class NamespaceReads:
         self.generic_visit(node)
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
+        if not isinstance(node.ctx, ast.Load) and self.local is None:
+            chain = dotted(node.value)  # `mimetypes.types_map[k] = v`, `del os.environ[k]`
+            if chain:
+                self.w.item_writes.append(chain)
         if not self._namespace(node.value):
             self.generic_visit(node)
             return

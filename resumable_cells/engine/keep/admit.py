@@ -13,15 +13,18 @@ error of the cell: the step has already run.
 from __future__ import annotations
 
 import logging
+import sys
+from types import ModuleType
 from typing import Any
 
 import msgspec
 
 from ...errors import KeyComponentError, Unfaithful, Unhashable, Unstorable
-from ...hashing import reach
+from ...hashing import reach, sources
 from ...hashing.key import Key
 from ...storage.deferred import Batch
 from ...storage.entries import Entry
+from ..code.analysis import CellInfo
 from ..kernel import Engine
 from ..state import module_attrs, process_state
 from . import advice, build, sharing
@@ -45,6 +48,51 @@ def attributes_changed(
         for label in changed
         if not module_attrs.watched(before, *attributes[label].home())
     ]
+
+
+def library_objects_changed(ns: dict[str, Any], info: CellInfo) -> list[str]:
+    """Objects of installed modules whose items the cell's own top level assigns or
+    deletes, as effects: a hit binds names and sets the process state again, it would
+    not change `mimetypes.types_map` (`mimetypes.types_map[k] = v`, or `from mimetypes
+    import types_map` then `types_map[k] = v`). The objects the process state records
+    are replayed (`os.environ`, `sys.path`, matplotlib's rcParams), and a notebook
+    module's are among its attributes (`module_attrs`)."""
+    out = []
+    for chain in info.item_writes:
+        held = _library_object(ns, info.imports, chain)
+        if held is not None and not process_state.replays_items_of(held[1]):
+            label = ".".join(chain)
+            out.append(f"changed {label}, an object of the installed module {held[0]}, in place")
+    return out
+
+
+def _library_object(
+    ns: dict[str, Any], imports: dict[str, str], chain: tuple[str, ...]
+) -> tuple[str, Any] | None:
+    """(module, object) when `chain` leads to an object an installed module holds (not
+    a module): from a module bound in `ns`, or from a name the cell imported from one."""
+    root = ns.get(chain[0], _MISSING)
+    if isinstance(root, ModuleType):
+        owner = root.__name__
+        if len(chain) < 2:
+            return None
+    else:
+        owner, _, attr = imports.get(chain[0], "").rpartition(".")
+        loaded = sys.modules.get(owner) if owner else None
+        if loaded is None or vars(loaded).get(attr, _MISSING) is not root:
+            return None
+    if sources.is_local_module(owner):
+        return None
+    obj = root
+    for attr in chain[1:]:  # as the module holds them (no `__getattr__`, no property)
+        try:
+            obj = vars(obj)[attr]
+        except (KeyError, TypeError):
+            return None
+    return None if isinstance(obj, ModuleType) else (owner, obj)
+
+
+_MISSING = object()
 
 
 class Watched(msgspec.Struct):

@@ -331,6 +331,16 @@ def _pd_put(change: dict[str, Any]) -> None:
             pd.set_option(k, v)
 
 
+def replayed_objects() -> list[Any]:
+    """The objects whose contents the parts below record and set again, so that a step
+    assigning their items (`os.environ[k] = v`, `plt.rcParams[k] = v`) is replayed."""
+    held: list[Any] = [os.environ, sys.path, warnings.filters]
+    matplotlib = sys.modules.get("matplotlib")
+    if matplotlib is not None and hasattr(matplotlib, "rcParams"):
+        held.append(_rc())
+    return held
+
+
 BUILTIN: list[State] = [
     State("cwd", os.getcwd, lambda rel: os.chdir(rel), change=_cwd_change),
     State("sys.path", lambda: list(sys.path), _path_put, change=seq_change),

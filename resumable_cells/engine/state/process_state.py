@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import Unfaithful
 from ...storage import serialize
-from .parts import BUILTIN, State
+from .parts import BUILTIN, State, replayed_objects
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -76,6 +76,13 @@ def register_state(name: str, get: Callable[[], Any], set: Callable[[Any], None]
             del _STATES[i]
             break
     _STATES.append(State(name, get, set))
+
+
+def replays_items_of(obj: Any) -> bool:
+    """Whether a change to the items of `obj` is recorded and set again on a hit: it is
+    one of the objects the built-in parts watch (`os.environ`, `sys.path`, the warning
+    filters, matplotlib's rcParams)."""
+    return any(obj is held for held in replayed_objects())
 
 
 def _watched() -> list[State]:
