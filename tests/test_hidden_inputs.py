@@ -147,8 +147,16 @@ def test_a_step_that_changes_an_attribute_of_an_installed_module_is_not_cached(k
             "mimetypes.types_map",
         ),
         ("", "from mimetypes import types_map\ntypes_map['.rcz'] = 'x/rc'", "types_map"),
+        ("", "import string\nstring.Template.rc_flag = 1", "string.Template.rc_flag"),
+        ("", "from string import Template\nTemplate.rc_other = 1", "Template.rc_other"),
     ],
-    ids=["item-of-module-attribute", "deleted-item", "item-of-imported-object"],
+    ids=[
+        "item-of-module-attribute",
+        "deleted-item",
+        "item-of-imported-object",
+        "attribute-of-a-library-class",
+        "attribute-of-an-imported-class",
+    ],
 )
 def test_a_step_that_changes_an_installed_module_s_object_in_place_is_not_cached(
     kernel, setup, body, named

@@ -51,18 +51,27 @@ def attributes_changed(
 
 
 def library_objects_changed(ns: dict[str, Any], info: CellInfo) -> list[str]:
-    """Objects of installed modules whose items the cell's own top level assigns or
-    deletes, as effects: a hit binds names and sets the process state again, it would
-    not change `mimetypes.types_map` (`mimetypes.types_map[k] = v`, or `from mimetypes
-    import types_map` then `types_map[k] = v`). The objects the process state records
-    are replayed (`os.environ`, `sys.path`, matplotlib's rcParams), and a notebook
-    module's are among its attributes (`module_attrs`)."""
+    """Objects of installed modules that the cell's own top level changes in place, as
+    effects: an item assigned or deleted (`mimetypes.types_map[k] = v`, or `from
+    mimetypes import types_map` then `types_map[k] = v`), an attribute set on one of
+    their objects (`string.Template.x = 1`, `logging.root.x = 1`). A hit binds names and
+    sets the process state again: it would leave the library's object as the serving
+    kernel has it. What the process state records is set again and is no effect
+    (`os.environ[k] = v`, `plt.rcParams[k] = v`, `InteractiveShell.ast_node_interactivity
+    = "all"`); an attribute set on a module is `attributes_changed`'s, and a notebook
+    module's objects are its attributes (`module_attrs`)."""
     out = []
-    for chain in info.item_writes:
+    changes: list[tuple[tuple[str, ...], str | None]] = [(c, None) for c in info.item_writes]
+    changes += [(chain[:-1], chain[-1]) for chain in info.attr_writes if len(chain) > 1]
+    for chain, attr in changes:
         held = _library_object(ns, info.imports, chain)
-        if held is not None and not process_state.replays_items_of(held[1]):
-            label = ".".join(chain)
-            out.append(f"changed {label}, an object of the installed module {held[0]}, in place")
+        if held is None or process_state.replays(held[1], attr):
+            continue
+        module, label = held[0], ".".join(chain)
+        if attr is None:
+            out.append(f"changed an item of {label}, which the installed module {module} holds")
+        else:
+            out.append(f"changed {label}.{attr}, on an object the installed module {module} holds")
     return out
 
 

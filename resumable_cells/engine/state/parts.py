@@ -341,6 +341,16 @@ def replayed_objects() -> list[Any]:
     return held
 
 
+def replayed_attributes() -> list[tuple[Any, str]]:
+    """(object, attribute) pairs the parts below read through the object they are set
+    on: `InteractiveShell.ast_node_interactivity = "all"`, on the shell's class or one of
+    its bases, is what `ipython.interactivity` records."""
+    shell = get_ipython()
+    if shell is None:
+        return []
+    return [(cls, "ast_node_interactivity") for cls in type(shell).__mro__]
+
+
 BUILTIN: list[State] = [
     State("cwd", os.getcwd, lambda rel: os.chdir(rel), change=_cwd_change),
     State("sys.path", lambda: list(sys.path), _path_put, change=seq_change),

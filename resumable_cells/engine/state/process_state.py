@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import Unfaithful
 from ...storage import serialize
-from .parts import BUILTIN, State, replayed_objects
+from .parts import BUILTIN, State, replayed_attributes, replayed_objects
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -78,11 +78,14 @@ def register_state(name: str, get: Callable[[], Any], set: Callable[[Any], None]
     _STATES.append(State(name, get, set))
 
 
-def replays_items_of(obj: Any) -> bool:
-    """Whether a change to the items of `obj` is recorded and set again on a hit: it is
-    one of the objects the built-in parts watch (`os.environ`, `sys.path`, the warning
-    filters, matplotlib's rcParams)."""
-    return any(obj is held for held in replayed_objects())
+def replays(obj: Any, attr: str | None = None) -> bool:
+    """Whether a change to the items of `obj` (`attr` None), or to its attribute `attr`,
+    is recorded and set again on a hit: `obj` is one of the objects the built-in parts
+    watch whole (`os.environ`, `sys.path`, the warning filters, matplotlib's rcParams),
+    or the attribute one they read (IPython's `ast_node_interactivity`)."""
+    if attr is None:
+        return any(obj is held for held in replayed_objects())
+    return any(obj is owner and attr == name for owner, name in replayed_attributes())
 
 
 def _watched() -> list[State]:
