@@ -187,18 +187,42 @@ def test_a_notebook_subclass_of_a_library_class_is_served_by_value(kernel):
     assert kernel.value(fresh) == (1, 3)
 
 
-def test_names_a_star_import_binds_are_served_as_the_modules_attributes(kernel):
-    # `from sympy import *` binds `test`, an object of a class made inside a function,
-    # which pickle cannot find by name: it is stored as the attribute `sympy.test`.
-    cell = "%%step star\nfrom sympy import *\nx = symbols('x')"
+@pytest.mark.parametrize(
+    ("before", "body", "probe", "printed"),
+    [
+        # `from sympy import *` binds `test`, an object of a class made inside a
+        # function, which pickle cannot find by name: stored as the attribute `sympy.test`.
+        (
+            "",
+            "from sympy import *\nx = symbols('x')",
+            "import sympy\nprint(test is sympy.test, pi is sympy.pi, str(x + pi))",
+            "True True x + pi",
+        ),
+        # Bound again as those very objects (a dict too, which pickle would copy): not
+        # walked for what they share, so a name the step does not read may hold one.
+        (
+            "import json.decoder\nknown = json.decoder.BACKSLASH",
+            "from numpy.random import *\nfrom json.decoder import BACKSLASH",
+            "import numpy, json.decoder\nprint(rand is numpy.random.rand and seed is "
+            "numpy.random.seed, BACKSLASH is json.decoder.BACKSLASH)",
+            "True True",
+        ),
+    ],
+    ids=["sympy", "shared-and-held"],
+)
+def test_names_imported_from_a_module_are_served_as_its_attributes(
+    kernel, before, body, probe, printed
+):
+    if before:
+        kernel.ok(before)
+    cell = f"%%step star\n{body}"
     first = kernel.ok(cell)
     assert "not cached" not in " ".join(first.status_lines()), first.status_lines()
     kernel.restart()
     kernel.ok("%load_ext resumable_cells")
     again = kernel.ok(cell)
     assert "served from cache" in again.status_lines()[0], again.status_lines()
-    probe = "import sympy\nprint(test is sympy.test, pi is sympy.pi, str(x + pi))"
-    assert kernel.ok(probe).stdout == "True True x + pi\n"
+    assert kernel.ok(probe).stdout == printed + "\n"
 
 
 # -- keys that verify what a step read dynamically ------------------------------------------

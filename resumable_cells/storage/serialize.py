@@ -67,6 +67,16 @@ def imported(value: Any) -> bool:
     return ref is not None and ref[0] is value
 
 
+class _Attribute:
+    """Pickles as the attribute `attr` of the module `module`: loading it reads it."""
+
+    def __init__(self, module: str, attr: str) -> None:
+        self.module, self.attr = module, attr
+
+    def __reduce__(self) -> tuple[Any, tuple[str, str]]:
+        return _import_attribute, (self.module, self.attr)
+
+
 def _import_attribute(module: str, attr: str) -> Any:
     loaded = importlib.import_module(module)
     try:
@@ -82,6 +92,9 @@ def dumps(
     `persistent_id(obj)` may return an id to write instead of `obj` (None: pickle it)."""
     buffers: list[pickle.PickleBuffer] = []
     out = io.BytesIO()
+    if _IMPORTED and imported(value):
+        # (pickle never asks `reducer_override` about an exact dict, list or tuple)
+        value = _Attribute(*_IMPORTED[id(value)][1:])
     pickler = _Pickler(out, buffers.append, top=value)
     if persistent_id is not None:
         # an instance may set its own (pickle's documented way); typeshed types a method

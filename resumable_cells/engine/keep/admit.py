@@ -133,11 +133,15 @@ def admit(engine: Engine, live: LiveRun, watched: Watched) -> Admitted:
         pre = watched.inputs_before
         if pre is None:
             raise RuntimeError("a pure step's inputs were not walked before it ran")
-        plan = sharing.analyse(pre, engine.ns, live.bound, watched.changed_inputs, engine.hidden)
+        refs = build.imported(live, engine.ns)
+        by_reference = [n for n in live.bound if id(engine.ns.get(n)) in refs]
+        plan = sharing.analyse(
+            pre, engine.ns, live.bound, watched.changed_inputs, engine.hidden, by_reference
+        )
         recorded = process_state.changes(watched.state)
         later = Batch()
         built = build.build(
-            live, engine.store, digests, engine.display_bundle, plan, recorded, later
+            live, engine.store, digests, engine.display_bundle, plan, recorded, later, refs
         )
     except Unfaithful as err:
         note = f"not cached: {err.name}: {err.why}. To cache it, {err.way_out}"

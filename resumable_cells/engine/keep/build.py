@@ -72,6 +72,7 @@ def build(
     plan: StoragePlan | None = None,
     state: list[Any] | None = None,
     later: Batch | None = None,
+    refs: dict[int, tuple[Any, str, str]] | None = None,
 ) -> Entry:
     """Store the run's values and return its entry (not yet put under its key). Raises
     Unstorable, Unhashable, KeyComponentError, Unfaithful, or the store's errors.
@@ -79,8 +80,9 @@ def build(
     value; `plan` says how names are stored (all alone without one); `state` is the
     process state the step changed (`process_state.changes`); `later` takes the values
     left to write behind (none without one). A value the step imported from an
-    installed module is stored as that module's attribute."""
-    with serialize.importing(imported(run, digests.ns)):
+    installed module is stored as that module's attribute (`refs`, when the caller
+    found them already: `imported`)."""
+    with serialize.importing(imported(run, digests.ns) if refs is None else refs):
         return _build(run, Keeping(store, later), digests, display, plan, state)
 
 

@@ -48,7 +48,7 @@ from __future__ import annotations
 import logging
 import weakref
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any
 
 import msgspec
@@ -110,11 +110,15 @@ def analyse(
     bound: list[str],
     changed: dict[str, Any],
     hidden: dict[str, Any],
+    by_reference: Collection[str] = (),
 ) -> StoragePlan:
     """StoragePlan the entry of a live run that bound `bound` and changed the input objects
-    `changed` (`changes.of_run`). Raises Unfaithful."""
+    `changed` (`changes.of_run`). Raises Unfaithful. `by_reference`: bound names stored
+    as the attributes of installed modules they are (`from sympy import *`): a hit binds
+    those very objects, so they are stored alone and not walked (a star import binds
+    hundreds, whose objects share parts: numpy's `rand` and `seed` one generator)."""
     old = pre.graph
-    kept = [n for n in bound if not _changed_itself(n, ns, pre, changed)]
+    kept = [n for n in bound if n not in by_reference and not _changed_itself(n, ns, pre, changed)]
     post = objgraph.Graph(ns, old.limit)
     post.old = old.nodes
     post.open = {oid for oid, root in old.root.items() if root in changed}
@@ -129,6 +133,7 @@ def analyse(
     if not post.nodes:  # only atomic values bound, nothing changed: the usual step
         plan.alone = list(bound)
         return plan
+    plan.alone = [n for n in bound if n in by_reference]
     _check_walk_limit(old, post, changed)
     region = {oid for oid in post.open if old.is_node(oid)}
     movable = {oid for oid in region if inplace.restorable(old.nodes[oid][0], old.shape.get(oid))}
