@@ -115,8 +115,8 @@ def analyse(
     """StoragePlan the entry of a live run that bound `bound` and changed the input objects
     `changed` (`changes.of_run`). Raises Unfaithful. `by_reference`: bound names stored
     as the attributes of installed modules they are (`from sympy import *`): a hit binds
-    those very objects, so they are stored alone and not walked (a star import binds
-    hundreds, whose objects share parts: numpy's `rand` and `seed` one generator)."""
+    those very objects, so they are stored alone and not walked: another name holding
+    one of them (`known = json.decoder.BACKSLASH`) shares it on a hit as it did live."""
     old = pre.graph
     kept = [n for n in bound if n not in by_reference and not _changed_itself(n, ns, pre, changed)]
     post = objgraph.Graph(ns, old.limit)
