@@ -471,7 +471,7 @@ class Execution:
             note = f"not cached: {trace.incomplete}. {WAYS_OUT}"
         else:
             assert findings is not None  # a pure step ran under the tripwire
-            from .keep import admit
+            from .keep import admit, build
             from .keep.build import LiveRun
 
             live = LiveRun(
@@ -482,11 +482,12 @@ class Execution:
                 trace=dict(trace.reads) if trace is not None else {},
                 provenance=who,
             )  # fmt: skip
+            refs = build.imported(live, engine.ns)
             effects = findings.effects + admit.attributes_changed(
                 engine.ns, self.known_key, inputs_before
             )
-            effects += admit.library_objects_changed(engine.ns, self.info)
-            watched = admit.Watched(digests, changed.inputs, effects, inputs_before, state)
+            effects += admit.library_objects_changed(engine.ns, self.info, refs)
+            watched = admit.Watched(digests, changed.inputs, effects, inputs_before, state, refs)
             kept = admit.admit(engine, live, watched)
             rec.outputs, note = kept.outputs, kept.note
             if kept.entry is not None:

@@ -20,8 +20,8 @@ _SHELL_NAMESPACES = frozenset({"user_ns", "user_global_ns"})
 
 class NamespaceReads:
     """Visitor methods for those reads; the visitor has `w` (the cell's walker, which
-    collects `reads`, `chains`, `attr_writes`, `item_writes`, `dynamic` and `calls`) and `local` (the
-    names local to the enclosing function, or None at the top level)."""
+    collects `reads`, `chains`, `attr_writes`, `item_writes`, `dynamic` and `calls`) and
+    `local` (the names local to the enclosing function, or None at the top level)."""
 
     w: Any
     local: set[str] | None

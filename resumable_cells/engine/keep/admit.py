@@ -13,7 +13,6 @@ error of the cell: the step has already run.
 from __future__ import annotations
 
 import logging
-import sys
 from types import ModuleType
 from typing import Any
 
@@ -28,7 +27,7 @@ from ..code.analysis import CellInfo
 from ..kernel import Engine
 from ..state import module_attrs, process_state
 from . import advice, build, sharing
-from .build import LiveRun
+from .build import Imported, LiveRun
 from .changes import Digests
 
 log = logging.getLogger(__name__)
@@ -50,7 +49,7 @@ def attributes_changed(
     ]
 
 
-def library_objects_changed(ns: dict[str, Any], info: CellInfo) -> list[str]:
+def library_objects_changed(ns: dict[str, Any], info: CellInfo, imported: Imported) -> list[str]:
     """Objects of installed modules that the cell's own top level changes in place, as
     effects: an item assigned or deleted (`mimetypes.types_map[k] = v`, or `from
     mimetypes import types_map` then `types_map[k] = v`), an attribute set on one of
@@ -59,12 +58,13 @@ def library_objects_changed(ns: dict[str, Any], info: CellInfo) -> list[str]:
     kernel has it. What the process state records is set again and is no effect
     (`os.environ[k] = v`, `plt.rcParams[k] = v`, `InteractiveShell.ast_node_interactivity
     = "all"`); an attribute set on a module is `attributes_changed`'s, and a notebook
-    module's objects are its attributes (`module_attrs`)."""
+    module's objects are its attributes (`module_attrs`). `imported`: the bound values
+    the cell imported from installed modules (`build.imported`)."""
     out = []
     changes: list[tuple[tuple[str, ...], str | None]] = [(c, None) for c in info.item_writes]
     changes += [(chain[:-1], chain[-1]) for chain in info.attr_writes if len(chain) > 1]
     for chain, attr in changes:
-        held = _library_object(ns, info.imports, chain)
+        held = _library_object(ns, imported, chain)
         if held is None or process_state.replays(held[1], attr):
             continue
         module, label = held[0], ".".join(chain)
@@ -76,22 +76,20 @@ def library_objects_changed(ns: dict[str, Any], info: CellInfo) -> list[str]:
 
 
 def _library_object(
-    ns: dict[str, Any], imports: dict[str, str], chain: tuple[str, ...]
+    ns: dict[str, Any], imported: Imported, chain: tuple[str, ...]
 ) -> tuple[str, Any] | None:
     """(module, object) when `chain` leads to an object an installed module holds (not
     a module): from a module bound in `ns`, or from a name the cell imported from one."""
-    root = ns.get(chain[0], _MISSING)
+    root = ns.get(chain[0])
     if isinstance(root, ModuleType):
         owner = root.__name__
-        if len(chain) < 2:
+        if len(chain) < 2 or sources.is_local_module(owner):
             return None
     else:
-        owner, _, attr = imports.get(chain[0], "").rpartition(".")
-        loaded = sys.modules.get(owner) if owner else None
-        if loaded is None or vars(loaded).get(attr, _MISSING) is not root:
+        ref = imported.get(id(root))
+        if ref is None or ref[0] is not root:
             return None
-    if sources.is_local_module(owner):
-        return None
+        owner = ref[1]
     obj = root
     for attr in chain[1:]:  # as the module holds them (no `__getattr__`, no property)
         try:
@@ -99,9 +97,6 @@ def _library_object(
         except (KeyError, TypeError):
             return None
     return None if isinstance(obj, ModuleType) else (owner, obj)
-
-
-_MISSING = object()
 
 
 class Watched(msgspec.Struct):
@@ -112,6 +107,7 @@ class Watched(msgspec.Struct):
     effects: list[str]  # what the tripwire caught, module attributes it cannot set again
     inputs_before: sharing.InputSnapshot | None  # the inputs' objects before the run
     state: Any  # the process state watch (`process_state.watching`)
+    imported: Imported = msgspec.field(default_factory=dict)  # (`build.imported`)
 
 
 class Admitted(msgspec.Struct):
@@ -133,8 +129,8 @@ def admit(engine: Engine, live: LiveRun, watched: Watched) -> Admitted:
         pre = watched.inputs_before
         if pre is None:
             raise RuntimeError("a pure step's inputs were not walked before it ran")
-        refs = build.imported(live, engine.ns)
-        by_reference = [n for n in live.bound if id(engine.ns.get(n)) in refs]
+        refs = watched.imported
+        by_reference = {n for n in live.bound if id(engine.ns.get(n)) in refs}
         plan = sharing.analyse(
             pre, engine.ns, live.bound, watched.changed_inputs, engine.hidden, by_reference
         )

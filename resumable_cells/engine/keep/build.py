@@ -72,7 +72,7 @@ def build(
     plan: StoragePlan | None = None,
     state: list[Any] | None = None,
     later: Batch | None = None,
-    refs: dict[int, tuple[Any, str, str]] | None = None,
+    refs: Imported | None = None,
 ) -> Entry:
     """Store the run's values and return its entry (not yet put under its key). Raises
     Unstorable, Unhashable, KeyComponentError, Unfaithful, or the store's errors.
@@ -86,7 +86,10 @@ def build(
         return _build(run, Keeping(store, later), digests, display, plan, state)
 
 
-def imported(run: LiveRun, ns: dict[str, Any]) -> dict[int, tuple[Any, str, str]]:
+Imported = dict[int, tuple[Any, str, str]]  # id -> (value, module, attribute)
+
+
+def imported(run: LiveRun, ns: dict[str, Any]) -> Imported:
     """The bound values that are attributes of installed modules the step imported
     from (id -> (value, module, attribute)): `from sympy import pi` or `*`."""
     found: dict[str, tuple[str, str]] = {}
