@@ -443,3 +443,32 @@ def test_a_served_steps_text_goes_where_the_cell_sends_stdout(kernel, around, ca
     reply = kernel.ok(f"{around}\n    get_ipython().run_cell_magic('step', 'p', \"print('hi')\")")
     assert kernel.value(captured) == "hi\n"
     assert "hi" not in reply.stdout
+
+
+WARNS = (
+    "with open('rc_warns.py', 'w') as f:\n"
+    "    f.write('import warnings\\nwarnings.warn(\"rc_warns imported\")\\nVALUE = 3\\n')"
+)
+
+
+def test_a_warning_a_modules_import_gives_shows_once_on_a_hit(kernel):
+    # The hit imports the module again as it binds it: that import's warning is the one
+    # the replay shows, not a second.
+    kernel.ok(WARNS)
+    step = "%%step warned\nimport rc_warns\nv = rc_warns.VALUE"
+    live = _streams(kernel.ok(step))
+    assert [text.count("UserWarning") for _, text in live] == [1]
+    kernel.restart()
+    kernel.ok("%load_ext resumable_cells")
+    served = kernel.ok(step)
+    assert "served from cache" in served.status_lines()[0]
+    assert _streams(served) == live
+
+
+def test_a_stream_taken_while_a_step_ran_writes_through_after_it(kernel):
+    # A handler made in a step holds the step's sys.stderr; later text goes to the cell
+    # that writes it and is not kept for the step that ended.
+    kernel.ok("%%step handler\nimport logging, sys\nheld = sys.stderr\nv = 1")
+    for i in range(3):
+        assert _streams(kernel.ok(f"held.write('later {i}\\n')")) == [("stderr", f"later {i}\n")]
+    assert kernel.value("held._sink is None and held._sent is None") is True

@@ -11,12 +11,16 @@ written. Elsewhere (a terminal), when it is written.
 
 from __future__ import annotations
 
+import io
+import logging
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 # ("stream", name, text) | ("display", data, metadata, transient, update) | ("clear", wait)
 # | ("error", name, value, traceback lines[, shown while the result was formatted]): a
@@ -100,19 +104,25 @@ def _sent(stream: Any, name: str, sink: list, lock: threading.Lock) -> _Sent | N
 
 
 class _Tee:
-    def __init__(self, stream, name: str, sink: list, sent: _Sent | None = None):
+    def __init__(self, stream, name: str, sink: list | None, sent: _Sent | None = None):
         self._stream = stream
         self._name = name
         self._sink = sink
         self._sent = sent
 
     def write(self, text):
-        if isinstance(text, str) and text:
+        if isinstance(text, str) and text and self._sink is not None:
             if self._sent is not None:
                 self._sent.written(text)
             else:
                 _add_stream(self._sink, self._name, text)
         return self._stream.write(text)
+
+    def detach(self) -> None:
+        """Write through from now on. What took `sys.stdout` while the step ran keeps
+        the tee (`logging.basicConfig()` a handler on it): its later text belongs to no
+        step, and kept here it would pile up unsent."""
+        self._sink = self._sent = None
 
     def writelines(self, lines):
         for line in lines:
@@ -161,13 +171,16 @@ def capturing(shell):
         sink.append(("error", getattr(etype, "__name__", str(etype)), str(evalue), list(stb)))
         return show_traceback(etype, evalue, stb)
 
-    sys.stdout, sys.stderr = _Tee(out, "stdout", sink, sent[0]), _Tee(err, "stderr", sink, sent[1])
+    tees = _Tee(out, "stdout", sink, sent[0]), _Tee(err, "stderr", sink, sent[1])
+    sys.stdout, sys.stderr = tees
     pub.publish, pub.clear_output = recording_publish, recording_clear
     shell._showtraceback = recording_traceback
     try:
         yield sink
     finally:
         sys.stdout, sys.stderr = out, err
+        for tee in tees:
+            tee.detach()
         pub.publish, pub.clear_output = publish, clear_output
         if own_traceback is not None:
             shell._showtraceback = own_traceback
@@ -176,6 +189,57 @@ def capturing(shell):
         for s in sent:
             if s is not None:
                 s.close()
+
+
+def underlying(stream: Any) -> Any:
+    """The stream a step's capture wraps (`stream` itself when it is not one): where an
+    object that took `sys.stderr` while a step ran writes."""
+    return stream._stream if isinstance(stream, _Tee) else stream
+
+
+class _Unshown:
+    """A stream that keeps what one thread writes and passes the rest through."""
+
+    def __init__(self, stream: Any, thread: int) -> None:
+        self._stream, self._thread, self.kept = stream, thread, io.StringIO()
+
+    def write(self, text: Any) -> Any:
+        if threading.get_ident() == self._thread:
+            return self.kept.write(text)
+        return self._stream.write(text)
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        if threading.get_ident() != self._thread:
+            self._stream.flush()
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._stream, attr)
+
+
+@contextmanager
+def unshown(what: str) -> Iterator[None]:
+    """What this thread writes to stdout and stderr inside the block is not shown (it
+    is logged): what a hit writes while it loads values is not the live run's output.
+    Unpickling imports a value's module again, whose import warns as it did in the live
+    step (the replay shows that warning already); a `__setstate__` that prints never
+    ran live. Other threads' text goes through."""
+    me = threading.get_ident()
+    out, err = _Unshown(sys.stdout, me), _Unshown(sys.stderr, me)
+    sys.stdout, sys.stderr = out, err
+    try:
+        yield
+    finally:
+        if sys.stdout is out:
+            sys.stdout = out._stream
+        if sys.stderr is err:
+            sys.stderr = err._stream
+        text = out.kept.getvalue() + err.kept.getvalue()
+        if text:
+            log.debug("not shown, written while %s: %r", what, text[:2000])
 
 
 def errors_in_display(shell: Any, outputs: list[Output], since: int) -> None:

@@ -375,7 +375,10 @@ class Execution:
         # Restored figures open as the live run left them, and are not drawn again.
         with figures.queue_kept(engine.shell), opaque.reopening():
             try:
-                loaded = load.load(found, engine.store, engine.ns, engine.hidden, engine.pending)
+                with capture.unshown(f"step {self.name} loaded its values"):
+                    loaded = load.load(
+                        found, engine.store, engine.ns, engine.hidden, engine.pending
+                    )
             except NotRestored as err:  # a value it refers to is unreadable: said when run
                 log.debug("an entry of %s refers to an unreadable value", self.name, exc_info=True)
                 return None, str(err)

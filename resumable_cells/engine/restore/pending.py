@@ -27,6 +27,7 @@ from typing import Any
 
 import msgspec
 
+from ...display import capture
 from ...errors import BlobUnavailable, NotRestored
 from ...hashing.reach import Known
 from ...storage.entries import Binding, Value
@@ -132,7 +133,8 @@ class Pending:
         if failed is not None:
             raise NotRestored(failed)
         try:
-            return self.store.get_value(d.value)
+            with capture.unshown(f"the value of {d.name} was read"):
+                return self.store.get_value(d.value)
         except Exception as err:  # a damaged or missing blob: never used
             log.debug("the value of %s could not be read", d.name, exc_info=True)
             why = (
