@@ -88,6 +88,70 @@ def test_process_state_a_step_changes_is_set_again_on_a_hit(kernel, cells, probe
 
 
 @pytest.mark.parametrize(
+    ("cells", "probe"),
+    [
+        (
+            [
+                "%%step cfg\nimport sklearn\nsklearn.set_config(transform_output='pandas', display='text')"
+            ],
+            "[__import__('sklearn').get_config()[k] for k in ('transform_output', 'display')]",
+        ),
+        (
+            ["%%step ctx\nfrom decimal import getcontext\ngetcontext().prec = 6"],
+            "str(__import__('decimal').Decimal(1) / 7)",
+        ),
+        (
+            ["%%step loc\nimport locale\nlocale.setlocale(locale.LC_NUMERIC, 'C.UTF-8')"],
+            "__import__('locale').setlocale(__import__('locale').LC_NUMERIC)",
+        ),
+        (
+            ["%%step quiet\nimport logging\nlogging.getLogger('rc.noisy').setLevel(logging.ERROR)"],
+            "__import__('logging').getLogger('rc.noisy').level",
+        ),
+    ],
+    ids=["sklearn-config", "decimal-context", "locale", "logger-level"],
+)
+def test_a_setting_changed_by_a_call_is_set_again_on_a_hit(kernel, cells, probe):
+    # what a library's function sets, not an item or attribute the step assigns
+    default = kernel.ok(f"print(repr({probe}))").stdout
+    live, again = replay(kernel, cells, probe)
+    assert live != default  # the step did change it
+    assert live == again
+
+
+LOGS = (
+    "%%step logs\nimport logging\n"
+    "logging.basicConfig(level=logging.INFO, format='%(levelname)s|%(name)s|%(message)s')\n"
+    "logging.getLogger('rc.quiet').setLevel(logging.ERROR)"
+)
+SAY = (
+    "import logging\nlogging.info('shown')\nlogging.getLogger('rc.quiet').warning('hidden')\n"
+    "logging.getLogger('rc.quiet').error('loud')"
+)
+
+
+def test_a_logging_configuration_is_set_again_on_a_hit(kernel):
+    kernel.ok(LOGS)
+    live = kernel.ok(SAY).stderr
+    assert live == "INFO|root|shown\nERROR|rc.quiet|loud\n"
+    kernel.restart()
+    kernel.ok("%load_ext resumable_cells")
+    assert "served from cache" in kernel.ok(LOGS).status_lines()[0]
+    assert kernel.ok(SAY).stderr == live
+
+
+def test_a_logging_handler_a_hit_cannot_build_is_not_cached(kernel):
+    cell = (
+        "%%step tofile\nimport logging\n"
+        "logging.root.addHandler(logging.FileHandler('run.log', delay=True))"
+    )
+    r = kernel.ok(cell)
+    assert "not cached: logging: the step changed it and the change cannot be recorded" in r.stderr
+    assert "the root logger got a FileHandler the step made" in r.stderr
+    assert "ran in" in kernel.ok(cell).status_lines()[0]
+
+
+@pytest.mark.parametrize(
     ("step", "probe", "shown"),
     [
         (

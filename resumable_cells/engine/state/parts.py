@@ -1,12 +1,14 @@
 """The parts of the process state `process_state` watches, each a `State`: how to take a
 snapshot of it, tell cheaply whether the process left it, say what changed and set that
-again. Standard library ones first, then numpy's, matplotlib's and pandas' (watched once
-the library is imported). `BUILTIN` lists them in the order a hit sets them again.
+again. Standard library ones first (logging's, which needs more words, in `loggers.py`),
+then numpy's, matplotlib's, pandas' and scikit-learn's (watched once the library is
+imported). `BUILTIN` lists them in the order a hit sets them again.
 """
 
 from __future__ import annotations
 
 import copy
+import locale
 import os
 import random
 import sys
@@ -15,6 +17,8 @@ from collections.abc import Callable
 from typing import Any
 
 from IPython import get_ipython
+
+from . import loggers
 
 
 class State:
@@ -112,6 +116,39 @@ def _warnings_put(change: dict[str, list[Any]]) -> None:
     )
     if mutated is not None:
         mutated()
+
+
+# The locale (`locale.setlocale(locale.LC_ALL, "de_DE.UTF-8")`) formats numbers and
+# dates: `setlocale(LC_ALL)` reads every category at once, as one string it takes back.
+def _locale_take() -> str:
+    return locale.setlocale(locale.LC_ALL)
+
+
+def _locale_put(value: str) -> None:
+    locale.setlocale(locale.LC_ALL, value)
+
+
+# The decimal context of the kernel's thread (`getcontext().prec = 6`): its settings, not
+# its flags, which every inexact operation raises.
+_DECIMAL_SETTINGS = ("prec", "rounding", "Emin", "Emax", "capitals", "clamp")
+
+
+def _decimal_take() -> dict[str, Any]:
+    context = sys.modules["decimal"].getcontext()
+    out = {a: getattr(context, a) for a in _DECIMAL_SETTINGS}
+    out["traps"] = sorted(signal.__name__ for signal, on in context.traps.items() if on)
+    return out
+
+
+def _decimal_put(change: dict[str, Any]) -> None:
+    decimal = sys.modules["decimal"]
+    context = decimal.getcontext()
+    for a in _DECIMAL_SETTINGS:
+        if a in change:
+            setattr(context, a, change[a])
+    if "traps" in change:
+        for signal in list(context.traps):
+            context.traps[signal] = signal.__name__ in change["traps"]
 
 
 def _mapping_change(before: dict[str, Any] | None, after: dict[str, Any]) -> dict[str, Any]:
@@ -331,6 +368,17 @@ def _pd_put(change: dict[str, Any]) -> None:
             pd.set_option(k, v)
 
 
+# scikit-learn's configuration (`sklearn.set_config(transform_output="pandas")` makes
+# every later transformer return frames; `display="text"` changes how estimators show).
+def _sklearn_take() -> dict[str, Any]:
+    config: dict[str, Any] = sys.modules["sklearn"].get_config()
+    return config
+
+
+def _sklearn_put(change: dict[str, Any]) -> None:
+    sys.modules["sklearn"].set_config(**change)
+
+
 def replayed_objects() -> list[Any]:
     """The objects whose contents the parts below record and set again, so that a step
     assigning their items (`os.environ[k] = v`, `plt.rcParams[k] = v`) is replayed."""
@@ -357,6 +405,9 @@ BUILTIN: list[State] = [
     State("environ", _environ_take, _environ_put, _environ_differs, _environ_change),
     State("warnings", lambda: list(warnings.filters), _warnings_put, change=seq_change),
     State("recursionlimit", sys.getrecursionlimit, sys.setrecursionlimit),
+    State("locale", _locale_take, _locale_put),
+    State("decimal", _decimal_take, _decimal_put, change=_mapping_change, module="decimal"),
+    State("logging", loggers.take, loggers.put, loggers.differs, loggers.change),
     State("ipython.interactivity", _interactivity, _set_interactivity),
     State("ipython.formatters", _fmt_take, _fmt_put, _fmt_differs, _fmt_change),
     State("random", random.getstate, random.setstate),
@@ -365,5 +416,6 @@ BUILTIN: list[State] = [
     State("numpy.errors", _np_err_take, _np_err_put, change=_mapping_change, module="numpy"),
     State("matplotlib.rc", _rc_take, _rc_put, _rc_differs, _rc_change, module="matplotlib"),
     State("pandas.options", _pd_take, _pd_put, _pd_differs, _pd_change, module="pandas"),
+    State("sklearn.config", _sklearn_take, _sklearn_put, change=_mapping_change, module="sklearn"),
     State("sympy.printing", _sympy_take, _sympy_put, _sympy_differs, module="sympy.printing"),
 ]

@@ -10,6 +10,9 @@ What is watched, in the order a hit sets it again:
     environ          variables set or removed (`os.environ`)
     warnings         the warning filters (`warnings.simplefilter`, `filterwarnings`)
     recursionlimit   `sys.setrecursionlimit`
+    locale           `locale.setlocale`
+    decimal          the settings and traps of the decimal context (`getcontext().prec`)
+    logging          loggers' levels and handlers, `logging.disable` (`loggers.py`)
     ipython.interactivity   what IPython displays of a cell (`ast_node_interactivity`)
     ipython.formatters      printers registered with IPython's display formatters
                      (sympy's `init_printing()`, `formatter.for_type(...)`), and which
@@ -20,6 +23,7 @@ What is watched, in the order a hit sets it again:
     numpy.errors     numpy's floating-point error handling (`np.seterr`)
     matplotlib.rc    matplotlib's rcParams, and so styles (`plt.style.use`), but the backend
     pandas.options   pandas' options (`pd.set_option`)
+    sklearn.config   scikit-learn's configuration (`sklearn.set_config`)
     sympy.printing   how sympy's objects draw themselves and its printers' settings
                      (`init_printing()`, with `ipython.formatters`)
 
