@@ -447,7 +447,8 @@ def test_a_served_steps_text_goes_where_the_cell_sends_stdout(kernel, around, ca
 
 WARNS = (
     "with open('rc_warns.py', 'w') as f:\n"
-    "    f.write('import warnings\\nwarnings.warn(\"rc_warns imported\")\\nVALUE = 3\\n')"
+    '    f.write(\'import sys, warnings\\nwarnings.warn("rc_warns imported")\\n'
+    "VALUE = 3\\nOUT = sys.stderr\\n')"
 )
 
 
@@ -463,6 +464,8 @@ def test_a_warning_a_modules_import_gives_shows_once_on_a_hit(kernel):
     served = kernel.ok(step)
     assert "served from cache" in served.status_lines()[0]
     assert _streams(served) == live
+    # what the import took while the hit loaded (a library's log handler) writes on
+    assert _streams(kernel.ok("rc_warns.OUT.write('after\\n')")) == [("stderr", "after\n")]
 
 
 def test_a_stream_taken_while_a_step_ran_writes_through_after_it(kernel):

@@ -191,20 +191,17 @@ def capturing(shell):
                 s.close()
 
 
-def underlying(stream: Any) -> Any:
-    """The stream a step's capture wraps (`stream` itself when it is not one): where an
-    object that took `sys.stderr` while a step ran writes."""
-    return stream._stream if isinstance(stream, _Tee) else stream
-
-
 class _Unshown:
-    """A stream that keeps what one thread writes and passes the rest through."""
+    """A stream that keeps what one thread writes and passes the rest through; once
+    `thread` is None, everything (what took it meanwhile, a handler a library's import
+    made, writes on)."""
 
     def __init__(self, stream: Any, thread: int) -> None:
-        self._stream, self._thread, self.kept = stream, thread, io.StringIO()
+        self._stream, self.kept = stream, io.StringIO()
+        self.thread: int | None = thread
 
     def write(self, text: Any) -> Any:
-        if threading.get_ident() == self._thread:
+        if threading.get_ident() == self.thread:
             return self.kept.write(text)
         return self._stream.write(text)
 
@@ -213,7 +210,7 @@ class _Unshown:
             self.write(line)
 
     def flush(self) -> None:
-        if threading.get_ident() != self._thread:
+        if threading.get_ident() != self.thread:
             self._stream.flush()
 
     def __getattr__(self, attr: str) -> Any:
@@ -233,6 +230,7 @@ def unshown(what: str) -> Iterator[None]:
     try:
         yield
     finally:
+        out.thread = err.thread = None
         if sys.stdout is out:
             sys.stdout = out._stream
         if sys.stderr is err:
@@ -240,6 +238,15 @@ def unshown(what: str) -> Iterator[None]:
         text = out.kept.getvalue() + err.kept.getvalue()
         if text:
             log.debug("not shown, written while %s: %r", what, text[:2000])
+
+
+def underlying(stream: Any) -> Any:
+    """The stream under this module's wrappers (a step's capture, `unshown`): where an
+    object that took `sys.stderr` while a step ran writes, and the one to hand out for
+    good (`stream` itself when it is not wrapped)."""
+    while isinstance(stream, _Tee | _Unshown):
+        stream = stream._stream
+    return stream
 
 
 def errors_in_display(shell: Any, outputs: list[Output], since: int) -> None:

@@ -59,7 +59,9 @@ def apply(
         ns.pop(n, None)
         if pending is not None:
             pending.drop(n)
-    for problem in process_state.apply(loaded.state):
+    with capture.unshown("a hit set the process state again"):  # (the replay shows it)
+        problems = process_state.apply(loaded.state)
+    for problem in problems:
         warn(problem)
     outputs = loaded.outputs
     capture.replay(shell, outputs)
