@@ -108,8 +108,33 @@ def test_process_state_a_step_changes_is_set_again_on_a_hit(kernel, cells, probe
             ["%%step quiet\nimport logging\nlogging.getLogger('rc.noisy').setLevel(logging.ERROR)"],
             "__import__('logging').getLogger('rc.noisy').level",
         ),
+        (
+            ["%%step digits\nimport sys\nsys.set_int_max_str_digits(100000)"],
+            "__import__('sys').get_int_max_str_digits()",
+        ),
+        (
+            ["%%step timeout\nimport socket\nsocket.setdefaulttimeout(3.0)"],
+            "__import__('socket').getdefaulttimeout()",
+        ),
+        (
+            ["%%step gc\nimport gc\ngc.set_threshold(5000, 20, 20)"],
+            "__import__('gc').get_threshold()",
+        ),
+        (
+            ["%%step errcall\nimport numpy as np\nold = np.seterrcall(print)"],
+            "__import__('numpy').geterrcall()",
+        ),
     ],
-    ids=["sklearn-config", "decimal-context", "locale", "logger-level"],
+    ids=[
+        "sklearn-config",
+        "decimal-context",
+        "locale",
+        "logger-level",
+        "int-max-str-digits",
+        "socket-timeout",
+        "gc-thresholds",
+        "numpy-errcall",
+    ],
 )
 def test_a_setting_changed_by_a_call_is_set_again_on_a_hit(kernel, cells, probe):
     # what a library's function sets, not an item or attribute the step assigns

@@ -8,6 +8,7 @@ imported). `BUILTIN` lists them in the order a hit sets them again.
 from __future__ import annotations
 
 import copy
+import gc
 import locale
 import os
 import random
@@ -118,6 +119,23 @@ def _warnings_put(change: dict[str, list[Any]]) -> None:
         mutated()
 
 
+# The collector's thresholds (`gc.set_threshold`). Whether it runs is not recorded: the
+# engine pauses it for its own work (`collector.py`), so a snapshot never sees it on.
+def _gc_put(thresholds: tuple[int, ...]) -> None:
+    gc.set_threshold(*thresholds)
+
+
+# The timeout of sockets made without one (`socket.setdefaulttimeout(10)` before
+# downloads); read through the module, watched once something imported it.
+def _socket_timeout() -> float | None:
+    timeout: float | None = sys.modules["socket"].getdefaulttimeout()
+    return timeout
+
+
+def _set_socket_timeout(value: float | None) -> None:
+    sys.modules["socket"].setdefaulttimeout(value)
+
+
 # The locale (`locale.setlocale(locale.LC_ALL, "de_DE.UTF-8")`) formats numbers and
 # dates: `setlocale(LC_ALL)` reads every category at once, as one string it takes back.
 def _locale_take() -> str:
@@ -186,13 +204,19 @@ def _np_print_put(change: dict[str, Any]) -> None:
     sys.modules["numpy"].set_printoptions(**change)
 
 
-def _np_err_take() -> dict[str, str]:
-    modes: dict[str, str] = sys.modules["numpy"].geterr()
+def _np_err_take() -> dict[str, Any]:
+    np = sys.modules["numpy"]
+    modes: dict[str, Any] = np.geterr()
+    modes["call"] = np.geterrcall()  # (`np.seterrcall`: what mode "call" calls)
     return modes
 
 
-def _np_err_put(change: dict[str, str]) -> None:
-    sys.modules["numpy"].seterr(**change)
+def _np_err_put(change: dict[str, Any]) -> None:
+    np = sys.modules["numpy"]
+    change = dict(change)
+    if "call" in change:
+        np.seterrcall(change.pop("call"))
+    np.seterr(**change)
 
 
 def _interactivity() -> str | None:
@@ -405,6 +429,9 @@ BUILTIN: list[State] = [
     State("environ", _environ_take, _environ_put, _environ_differs, _environ_change),
     State("warnings", lambda: list(warnings.filters), _warnings_put, change=seq_change),
     State("recursionlimit", sys.getrecursionlimit, sys.setrecursionlimit),
+    State("int_max_str_digits", sys.get_int_max_str_digits, sys.set_int_max_str_digits),
+    State("gc", gc.get_threshold, _gc_put),
+    State("socket.timeout", _socket_timeout, _set_socket_timeout, module="socket"),
     State("locale", _locale_take, _locale_put),
     State("decimal", _decimal_take, _decimal_put, change=_mapping_change, module="decimal"),
     State("logging", loggers.take, loggers.put, loggers.differs, loggers.change),

@@ -10,6 +10,9 @@ What is watched, in the order a hit sets it again:
     environ          variables set or removed (`os.environ`)
     warnings         the warning filters (`warnings.simplefilter`, `filterwarnings`)
     recursionlimit   `sys.setrecursionlimit`
+    int_max_str_digits   `sys.set_int_max_str_digits`
+    gc               the collector's thresholds (`gc.set_threshold`)
+    socket.timeout   `socket.setdefaulttimeout`
     locale           `locale.setlocale`
     decimal          the settings and traps of the decimal context (`getcontext().prec`)
     logging          loggers' levels and handlers, `logging.disable` (`loggers.py`)
@@ -20,7 +23,7 @@ What is watched, in the order a hit sets it again:
     random           the state of the `random` module's generator
     numpy.random     the state of numpy's global generator (`np.random.seed`, draws)
     numpy.print      numpy's print options (`np.set_printoptions`)
-    numpy.errors     numpy's floating-point error handling (`np.seterr`)
+    numpy.errors     numpy's floating-point error handling (`np.seterr`, `np.seterrcall`)
     matplotlib.rc    matplotlib's rcParams, and so styles (`plt.style.use`), but the backend
     pandas.options   pandas' options (`pd.set_option`)
     sklearn.config   scikit-learn's configuration (`sklearn.set_config`)
