@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from . import widgets
+
 log = logging.getLogger(__name__)
 
 # ("stream", name, text) | ("display", data, metadata, transient, update) | ("clear", wait)
@@ -282,6 +284,7 @@ def replay(shell, outputs: list[Output]) -> None:
             stream.flush()
         elif kind == "display":
             _, data, metadata, transient, update = item
+            data, metadata = widgets.shown(data, metadata)
             kwargs: dict[str, Any] = {}
             if transient:
                 kwargs["transient"] = transient

@@ -28,7 +28,7 @@ import msgspec
 import xxhash
 from IPython.core.error import UsageError
 
-from ..display import capture, figures
+from ..display import capture, figures, widgets
 from ..display import result as shown_result
 from ..display.prompt import prompt_number
 from ..errors import (
@@ -564,6 +564,7 @@ class Execution:
                             shown_result.bundle_of(shell, result) if result is not None else None
                         )
                     capture.errors_in_display(shell, outputs, before)
+                    widgets.settle(shell, outputs)  # their text as the step left them
             if shown is not None:
                 shown_result.show_as(engine.shell, result, shown)
             drawn = figures.flush(engine.shell)  # what the inline backend would show

@@ -35,6 +35,18 @@ export async function waitForKernelIdle(page: Page): Promise<void> {
   ).toHaveAttribute('data-status', 'idle');
 }
 
+/** JupyterLab: the notebook's cell at index `i`. */
+export const cell = (page: Page, i: number): Locator =>
+  page.locator('.jp-NotebookPanel .jp-Cell').nth(i);
+
+/** JupyterLab: run cell `i` (Ctrl+Enter) and wait until the kernel is idle again. */
+export async function runCell(page: Page, i: number): Promise<void> {
+  await cell(page, i).locator('.jp-InputPrompt').click();
+  await page.keyboard.press('Control+Enter');
+  await expect(cell(page, i).locator('.jp-InputPrompt')).toHaveText(/\[\d+\]/);
+  await waitForKernelIdle(page);
+}
+
 export function stepRow(page: Page, name: string): Locator {
   return page.locator(`${SIDEBAR} .rc-Step[data-step="${name}"]`);
 }

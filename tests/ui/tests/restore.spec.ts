@@ -7,16 +7,16 @@
 import { expect, Page, test } from '@playwright/test';
 import * as path from 'path';
 
-import { baseURL, menu, SCREENSHOTS, SIDEBAR, token, waitForKernelIdle } from '../helpers';
-
-const cell = (page: Page, i: number) => page.locator('.jp-NotebookPanel .jp-Cell').nth(i);
-
-async function runCell(page: Page, i: number): Promise<void> {
-  await cell(page, i).locator('.jp-InputPrompt').click();
-  await page.keyboard.press('Control+Enter');
-  await expect(cell(page, i).locator('.jp-InputPrompt')).toHaveText(/\[\d+\]/);
-  await waitForKernelIdle(page);
-}
+import {
+  baseURL,
+  cell,
+  menu,
+  runCell,
+  SCREENSHOTS,
+  SIDEBAR,
+  token,
+  waitForKernelIdle
+} from '../helpers';
 
 async function restart(page: Page): Promise<void> {
   await menu(page, 'Kernel', 'Restart Kernel…');
