@@ -265,3 +265,34 @@ def test_magics_that_configure_the_kernel_are_called_again(kernel):
     )
     live, again = replay(kernel, cells, probe)
     assert live == again == "('white', 'svg', 'Minimal', '2')\n"
+
+
+LIBRARY = (
+    "with open('rc_lib.py', 'w') as f:\n"
+    "    f.write('import logging\\nclass Own(logging.Handler):\\n    seen = []\\n"
+    "    def emit(self, record):\\n        Own.seen.append(record.getMessage())\\n"
+    'log = logging.getLogger("rc_lib")\\nlog.addHandler(Own())\\n\')'
+)
+
+
+def test_a_handler_a_library_adds_to_its_own_logger_is_left_to_its_import(kernel):
+    # made as the module is imported, on a logger it creates: its import on a hit makes it
+    kernel.ok(LIBRARY)
+    step = "%%step lib\nimport rc_lib"
+    assert "ran in" in kernel.ok(step).status_lines()[0]
+    kernel.restart()
+    kernel.ok("%load_ext resumable_cells")
+    assert "served from cache" in kernel.ok(step).status_lines()[0]
+    kernel.ok("rc_lib.log.warning('kept')")
+    assert kernel.value("rc_lib.Own.seen") == ["kept"]
+
+
+def test_a_notebook_handler_on_a_new_logger_is_not_cached(kernel):
+    cell = (
+        "%%step mine\nimport logging\nclass Keep(logging.Handler):\n"
+        "    def emit(self, record):\n        pass\n"
+        "logging.getLogger('rc.mine').addHandler(Keep())"
+    )
+    r = kernel.ok(cell)
+    assert "logger 'rc.mine' got a Keep the step made, which a hit cannot build again" in r.stderr
+    assert "ran in" in kernel.ok(cell).status_lines()[0]
