@@ -124,6 +124,19 @@ def test_process_state_a_step_changes_is_set_again_on_a_hit(kernel, cells, probe
             ["%%step errcall\nimport numpy as np\nold = np.seterrcall(print)"],
             "__import__('numpy').geterrcall()",
         ),
+        (
+            [
+                "%%step xr\nimport xarray as xr\nxr.set_options(display_style='text', display_width=60)"
+            ],
+            "[__import__('xarray').get_options()[k] for k in ('display_style', 'display_width')]",
+        ),
+        (
+            [
+                "%%step pio\nimport plotly.io as pio\npio.renderers.default = 'png'\n"
+                "pio.templates.default = 'plotly_white'"
+            ],
+            "(__import__('plotly.io').io.renderers.default, __import__('plotly.io').io.templates.default)",
+        ),
     ],
     ids=[
         "sklearn-config",
@@ -134,10 +147,12 @@ def test_process_state_a_step_changes_is_set_again_on_a_hit(kernel, cells, probe
         "socket-timeout",
         "gc-thresholds",
         "numpy-errcall",
+        "xarray-options",
+        "plotly-defaults",
     ],
 )
 def test_a_setting_changed_by_a_call_is_set_again_on_a_hit(kernel, cells, probe):
-    # what a library's function sets, not an item or attribute the step assigns
+    # what a library's function sets (or, for plotly, an attribute a part records)
     default = kernel.ok(f"print(repr({probe}))").stdout
     live, again = replay(kernel, cells, probe)
     assert live != default  # the step did change it

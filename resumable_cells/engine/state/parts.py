@@ -1,8 +1,8 @@
 """The parts of the process state `process_state` watches, each a `State`: how to take a
 snapshot of it, tell cheaply whether the process left it, say what changed and set that
 again. Standard library ones first (logging's, which needs more words, in `loggers.py`),
-then numpy's, matplotlib's, pandas' and scikit-learn's (watched once the library is
-imported). `BUILTIN` lists them in the order a hit sets them again.
+then numpy's, matplotlib's, pandas', scikit-learn's, xarray's and plotly's (watched
+once the library is imported). `BUILTIN` lists them in the order a hit sets them again.
 """
 
 from __future__ import annotations
@@ -403,6 +403,37 @@ def _sklearn_put(change: dict[str, Any]) -> None:
     sys.modules["sklearn"].set_config(**change)
 
 
+# xarray's options (`xr.set_options(display_style="text")`, called outside a `with`).
+def _xr_take() -> dict[str, Any]:
+    return dict(sys.modules["xarray"].get_options())
+
+
+def _xr_put(change: dict[str, Any]) -> None:
+    sys.modules["xarray"].set_options(**change)
+
+
+# plotly's default renderer and template (`pio.renderers.default = "notebook"`,
+# `pio.templates.default = "plotly_white"`: set as attributes, replayed as such).
+def _plotly_config() -> list[tuple[Any, str]]:
+    pio = sys.modules.get("plotly.io")
+    if pio is None:
+        return []
+    return [
+        (getattr(pio, "renderers", None), "default"),
+        (getattr(pio, "templates", None), "default"),
+    ]
+
+
+def _plotly_take() -> tuple[Any, ...]:
+    return tuple(getattr(owner, attr) for owner, attr in _plotly_config())
+
+
+def _plotly_put(value: tuple[Any, ...]) -> None:
+    for (owner, attr), v in zip(_plotly_config(), value, strict=True):
+        if getattr(owner, attr) != v:
+            setattr(owner, attr, v)
+
+
 def replayed_objects() -> list[Any]:
     """The objects whose contents the parts below record and set again, so that a step
     assigning their items (`os.environ[k] = v`, `plt.rcParams[k] = v`) is replayed."""
@@ -416,11 +447,13 @@ def replayed_objects() -> list[Any]:
 def replayed_attributes() -> list[tuple[Any, str]]:
     """(object, attribute) pairs the parts below read through the object they are set
     on: `InteractiveShell.ast_node_interactivity = "all"`, on the shell's class or one of
-    its bases, is what `ipython.interactivity` records."""
+    its bases, is what `ipython.interactivity` records; `pio.renderers.default` and
+    `pio.templates.default`, what `plotly.io` records."""
+    pairs = [(owner, attr) for owner, attr in _plotly_config() if owner is not None]
     shell = get_ipython()
-    if shell is None:
-        return []
-    return [(cls, "ast_node_interactivity") for cls in type(shell).__mro__]
+    if shell is not None:
+        pairs += [(cls, "ast_node_interactivity") for cls in type(shell).__mro__]
+    return pairs
 
 
 BUILTIN: list[State] = [
@@ -444,5 +477,7 @@ BUILTIN: list[State] = [
     State("matplotlib.rc", _rc_take, _rc_put, _rc_differs, _rc_change, module="matplotlib"),
     State("pandas.options", _pd_take, _pd_put, _pd_differs, _pd_change, module="pandas"),
     State("sklearn.config", _sklearn_take, _sklearn_put, change=_mapping_change, module="sklearn"),
+    State("xarray.options", _xr_take, _xr_put, change=_mapping_change, module="xarray"),
+    State("plotly.io", _plotly_take, _plotly_put, module="plotly.io"),
     State("sympy.printing", _sympy_take, _sympy_put, _sympy_differs, module="sympy.printing"),
 ]

@@ -27,6 +27,8 @@ What is watched, in the order a hit sets it again:
     matplotlib.rc    matplotlib's rcParams, and so styles (`plt.style.use`), but the backend
     pandas.options   pandas' options (`pd.set_option`)
     sklearn.config   scikit-learn's configuration (`sklearn.set_config`)
+    xarray.options   xarray's options (`xr.set_options`)
+    plotly.io        plotly's default renderer and template (`pio.renderers.default = ...`)
     sympy.printing   how sympy's objects draw themselves and its printers' settings
                      (`init_printing()`, with `ipython.formatters`)
 
