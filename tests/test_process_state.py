@@ -125,6 +125,10 @@ def test_process_state_a_step_changes_is_set_again_on_a_hit(kernel, cells, probe
             "__import__('numpy').geterrcall()",
         ),
         (
+            ["%%step scerr\nimport scipy.special as sc\nold = sc.seterr(all='raise')"],
+            "__import__('scipy.special').special.geterr()['singular']",
+        ),
+        (
             [
                 "%%step xr\nimport xarray as xr\nxr.set_options(display_style='text', display_width=60)"
             ],
@@ -147,6 +151,7 @@ def test_process_state_a_step_changes_is_set_again_on_a_hit(kernel, cells, probe
         "socket-timeout",
         "gc-thresholds",
         "numpy-errcall",
+        "scipy-special-errors",
         "xarray-options",
         "plotly-defaults",
     ],

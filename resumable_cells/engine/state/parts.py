@@ -1,8 +1,8 @@
 """The parts of the process state `process_state` watches, each a `State`: how to take a
 snapshot of it, tell cheaply whether the process left it, say what changed and set that
 again. Standard library ones first (logging's, which needs more words, in `loggers.py`),
-then numpy's, matplotlib's, pandas', scikit-learn's, xarray's and plotly's (watched
-once the library is imported). `BUILTIN` lists them in the order a hit sets them again.
+then numpy's, scipy's, matplotlib's, pandas', scikit-learn's, xarray's and plotly's
+(watched once the library is imported). `BUILTIN` lists them in the order a hit sets them again.
 """
 
 from __future__ import annotations
@@ -217,6 +217,16 @@ def _np_err_put(change: dict[str, Any]) -> None:
     if "call" in change:
         np.seterrcall(change.pop("call"))
     np.seterr(**change)
+
+
+# scipy.special's error handling (`sc.seterr(all="raise")`), as numpy's.
+def _sc_err_take() -> dict[str, str]:
+    modes: dict[str, str] = sys.modules["scipy.special"].geterr()
+    return modes
+
+
+def _sc_err_put(change: dict[str, str]) -> None:
+    sys.modules["scipy.special"].seterr(**change)
 
 
 def _interactivity() -> str | None:
@@ -474,6 +484,13 @@ BUILTIN: list[State] = [
     State("numpy.random", _np_rng_take, _np_rng_put, change=_np_rng_change, module="numpy.random"),
     State("numpy.print", _np_print_take, _np_print_put, change=_mapping_change, module="numpy"),
     State("numpy.errors", _np_err_take, _np_err_put, change=_mapping_change, module="numpy"),
+    State(
+        "scipy.special.errors",
+        _sc_err_take,
+        _sc_err_put,
+        change=_mapping_change,
+        module="scipy.special",
+    ),  # fmt: skip
     State("matplotlib.rc", _rc_take, _rc_put, _rc_differs, _rc_change, module="matplotlib"),
     State("pandas.options", _pd_take, _pd_put, _pd_differs, _pd_change, module="pandas"),
     State("sklearn.config", _sklearn_take, _sklearn_put, change=_mapping_change, module="sklearn"),

@@ -24,6 +24,7 @@ What is watched, in the order a hit sets it again:
     numpy.random     the state of numpy's global generator (`np.random.seed`, draws)
     numpy.print      numpy's print options (`np.set_printoptions`)
     numpy.errors     numpy's floating-point error handling (`np.seterr`, `np.seterrcall`)
+    scipy.special.errors   scipy.special's error handling (`sc.seterr`)
     matplotlib.rc    matplotlib's rcParams, and so styles (`plt.style.use`), but the backend
     pandas.options   pandas' options (`pd.set_option`)
     sklearn.config   scikit-learn's configuration (`sklearn.set_config`)
