@@ -2,7 +2,8 @@
 snapshot of it, tell cheaply whether the process left it, say what changed and set that
 again. Standard library ones first (logging's, which needs more words, in `loggers.py`),
 then numpy's, scipy's, matplotlib's, pandas', scikit-learn's, xarray's and plotly's
-(watched once the library is imported). `BUILTIN` lists them in the order a hit sets them again.
+(watched once the library is imported). `BUILTIN` lists them in the order a hit sets them
+again.
 """
 
 from __future__ import annotations
@@ -490,7 +491,7 @@ BUILTIN: list[State] = [
         _sc_err_put,
         change=_mapping_change,
         module="scipy.special",
-    ),  # fmt: skip
+    ),
     State("matplotlib.rc", _rc_take, _rc_put, _rc_differs, _rc_change, module="matplotlib"),
     State("pandas.options", _pd_take, _pd_put, _pd_differs, _pd_change, module="pandas"),
     State("sklearn.config", _sklearn_take, _sklearn_put, change=_mapping_change, module="sklearn"),
