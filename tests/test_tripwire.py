@@ -185,3 +185,28 @@ def test_an_interrupted_step_leaves_every_function_as_it_was(kernel):
     assert kernel.value("all(a is b for a, b in zip(watched(), before))")
     r = kernel.ok("%%step after\nopen('after.txt', 'w').write('x')")  # and still watching
     assert "not cached: it wrote after.txt" in r.stderr
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        ("name = input('name? ')", "asked the user for input"),
+        ("import getpass\nkey = getpass.getpass('key? ')", "asked the user for a password"),
+    ],
+    ids=["input", "getpass"],
+)
+def test_a_step_that_asks_the_user_is_not_cached(kernel, body, said):
+    # What the user typed is theirs to type again (a password never reaches the store):
+    # the second run asks again.
+    cell = f"%%step asks\n{body}"
+    for _ in range(2):
+        sent = kernel.submit(cell)
+        asked = kernel.kc.get_stdin_msg(timeout=60)
+        assert asked["msg_type"] == "input_request"
+        kernel.kc.input("s3cret-typed")
+        r = kernel.collect(sent)
+        assert r.status == "ok", r.error
+        assert f"not cached: it {said}" in r.stderr
+    assert kernel.value("'_input_request' in vars(get_ipython().kernel)") is False  # put back
+    engine = "__import__('resumable_cells').ipython.magics.current_engine()"
+    assert kernel.value(f"len(list({engine}.store.entries()))") == 0  # nothing it typed kept

@@ -542,7 +542,9 @@ class Execution:
         watch = (
             nullcontext(None)
             if effect
-            else tripwire.watching(engine.store.dir, network, told, engine.ns)
+            else tripwire.watching(
+                engine.store.dir, network, told, engine.ns, getattr(engine.shell, "kernel", None)
+            )
         )
         rec.wrote_streams = True  # live code may write anywhere while it runs
         try:

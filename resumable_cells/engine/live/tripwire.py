@@ -2,8 +2,9 @@
 
 Writes to files (wherever the notebook lives, the temp directory included), deleting or
 renaming them, subprocesses (IPython's `!cmd`, `%sx` and `%system` included: they start
-theirs in a pseudo-terminal, `os.forkpty`) and network connections mean the step has
-effects: it still runs, but is not cached. A step with `--ttl` reads a live source (an API, a
+theirs in a pseudo-terminal, `os.forkpty`), network connections and, in a kernel, asking
+the user for input (`input()`, `getpass()`) mean the step has effects: it still runs,
+but is not cached. A step with `--ttl` reads a live source (an API, a
 database server) on purpose: its network connections are reads, whose answer its TTL
 keeps from going stale (`network=True`). Files and folders the step itself creates are exempt
 while it runs, and count as written if they are still there when it ends: a temporary
@@ -28,6 +29,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache, partial
@@ -129,18 +131,57 @@ def watching(
     network: bool = False,
     on_compile: Callable[[Any], None] | None = None,
     namespace: dict[str, Any] | None = None,
+    kernel: Any = None,
 ) -> Iterator[Findings]:
     """Yields the Findings of the block it guards (only the current thread is watched).
     `network`: connections are allowed (reads of a live source), not effects.
     `on_compile(source)` is told of each string compiled as code (`eval`, `exec`).
-    `namespace` (the notebook's): its names bound to a watched function are watched too."""
+    `namespace` (the notebook's): its names bound to a watched function are watched too.
+    `kernel` (ipykernel's, when there is one): its requests for input are watched."""
     findings = Findings(on_compile=on_compile)
     active = (findings, _ignored_roots(store_dir), network)
     try:
-        with watchpoints.watching(partial(_on_event, active), on_compile is not None, namespace):
+        with (
+            watchpoints.watching(partial(_on_event, active), on_compile is not None, namespace),
+            _asking(kernel, findings),
+        ):
             yield findings
     finally:
         findings.finish()
+
+
+@contextmanager
+def _asking(kernel: Any, findings: Findings) -> Iterator[None]:
+    """In a kernel, `input()` and `getpass.getpass()` both send the kernel's one request
+    for input (ipykernel's `_input_request`, looked up on the kernel at each call, never
+    held by the notebook's code): wrapped on the instance for the block. What the user
+    typed is theirs to type again, not the step's result to keep: a step that asked is
+    not cached, and a password never reaches the store. (Outside a kernel, `input()`
+    reads the terminal, unseen.)"""
+    request = getattr(kernel, "_input_request", None) if kernel is not None else None
+    if request is None:
+        yield
+        return
+    me = threading.get_ident()
+
+    def asked(prompt: Any, *args: Any, **kwargs: Any) -> Any:
+        if threading.get_ident() == me:
+            password = kwargs.get("password", args[2] if len(args) > 2 else False)
+            said = "asked the user for a password" if password else "asked the user for input"
+            if said not in findings.effects:
+                findings.effects.append(said)
+        return request(prompt, *args, **kwargs)
+
+    own = vars(kernel).get("_input_request")  # (set on the instance by someone else)
+    kernel._input_request = asked
+    try:
+        yield
+    finally:
+        if vars(kernel).get("_input_request") is asked:
+            if own is None:
+                del kernel._input_request
+            else:
+                kernel._input_request = own
 
 
 def _on_event(active: Active, event: str, args: Args) -> None:
