@@ -316,3 +316,33 @@ def test_a_notebook_handler_on_a_new_logger_is_not_cached(kernel):
     r = kernel.ok(cell)
     assert "logger 'rc.mine' got a Keep the step made, which a hit cannot build again" in r.stderr
     assert "ran in" in kernel.ok(cell).status_lines()[0]
+
+
+COUNTING = (
+    "import resumable_cells\nreads, level = [], [0]\n"
+    "resumable_cells.register_state('rccount', lambda: (reads.append(1), level[0])[1], "
+    "lambda v: level.__setitem__(0, v))"
+)
+ENGINE = "__import__('resumable_cells').ipython.magics.current_engine()"
+
+
+@pytest.mark.parametrize("between", [[], ["pass"]], ids=["next", "a-cell-between"])
+def test_a_step_right_after_a_live_step_starts_from_the_state_it_read(kernel, between):
+    # The step before read the whole state at its end; nothing ran since: not read again.
+    kernel.ok(COUNTING)
+    kernel.ok("%%step first\nw = 0")  # (the engine starts, and sees the cells, from here)
+    kernel.ok("reads.clear()")
+    for cell in ["%%step a --force\nx = 1", *between, "%%step b --force\ny = 2"]:
+        kernel.ok(cell)
+    # a: before and after; b: after only, or before and after when a cell came between
+    assert kernel.value("len(reads)") == (3 if not between else 4)
+
+
+def test_state_a_cell_between_two_steps_changed_is_not_the_second_steps(kernel):
+    kernel.ok(COUNTING)
+    kernel.ok("%%step first\nw = 0")
+    kernel.ok("%%step a --force\nx = 1")
+    kernel.ok("level[0] = 5")
+    kernel.ok("%%step b --force\ny = 2")
+    states = kernel.value(f"sorted([e.step, e.state is None] for _, e in {ENGINE}.store.entries())")
+    assert states == [["a", True], ["b", True], ["first", True]]

@@ -451,7 +451,8 @@ class Execution:
         )
         traced = watch and bool(self.known_key.traced)
         trace = live_trace.Trace(engine.ns, before) if traced else None
-        with process_state.watching(engine.shell) if watch else nullcontext() as state:
+        current = watch and engine.carry.state_current()
+        with process_state.watching(engine.shell, current) if watch else nullcontext() as state:
             result, outputs, findings, shown = await self._run_body(ctx, reason, trace)
         engine.pending.settle(engine.ns)  # names it bound hold their new values
         opaque.advance(self.key.address if self.key is not None and not effect else None)

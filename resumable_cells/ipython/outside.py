@@ -69,7 +69,7 @@ def detach(engine: Engine) -> None:
             original = getattr(handler, _OURS, None)
             if original is not None:
                 handlers[msg_type] = original
-    engine.carry.forget()
+    engine.carry.outside_code()  # what runs from now on is not seen: nothing carries over
 
 
 def _detach_events(shell: Any) -> None:

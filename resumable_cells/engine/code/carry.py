@@ -1,5 +1,7 @@
 """Digests a live step took of values at its end, taken by the next step's key in
-place of digesting those values again, when nothing can have changed them in between.
+place of digesting those values again, when nothing can have changed them in between;
+and, by the same rule, whether the process state it read at its end is the next step's
+starting state (`state/process_state.py` does not read it again).
 
 In a chain of steps each input is usually the output of the step just before: digested
 as that step's output (or re-digested after it, to see whether it changed its input in
@@ -61,6 +63,7 @@ class Carry:
         self._depth = 0  # steps running (a step's body may run another)
         self._began = -1  # the execution the outermost running step began in
         self.taken = 0  # digests keys took from here (tests read it: whether the rule held)
+        self._state_in = -1  # the execution whose step read the process state at its end
 
     # -- what the frontend tells (`ipython/outside.py`) -------------------------------------
     def execution_started(self) -> None:
@@ -77,8 +80,10 @@ class Carry:
 
     def outside_code(self) -> None:
         """Something that may run the notebook's code is about to run (a widget's comm
-        message, an inspection): the digests kept may no longer hold."""
+        message, an inspection): the digests kept, and the process state read, may no
+        longer hold."""
         self.forget()
+        self._state_in = -1
 
     def forget(self) -> None:
         self._kept = {}
@@ -125,6 +130,16 @@ class Carry:
                 tname, size = step_key.describe(obj)
                 self._kept[name] = _Kept(obj, Known(digest, frozenset(modules), tname, size))
         self._kept_in = self._executions
+
+    def state_read(self) -> None:
+        """At the end of a live step, within `step()`: it read the whole process state
+        (`process_state.changes`), when it ran as a whole `%%step` cell."""
+        self._state_in = self._executions if self._whole_step_cell() else -1
+
+    def state_current(self) -> bool:
+        """At a step's start, within `step()`: whether the process state the last step
+        read at its end is the state now, by the same rule as the digests."""
+        return self._whole_step_cell() and self._state_in == self._executions - 1
 
     def _whole_step_cell(self) -> bool:
         """Whether the step running is the outermost, in a whole `%%step` cell, and no

@@ -135,6 +135,7 @@ def admit(engine: Engine, live: LiveRun, watched: Watched) -> Admitted:
             pre, engine.ns, live.bound, watched.changed_inputs, engine.hidden, by_reference
         )
         recorded = process_state.changes(watched.state)
+        engine.carry.state_read()  # what it read is the state the next step starts from
         later = Batch()
         built = build.build(
             live, engine.store, digests, engine.display_bundle, plan, recorded, later, refs

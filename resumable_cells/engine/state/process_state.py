@@ -118,10 +118,11 @@ class Watch:
 
 
 @contextmanager
-def watching(shell: InteractiveShell) -> Iterator[Watch]:
+def watching(shell: InteractiveShell, current: bool = False) -> Iterator[Watch]:
     """Snapshot the process state and record the configuring line magics the body calls
-    (`%config X` runs as `get_ipython().run_line_magic("config", "X")`)."""
-    watch = Watch(snapshot())
+    (`%config X` runs as `get_ipython().run_line_magic("config", "X")`). `current`:
+    nothing ran since the last `changes` (see `snapshot`)."""
+    watch = Watch(snapshot(current))
     run = shell.run_line_magic
     own = shell.__dict__.get("run_line_magic")
 
@@ -154,13 +155,17 @@ def _magics_put(calls: list[tuple[str, str]]) -> None:
             shell.run_line_magic(name, line)
 
 
-def snapshot() -> dict[str, Any]:
-    """The watched state now, before a live step."""
+def snapshot(current: bool = False) -> dict[str, Any]:
+    """The watched state now, before a live step. `current`: nothing ran since the last
+    `changes` (the step before was the execution before, a whole `%%step` cell, and no
+    message that may run the notebook's code came between: `code/carry.py`'s rule), so
+    what it left is the state now, not compared again (half of what the process state
+    costs a step, in a chain of live steps)."""
     out = {}
     for s in _watched():
         try:
             last = _last.get(s.name)
-            if last is None or s.differs(last):
+            if last is None or (not current and s.differs(last)):
                 last = _last[s.name] = s.take()
             out[s.name] = last
         except Exception:  # a state that cannot be read now: the step is not held to it
@@ -181,6 +186,7 @@ def changes(watch: Watch | dict[str, Any]) -> list[tuple[str, Any]]:
                 continue
             after = _last[s.name] = s.take()
         except Exception as err:
+            _last.pop(s.name, None)  # not known now: the next snapshot reads it
             if prior is None:  # it could not be read before either: not watched here
                 log.debug("process state %s could not be read", s.name, exc_info=True)
                 continue
