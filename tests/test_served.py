@@ -475,3 +475,19 @@ def test_a_stream_taken_while_a_step_ran_writes_through_after_it(kernel):
     for i in range(3):
         assert _streams(kernel.ok(f"held.write('later {i}\\n')")) == [("stderr", f"later {i}\n")]
     assert kernel.value("held._sink is None and held._sent is None") is True
+
+
+def test_what_a_step_writes_through_a_stream_taken_before_it_is_replayed(kernel):
+    # Logging configured once, in a plain cell: the handler holds the kernel's stderr
+    # from then on, not the `sys.stderr` a step's capture puts in its place.
+    setup = "import logging\nlogging.basicConfig(level=logging.INFO, format='%(levelname)s %(message)s')"
+    step = "%%step logs\nimport logging\nlogging.info('from the step')\nv = 1"
+    kernel.ok(setup)
+    live = _streams(kernel.ok(step))
+    assert live == [("stderr", "INFO from the step\n")]
+    kernel.restart()
+    kernel.ok("%load_ext resumable_cells")
+    kernel.ok(setup)
+    served = kernel.ok(step)
+    assert "served from cache" in served.status_lines()[0]
+    assert _streams(served) == live

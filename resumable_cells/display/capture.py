@@ -40,16 +40,26 @@ def _add_stream(sink: list, name: str, text: str) -> None:
 
 
 class _Sent:
-    """The text of one kernel stream, recorded when the kernel sends it: its `_flush`
-    (which the kernel's I/O thread calls) moves what was written since into the sink."""
+    """The text of one kernel stream, recorded when the kernel sends it: what is written
+    to the stream (its `write`, wrapped on the instance: through `sys.stdout` and
+    through any other reference to it, a log handler made before the step) waits until
+    its `_flush` (which the kernel's I/O thread calls) moves it into the sink."""
 
     def __init__(self, stream: Any, name: str, sink: list, lock: threading.Lock):
         self.stream, self.name, self.sink, self.lock = stream, name, sink, lock
         self.pending: list[str] = []
-        self.wrote = False  # the block wrote to it (through the tee)
+        self.wrote = False  # the block wrote to it
         self.own = stream.__dict__.get("_flush")  # (set on the instance by someone else)
         self.original = stream._flush
+        self.own_write = stream.__dict__.get("write")
+        self.original_write = stream.write
         stream._flush = self._flush  # looked up on the instance each time it is scheduled
+        stream.write = self._write
+
+    def _write(self, text: Any) -> Any:
+        if isinstance(text, str) and text:
+            self.written(text)
+        return self.original_write(text)
 
     def written(self, text: str) -> None:
         with self.lock:
@@ -76,6 +86,11 @@ class _Sent:
 
     def close(self) -> None:
         self.send_now()  # what is buffered goes now, in this order (stdout first)
+        if self.stream.__dict__.get("write") == self._write:
+            if self.own_write is not None:
+                self.stream.write = self.own_write
+            else:
+                del self.stream.write
         if self.stream.__dict__.get("_flush") == self._flush:
             if self.own is not None:
                 self.stream._flush = self.own
@@ -113,11 +128,9 @@ class _Tee:
         self._sent = sent
 
     def write(self, text):
-        if isinstance(text, str) and text and self._sink is not None:
-            if self._sent is not None:
-                self._sent.written(text)
-            else:
-                _add_stream(self._sink, self._name, text)
+        # (a kernel stream records what is written to it itself: `_Sent`)
+        if isinstance(text, str) and text and self._sink is not None and self._sent is None:
+            _add_stream(self._sink, self._name, text)
         return self._stream.write(text)
 
     def detach(self) -> None:
