@@ -136,7 +136,8 @@ class _Tee:
     def detach(self) -> None:
         """Write through from now on. What took `sys.stdout` while the step ran keeps
         the tee (`logging.basicConfig()` a handler on it): its later text belongs to no
-        step, and kept here it would pile up unsent."""
+        step, and would otherwise grow the ended step's outputs (a stream that writes
+        through; a kernel stream records itself, only while the step runs)."""
         self._sink = self._sent = None
 
     def writelines(self, lines):
