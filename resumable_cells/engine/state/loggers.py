@@ -66,12 +66,17 @@ def _config(logger: logging.Logger) -> _Config:
 def _configured() -> dict[str, _Config]:
     out = {"": _config(logging.root)}
     for name, logger in list(logging.root.manager.loggerDict.items()):
-        if isinstance(logger, logging.Logger):  # not a PlaceHolder
-            if logger.level or logger.handlers or logger.filters:
-                out[name] = _config(logger)
-            elif not logger.propagate or logger.disabled:
-                out[name] = _config(logger)
+        if isinstance(logger, logging.Logger) and _set_apart(logger):  # (not a PlaceHolder)
+            out[name] = _config(logger)
     return out
+
+
+def _set_apart(logger: logging.Logger) -> bool:
+    """Whether a logger is configured away from a new one's defaults."""
+    return (
+        bool(logger.level or logger.handlers or logger.filters or logger.disabled)
+        or not logger.propagate
+    )
 
 
 def take() -> Snapshot:
