@@ -543,9 +543,7 @@ class Execution:
         watch = (
             nullcontext(None)
             if effect
-            else tripwire.watching(
-                engine.store.dir, network, told, engine.ns, getattr(engine.shell, "kernel", None)
-            )
+            else tripwire.watching(engine.store.dir, network, told, engine.ns, engine.shell)
         )
         rec.wrote_streams = True  # live code may write anywhere while it runs
         try:

@@ -39,7 +39,7 @@ from typing import Any, TypeAlias
 
 import msgspec
 
-from . import system_queries, watchpoints
+from . import left_running, system_queries, watchpoints
 
 
 class Findings(msgspec.Struct):
@@ -131,21 +131,26 @@ def watching(
     network: bool = False,
     on_compile: Callable[[Any], None] | None = None,
     namespace: dict[str, Any] | None = None,
-    kernel: Any = None,
+    shell: Any = None,
 ) -> Iterator[Findings]:
     """Yields the Findings of the block it guards (only the current thread is watched).
     `network`: connections are allowed (reads of a live source), not effects.
     `on_compile(source)` is told of each string compiled as code (`eval`, `exec`).
-    `namespace` (the notebook's): its names bound to a watched function are watched too.
-    `kernel` (ipykernel's, when there is one): its requests for input are watched."""
+    `namespace` (the notebook's): its names bound to a watched function are watched too,
+    and the notebook's code the block leaves to run later is an effect (`left_running`).
+    `shell` (IPython's, when there is one): its registries are watched, and in a kernel
+    the kernel's requests for input."""
     findings = Findings(on_compile=on_compile)
     active = (findings, _ignored_roots(store_dir), network)
+    held = left_running.before(shell) if namespace is not None else None
     try:
         with (
             watchpoints.watching(partial(_on_event, active), on_compile is not None, namespace),
-            _asking(kernel, findings),
+            _asking(getattr(shell, "kernel", None), findings),
         ):
             yield findings
+        if held is not None and namespace is not None:
+            findings.effects += left_running.after(shell, held, namespace)
     finally:
         findings.finish()
 
