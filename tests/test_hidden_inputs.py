@@ -136,6 +136,22 @@ def test_a_step_that_changes_an_attribute_of_an_installed_module_is_not_cached(k
     assert "ran" in status(kernel.ok(cell))
 
 
+def test_an_installed_module_attribute_holding_a_library_object_is_told_by_identity(kernel):
+    # `sys.excepthook` holds IPython's hook (whose walk reaches the whole shell and
+    # fails), `sys.stdout` the kernel's stream: the step that replaces one says so, and
+    # one that puts it back is cached in this kernel.
+    r = kernel.ok("%%step hook\nimport sys\ndef hook(*args):\n    pass\nsys.excepthook = hook")
+    assert "not cached: it changed the module attribute sys.excepthook" in r.stderr, r.stderr
+    cell = (
+        "%%step quiet\nimport io, sys\nbuf, old = io.StringIO(), sys.stdout\n"
+        "sys.stdout = buf\nprint('hidden')\nsys.stdout = old\ndel old\ntext = buf.getvalue()"
+    )
+    r = kernel.ok(cell)
+    assert "not cached" not in r.stderr and "hidden" not in r.stdout, r.stderr
+    assert served(kernel.ok(cell))
+    assert kernel.value("text") == "hidden\n"
+
+
 @pytest.mark.parametrize(
     ("setup", "body", "named"),
     [

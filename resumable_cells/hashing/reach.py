@@ -173,6 +173,15 @@ def _attribute(out: Collected, reach: Reached, ns: dict, ref: AttrRef, describe,
         out.digests[label] = "missing"
         out.info[label] = {"type": "missing", "size": 0, "digest": "missing"}
         return
+    if ref.written and not _is_input(value, ref, ns):
+        # An installed module's attribute the cell sets (`sys.excepthook = hook`) that
+        # holds a library's object is an input only so that the run can tell whether it
+        # replaced it, which a hit could not do again (`changed_attributes`): it is told
+        # by its identity in this kernel, not walked (IPython's hook reaches the whole
+        # shell: half a second, then a failure that named the wrong thing).
+        out.digests[label] = _identity(value)
+        out.info[label] = {"type": type(value).__name__, "size": 0, "digest": out.digests[label]}
+        return
     _digest(out, reach, ns, label, value, describe)
 
 
@@ -225,6 +234,12 @@ def _drain(reach: Reached, ns: dict, accept: Callable[[str], bool]) -> list[str 
     return new
 
 
+def _identity(value: Any) -> str:
+    """What stands for the digest of a value that cannot be hashed: the object itself,
+    in this kernel (never a digest: those are hex)."""
+    return f"object {id(value):x} of this kernel"
+
+
 def ref_of(ns: dict, label: str) -> AttrRef | None:
     """The attribute chain a label names (`settings.THRESHOLD`, `helpers.SCALE`): rooted
     at a module bound in `ns` under its first name, else at the longest loaded module."""
@@ -250,7 +265,7 @@ def changed_attributes(
         try:
             now = "missing" if value is MISSING else Hasher(ns).value_digest(value, label)
         except (Unhashable, RecursionError):
-            now = None
+            now = _identity(value)
         if now != digests.get(label):
             changed.append(label)
     return changed
