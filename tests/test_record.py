@@ -145,6 +145,36 @@ def test_plan_agrees_with_what_run_all_does(tmp_path):
         k.shutdown()
 
 
+def test_a_one_line_cell_named_like_a_magic_is_what_run_all_runs(tmp_path):
+    # IPython calls `load('m.npy')` as the `%load` magic while no `load` is bound
+    # (automagic), as numpy's `load` after `from numpy import *`. The plan, asked first
+    # in a new kernel, must not make Run All run the magic, and names the steps as Run
+    # All does (Lecture-2-Numpy of the corpus has this cell).
+    cells = [
+        LOAD,
+        "%%step\nfrom numpy import *",
+        "%%step\nM = arange(4.0)",
+        "%%step\nsave('m.npy', M)\n",
+        "%%step\nload('m.npy')\n",
+    ]
+    _notebook(tmp_path / "nb.ipynb", cells)
+    k = Kernel(tmp_path, env={"JPY_SESSION_NAME": "nb.ipynb"})
+    try:
+        for c in cells:
+            k.ok(c)
+        k.restart()
+        k.ok(LOAD)
+        plan = k.ok("%step plan").result()
+        planned = re.findall(r"^(?:serve|run)\s+(\S+)", plan, re.M)
+        names = [line_of(r).split(":")[0].split()[1] for r in map(k.ok, cells[1:])]
+        assert planned == names
+        assert k.value("load('m.npy').tolist()") == [0.0, 1.0, 2.0, 3.0]
+        r = k.ok(cells[-1])  # served; before the fix it ran `%load` and failed
+        assert "served" in line_of(r) and "array([0., 1., 2., 3.])" in r.result()
+    finally:
+        k.shutdown()
+
+
 def test_timeline_svg_has_a_lane_per_session_and_a_bar_per_execution():
     execs = [
         {"session": s, "step": f"s{i}", "status": st, "start": t, "end": t + 1.0,

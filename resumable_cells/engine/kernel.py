@@ -16,7 +16,7 @@ import signal
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -37,13 +37,13 @@ from ..storage.store import Store
 from ..storage.tiers import Tier, TieredStore
 from .code import step_names
 from .code.carry import Carry
+from .code.transform import Transforms
 from .restore.pending import Pending
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
 log = logging.getLogger(__name__)
-_TRANSFORMS_KEPT = 512
 
 
 class Restoring(msgspec.Struct, frozen=True):
@@ -98,7 +98,7 @@ class Engine:
         self.step_spend = {"tokens": 0, "cost": 0.0}  # of the step running now
         self.freshness: Freshness | None = None  # staleness from every input
         self.names = step_names.Names()  # warns when two cells share a name, not their code
-        self._transformed: dict[str, str] = {}
+        self._transforms = Transforms(shell)
         self.writes = WriteBehind()  # entries whose values are written behind
         self.writes.on_change.append(lambda: self.emit("writing", None))
         self.write_wait = settings.write_wait()  # seconds waited for them, at most
@@ -287,19 +287,14 @@ class Engine:
         hidden: dict[str, Any] = self.shell.user_ns_hidden
         return hidden
 
-    def transform(self, cell: str) -> str:
-        """The cell as IPython transforms it (`!cmd`, `%magic` lines become calls);
-        remembered, since the transform is a pure function of the text."""
-        transformed = self._transformed.get(cell)
-        if transformed is None:
-            self.transforming = True  # (auto mode leaves what the engine transforms)
-            try:
-                transformed = self._transformed[cell] = self.shell.transform_cell(cell)
-            finally:
-                self.transforming = False
-            if len(self._transformed) > _TRANSFORMS_KEPT:
-                self._transformed.pop(next(iter(self._transformed)))
-        return transformed
+    def transform(self, cell: str, shadowed: Collection[str] = ()) -> str:
+        """The cell as IPython transforms it now (`!cmd`, `%magic` lines become calls;
+        `code/transform.py`); `shadowed`: names taken as bound (a plan's)."""
+        self.transforming = True  # (auto mode leaves what the engine transforms)
+        try:
+            return self._transforms(cell, shadowed)
+        finally:
+            self.transforming = False
 
     def display_bundle(self, value: Any) -> dict[str, Any]:
         """The mime bundle IPython would display for `value`."""

@@ -166,6 +166,7 @@ def walk(engine, cells: list[tuple[str | None, str, str | None]]) -> Walk:
     # counts as bound, with its stored digest
     known: dict[str, str | None] = {n: k.digest for n, k in engine.pending.known().items()}
     producer: dict[str, str] = {}  # name -> "step NAME" / "a plain cell" that binds it
+    names = plain.Bound(known)  # what IPython's automagic takes as bound, cell by cell
     modules: dict[str, str] = {}  # alias -> module path, imported by a cell before
     ran = plain.ran_here(engine.shell)
     said = plain.Commands(engine.run)  # what `%step clear` / `%step run --new` cells do
@@ -175,7 +176,7 @@ def walk(engine, cells: list[tuple[str | None, str, str | None]]) -> Walk:
     for line, body, cell_id in cells:
         if line is None:
             said.read(body)
-            for name in plain.simulate(engine, body, ran, known, producer, modules):
+            for name in plain.simulate(engine, body, ran, names, producer, modules):
                 if body.strip() in ran or cell_id is None:
                     unran.pop(name, None)
                 else:
@@ -187,7 +188,9 @@ def walk(engine, cells: list[tuple[str | None, str, str | None]]) -> Walk:
             raise UsageError(
                 f"%step plan: a cell has a bad %%step line {line!r} ({err})."
             ) from None
-        info = step_code.of(engine.shell, engine.transform(body)).info
+        # transformed as Run All will: what earlier cells bind is bound by then
+        info = step_code.of(engine.shell, engine.transform(body, names)).info
+        names.stars.extend(info.star_imports)
         name = args.name or info.default_name()
         if said.cleared(name):
             row = PlanRow(name, "run", "a cell before it clears its entries")

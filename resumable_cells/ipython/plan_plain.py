@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import importlib
 import logging
+from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
@@ -75,29 +76,65 @@ def ran_here(shell: Any) -> set[str]:
     return {s.strip() for s in (getattr(hm, "input_hist_raw", None) or []) if s.strip()}
 
 
+class Bound:
+    """The names the cells before a cell bind, as IPython's automagic asks of the cell's
+    first name (a magic of that name is not called once a name shadows it): those the
+    plan knows (`known`: name -> digest, None: unknown), and the public names of the
+    modules they star-import (`from numpy import *` binds `load`, so a cell
+    `load('m.npy')` calls numpy's, not the `%load` magic). A star-imported module is
+    imported to list its names only when asked of one, as Run All will import it."""
+
+    def __init__(self, known: dict[str, str | None]) -> None:
+        self.known = known
+        self.stars: list[str] = []  # modules star-imported, in order
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.known or any(name in _public_names(m) for m in self.stars)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.known)
+
+    def __len__(self) -> int:
+        return len(self.known) + len(self.stars)
+
+
+def _public_names(module_name: str) -> frozenset[str]:
+    try:
+        module = importlib.import_module(module_name)
+    except Exception:  # it fails when the cell runs; the plan reads no names from it
+        log.debug("%s could not be imported for the plan", module_name, exc_info=True)
+        return frozenset()
+    names = getattr(module, "__all__", None)
+    if names is None:
+        names = [n for n in vars(module) if not n.startswith("_")]
+    return frozenset(n for n in names if isinstance(n, str))
+
+
 def simulate(
     engine: Any,
     source: str,
     ran: set[str],
-    known: dict[str, str | None],
+    bound: Bound,
     producer: dict[str, str],
     modules: dict[str, str],
 ) -> tuple[str, ...]:
-    """Update `known` (name -> digest, None: unknown) with what the plain cell `source`
-    will bind, and `modules` (alias -> module path) with what it imports; returns the
-    names it binds (none when it does not parse)."""
+    """Update `bound` (its `known`: name -> digest, None: unknown; its star imports)
+    with what the plain cell `source` will bind, and `modules` (alias -> module path)
+    with what it imports; returns the names it binds (none when it does not parse)."""
+    known = bound.known
     try:
-        info = analysis.analyse(engine.transform(source))
+        info = analysis.analyse(engine.transform(source, bound))
     except SyntaxError:  # it fails when it runs; it imports and binds nothing
         log.debug("a plain cell does not parse; the plan skips it", exc_info=True)
         return ()
     modules.update(info.imports)
+    bound.stars.extend(info.star_imports)
     if source.strip() in ran:
         for name in info.binds:
             known.pop(name, None)  # the namespace holds what it binds: read it there
             producer.pop(name, None)
         return info.binds
-    transformed = engine.transform(source)
+    transformed = engine.transform(source, bound)
     tree = ast.parse(transformed)  # (it parsed above)
     if cells.cell_magic(source) is not None:
         # `%%time`, `%%capture`: the code the magic runs binds names the call hides
