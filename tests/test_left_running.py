@@ -65,6 +65,13 @@ CASES = {
         "set a signal handler (SIGUSR1)",
         "__import__('signal').getsignal(10) is on_usr1",
     ),
+    "pandas accessor": (
+        "import pandas as pd\n@pd.api.extensions.register_dataframe_accessor('geo')\n"
+        "class Geo:\n    def __init__(self, df):\n        self.df = df\n"
+        "    def rows(self):\n        return len(self.df)",
+        "registered a pandas accessor (Geo)",
+        "pd.DataFrame({'a': [1, 2]}).geo.rows() == 2",
+    ),
     "trace function": (
         "import threading\ndef tracer(frame, event, arg):\n    return None\n"
         "threading.settrace(tracer)",

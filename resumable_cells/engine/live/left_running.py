@@ -3,10 +3,11 @@ process to be called later.
 
 A live step may start a thread that is still running when it ends, schedule an asyncio
 task or a callback on the kernel's event loop, register an IPython event callback, an
-input or AST transformer or a magic, set a trace or profile function, or set a signal
-handler. A hit binds values and sets the process state again; it starts and registers
-nothing, so what that code did afterwards (a result appended by the thread, a flag the
-callback set, the magic a later cell uses) would happen only when the step ran: such a
+input or AST transformer or a magic, set a trace or profile function, set a signal
+handler, or register a pandas accessor (`register_dataframe_accessor`). A hit binds
+values and sets the process state again; it starts and registers nothing, so what
+that code did afterwards (a result appended by the thread, a flag the callback set,
+the magic or accessor a later cell uses) would happen only when the step ran: such a
 step has an effect and is not cached.
 
 Only the notebook's own code counts: a function, method, class or coroutine defined in
@@ -52,6 +53,7 @@ _SAID = {
     "trace": "set a trace function",
     "profile": "set a profile function",
     "signal": "set a signal handler",
+    "accessor": "registered a pandas accessor",
     "input_transformers_cleanup": "added an IPython input transformer",
     "input_transformers_post": "added an IPython input transformer",
     "ast_transformers": "added an IPython AST transformer",
@@ -76,8 +78,15 @@ def after(shell: Any, held: Held, namespace: dict[str, Any]) -> list[str]:
     callable new in a registry since `held` that is the notebook's code."""
     frames: dict[int, Any] | None = None
     found: list[str] = []
-    for (name, items), (was_name, was) in zip(_registries(shell), held.registries, strict=False):
-        if items == was or name != was_name:  # (`==` compares identities first, in C)
+    now = _registries(shell)
+    same = len(now) == len(held.registries)
+    if same and all(a[0] == b[0] for a, b in zip(now, held.registries)):  # (as usual)
+        pairs = [(n, items, was) for (n, items), (_, was) in zip(now, held.registries)]
+    else:  # a registry came (a module imported in the step): each to its own, or none
+        before_by = _by_place(held.registries)
+        pairs = [(n, items, before_by.get(k, [])) for k, (n, items) in _places(now)]
+    for name, items, was in pairs:
+        if items == was:  # (`==` compares identities first, in C)
             continue
         old = {id(x) for x in was}
         for i, item in enumerate(items):
@@ -85,11 +94,27 @@ def after(shell: Any, held: Held, namespace: dict[str, Any]) -> list[str]:
                 continue
             if isinstance(item, threading.Thread) and frames is None:
                 frames = sys._current_frames()  # (read once, only when a thread is new)
+            if name == "accessor":  # pandas' Accessor: the class it makes (its attribute)
+                item = getattr(item, "_accessor", None)
             label = _notebook_label(item, namespace, frames or {})
             if label is not None:
                 said = _SAID.get(name) or f"registered an IPython {name} callback"
                 found.append(f"{said} ({_SIGNAL_NAMES[i] if name == 'signal' else label})")
     return found
+
+
+def _places(registries: list[tuple[str, list[Any]]]) -> list[tuple[tuple[str, int], Any]]:
+    """Each registry with its place: its name, and how many of that name came before."""
+    seen: dict[str, int] = {}
+    out = []
+    for registry in registries:
+        k = seen[registry[0]] = seen.get(registry[0], -1) + 1
+        out.append(((registry[0], k), registry))
+    return out
+
+
+def _by_place(registries: list[tuple[str, list[Any]]]) -> dict[tuple[str, int], list[Any]]:
+    return {place: items for place, (_, items) in _places(registries)}
 
 
 def _registries(shell: Any) -> list[tuple[str, list[Any]]]:
@@ -108,6 +133,11 @@ def _registries(shell: Any) -> list[tuple[str, list[Any]]]:
         ("profile", [sys.getprofile(), threading.getprofile()]),
         ("signal", list(map(_getsignal, _SIGNALS))),
     ]
+    pandas = sys.modules.get("pandas")
+    if pandas is not None:  # the classes `register_*_accessor` extends, and their names
+        for cls in (pandas.DataFrame, pandas.Series, pandas.Index):
+            names = sorted(getattr(cls, "_accessors", ()))  # (pandas' registry of them)
+            out.append(("accessor", [vars(cls).get(n) for n in names]))
     if shell is None:
         return out
     out += [(event, list(cbs)) for event, cbs in shell.events.callbacks.items()]
