@@ -104,6 +104,46 @@ def test_a_thread_the_step_joins_is_no_effect(kernel):
     assert kernel.value("parts") == [1]
 
 
+def test_a_thread_another_thread_starts_during_the_step_is_not_the_steps(kernel):
+    # A server started in a plain cell answers the step's request in a thread of its own
+    # (the server's thread starts it), running the notebook's handler, which is still
+    # busy when the step has read its answer and ended.
+    kernel.ok(
+        "import threading, time, urllib.request\n"
+        "from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer\n"
+        "busy = threading.Event()\n"
+        "class Slow(BaseHTTPRequestHandler):\n"
+        "    def do_GET(self):\n"
+        "        self.send_response(200)\n"
+        "        self.send_header('Content-Length', '2')\n"
+        "        self.end_headers()\n"
+        "        self.wfile.write(b'ok')\n"
+        "        self.wfile.flush()\n"
+        "        busy.set()\n"
+        "        time.sleep(1.0)  # still in the notebook's code as the step ends\n"
+        "    def log_message(self, *args):\n"
+        "        pass\n"
+        "server = ThreadingHTTPServer(('127.0.0.1', 0), Slow)\n"
+        "threading.Thread(target=server.serve_forever, daemon=True).start()\n"
+        "URL = f'http://127.0.0.1:{server.server_address[1]}/'"
+    )
+    cell = (
+        "%%step fetched --ttl 1h --ignore URL --ignore busy\n"
+        "with urllib.request.urlopen(URL, timeout=10) as r:\n"
+        "    answer = r.read(2).decode()\n"
+        "busy.wait(5)"
+    )
+    r = kernel.ok(cell)
+    assert "not cached" not in r.stderr, r.stderr
+    assert kernel.value(
+        "any(t.name.endswith('(process_request_thread)') and t.is_alive() "
+        "for t in threading.enumerate())"
+    )  # the handler was still running
+    assert served(kernel.ok(cell))
+    assert kernel.value("answer") == "ok"
+    kernel.ok("server.shutdown()")
+
+
 def test_a_thread_a_library_keeps_for_itself_is_no_effect(kernel):
     # tqdm's monitor thread, which tqdm starts with its first bar and keeps running
     cell = "%%step library\nfrom tqdm import tqdm\ntotal = sum(tqdm(range(3)))"

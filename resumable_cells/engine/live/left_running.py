@@ -19,7 +19,8 @@ makes again registers it again, and its work is the library's.
 
 Registries are read when the step starts and when it ends: the objects in them are
 kept meanwhile, so an identity seen before cannot be reused by a new one. The notebook's
-code is looked for only among what is new.
+code is looked for only among what is new, and among the threads the step's own thread
+started (`watching`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ import functools
 import signal
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import ModuleType
 from typing import Any, NamedTuple
 
@@ -47,7 +50,6 @@ except ImportError:  # (another Python)
 # What each registry's new member means, for the message (an IPython event's callbacks
 # are told by the event's name)
 _SAID = {
-    "thread": "left a thread running",
     "task": "left an asyncio task running",
     "handle": "scheduled a callback on the event loop",
     "trace": "set a trace function",
@@ -63,21 +65,46 @@ _SAID = {
 
 
 class Held(NamedTuple):
-    """The registries as a step started: (name, the callables it held) each."""
+    """The registries as a step started: (name, the callables it held) each; and the
+    threads the step's own thread started since."""
 
     registries: list[tuple[str, list[Any]]]
+    started: list[threading.Thread]
 
 
-def before(shell: Any) -> Held:
-    """The registries as the step starts."""
-    return Held(_registries(shell))
+@contextmanager
+def watching(shell: Any) -> Iterator[Held]:
+    """The registries as the step starts; within the block, the threads this thread
+    starts are kept (`Thread.start`, wrapped on the class for the block). A thread
+    another thread starts meanwhile is not the step's: a server started in an earlier
+    cell answers the step's request in a thread of its own, running the notebook's
+    handler, and may still be finishing when the step ends."""
+    held = Held(_registries(shell), [])
+    me, start = threading.get_ident(), threading.Thread.start
+
+    def starting(thread: threading.Thread) -> None:
+        if threading.get_ident() == me:
+            held.started.append(thread)
+        start(thread)
+
+    threading.Thread.start = starting  # type: ignore[method-assign, assignment]
+    try:
+        yield held
+    finally:
+        if threading.Thread.start is starting:  # (else a step within put its own)
+            threading.Thread.start = start  # type: ignore[method-assign]
 
 
 def after(shell: Any, held: Held, namespace: dict[str, Any]) -> list[str]:
     """What the step left to run, as effects ("left a thread running (worker)"): each
-    callable new in a registry since `held` that is the notebook's code."""
-    frames: dict[int, Any] | None = None
+    thread it started still alive, and each callable new in a registry since `held`,
+    that is the notebook's code."""
     found: list[str] = []
+    alive = [t for t in held.started if t.is_alive()]
+    frames = sys._current_frames() if alive else {}
+    for t in alive:
+        if _thread_runs_notebook_code(t, namespace, frames):
+            found.append(f"left a thread running ({t.name})")
     now = _registries(shell)
     same = len(now) == len(held.registries)
     if same and all(a[0] == b[0] for a, b in zip(now, held.registries)):  # (as usual)
@@ -92,11 +119,9 @@ def after(shell: Any, held: Held, namespace: dict[str, Any]) -> list[str]:
         for i, item in enumerate(items):
             if id(item) in old:
                 continue
-            if isinstance(item, threading.Thread) and frames is None:
-                frames = sys._current_frames()  # (read once, only when a thread is new)
             if name == "accessor":  # pandas' Accessor: the class it makes (its attribute)
                 item = getattr(item, "_accessor", None)
-            label = _notebook_label(item, namespace, frames or {})
+            label = _notebook_label(item, namespace)
             if label is not None:
                 said = _SAID.get(name) or f"registered an IPython {name} callback"
                 found.append(f"{said} ({_SIGNAL_NAMES[i] if name == 'signal' else label})")
@@ -124,7 +149,6 @@ def _registries(shell: Any) -> list[tuple[str, list[Any]]]:
     except RuntimeError:
         loop = None
     out: list[tuple[str, list[Any]]] = [
-        ("thread", threading.enumerate()),
         ("task", list(asyncio.all_tasks(loop)) if loop is not None else []),
         # The loop's queues are its own attributes (asyncio's, not a public interface):
         # a loop without them (uvloop) has its callbacks unseen.
@@ -147,10 +171,8 @@ def _registries(shell: Any) -> list[tuple[str, list[Any]]]:
     return out
 
 
-def _notebook_label(item: Any, namespace: dict[str, Any], frames: dict[int, Any]) -> str | None:
+def _notebook_label(item: Any, namespace: dict[str, Any]) -> str | None:
     """A name for `item` when it runs the notebook's code, else None."""
-    if isinstance(item, threading.Thread):
-        return item.name if _thread_runs_notebook_code(item, namespace, frames) else None
     if isinstance(item, asyncio.Task):
         coro = item.get_coro()
         return _name(coro) if _coroutine_is_notebooks(coro, namespace) else None

@@ -31,7 +31,7 @@ import stat
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from functools import lru_cache, partial
 from pathlib import Path
 from types import FrameType
@@ -142,15 +142,16 @@ def watching(
     the kernel's requests for input."""
     findings = Findings(on_compile=on_compile)
     active = (findings, _ignored_roots(store_dir), network)
-    held = left_running.before(shell) if namespace is not None else None
+    left = left_running.watching(shell) if namespace is not None else nullcontext(None)
     try:
         with (
             watchpoints.watching(partial(_on_event, active), on_compile is not None, namespace),
             _asking(getattr(shell, "kernel", None), findings),
+            left as held,
         ):
             yield findings
-        if held is not None and namespace is not None:
-            findings.effects += left_running.after(shell, held, namespace)
+            if held is not None and namespace is not None:
+                findings.effects += left_running.after(shell, held, namespace)
     finally:
         findings.finish()
 
