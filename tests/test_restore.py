@@ -141,3 +141,23 @@ def test_a_cell_edited_and_run_again_is_restored_as_it_last_ran(kernel, tmp_path
     assert "restored 3 of 6 executions" in said and "3 superseded" in said, said
     assert "stopped" not in said, said
     assert _probe(kernel) == before
+
+
+def test_without_cell_ids_a_magic_named_cell_is_found_as_it_ran(kernel, tmp_path):
+    # nbclient sends no cell ids: the restore finds each execution's cell by its step
+    # name, from the cell transformed as it ran, after `from numpy import *` bound
+    # `save` (in a new kernel IPython would take `save(...)` for the `%save` magic).
+    cells = {
+        "n1": "from numpy import *",
+        "n2": "M = arange(4.0)",
+        "n3": "save('m.npy', M)",
+        "n4": "total = M.sum()",
+    }
+    _notebook(tmp_path, cells)
+    kernel.ok("%step auto on")
+    for cid in cells:
+        kernel.ok(cells[cid])  # no cell id
+    _restart(kernel)
+    said = kernel.ok("%step restore").stdout
+    assert "restored 2 of 4" in said and "it wrote m.npy" in said, said
+    assert "not in the notebook" not in said, said

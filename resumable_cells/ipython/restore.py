@@ -33,6 +33,7 @@ from ..engine.execution import run_step
 from ..engine.kernel import Engine, Restoring
 from ..errors import NotServed
 from . import auto, notebookfile, stepargs
+from . import plan_plain as plain
 
 _RESTORED = ("hit", "live", "effect")  # what made state (an effect stops the restore)
 
@@ -171,23 +172,24 @@ def _step_of(source: str) -> tuple[str, str]:
 def _by_name(engine: Engine, cells: list[dict]) -> dict[str, str]:
     """Without cell ids (nbclient sends none): step name -> the source of the last cell
     whose step has that name (parsed once per restore, not once per execution)."""
+    from ..engine.code import step_code
+
     found: dict[str, str] = {}
+    # a cell is transformed as it ran: what the cells before it bind is bound by then
+    names = plain.Bound({})
     for cell in cells:
         if not auto.wraps(cell["source"]) and not cell["source"].startswith("%%step"):
             continue
         line, body = _step_of(cell["source"])
         try:
-            name = stepargs.parse(line).name or _derived_name(engine, body)
+            name = stepargs.parse(line).name
+            info = step_code.of(engine.shell, engine.transform(body, names)).info
         except (UsageError, SyntaxError):
             continue
-        found[name] = cell["source"]
+        names.known.update(dict.fromkeys(info.binds))
+        names.stars.extend(info.star_imports)
+        found[name or info.default_name()] = cell["source"]
     return found
-
-
-def _derived_name(engine: Engine, body: str) -> str:
-    from ..engine.code import step_code
-
-    return step_code.of(engine.shell, engine.transform(body)).info.default_name()
 
 
 def _notebook_cells(engine: Engine) -> list[dict]:
