@@ -33,7 +33,9 @@ class AwaitedSteps:
         if not lines or not lines[0].startswith(_CALL) or not self.slot.shell.autoawait:
             return lines
         body = _step_body("".join(lines))
-        if body is None:
+        # (IPython's transforms never write `await`: a body without the word needs none,
+        # and IPython transforms each cell twice, through here each time)
+        if body is None or ("await" not in body and "async" not in body):
             return lines
         from ..engine.code import step_code  # a step cell: the engine is about to be used
 
