@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+from contextlib import contextmanager
 
 import nbformat
 import pytest
@@ -115,6 +116,24 @@ def _notebook(path, cells):
     nbformat.write(nb, path)
 
 
+@contextmanager
+def _ran_then_restarted(tmp_path, cells, edited=None):
+    """A kernel that ran `cells` (a notebook of them on disk), then restarted and loaded
+    the extension; `edited`: the cells the notebook holds after the run, if others."""
+    _notebook(tmp_path / "nb.ipynb", cells)
+    k = Kernel(tmp_path, env={"JPY_SESSION_NAME": "nb.ipynb"})
+    try:
+        for c in cells:
+            k.ok(c)
+        if edited is not None:
+            _notebook(tmp_path / "nb.ipynb", edited)
+        k.restart()
+        k.ok(LOAD)
+        yield k
+    finally:
+        k.shutdown()
+
+
 def test_plan_agrees_with_what_run_all_does(tmp_path):
     cells = [
         LOAD,
@@ -123,26 +142,17 @@ def test_plan_agrees_with_what_run_all_does(tmp_path):
         "%%step c\ntotal = sum(evens)",
         "%%step d\nlabel = 'fixed'",
     ]
-    _notebook(tmp_path / "nb.ipynb", cells)
-    k = Kernel(tmp_path, env={"JPY_SESSION_NAME": "nb.ipynb"})
-    try:
-        for c in cells:
-            k.ok(c)
-        cells[2] = "%%step b\nevens = [x for x in base if x % 2]"
-        _notebook(tmp_path / "nb.ipynb", cells)
-        k.restart()
-        k.ok(LOAD)
+    edited = [*cells[:2], "%%step b\nevens = [x for x in base if x % 2]", *cells[3:]]
+    with _ran_then_restarted(tmp_path, cells, edited) as k:
         plan = k.ok("%step plan").result()
         planned = {name: action for action, name in re.findall(r"^(serve|run)\s+(\S+)", plan, re.M)}
         assert planned == {"a": "serve", "b": "run", "c": "run", "d": "serve"}
         did = {}
-        for c in cells[1:]:
+        for c in edited[1:]:
             line = line_of(k.ok(c))
             name = line.split(":")[0].split()[1]
             did[name] = "serve" if "served" in line else "run"
         assert did == planned
-    finally:
-        k.shutdown()
 
 
 def test_a_one_line_cell_named_like_a_magic_is_what_run_all_runs(tmp_path):
@@ -157,13 +167,7 @@ def test_a_one_line_cell_named_like_a_magic_is_what_run_all_runs(tmp_path):
         "%%step\nsave('m.npy', M)\n",
         "%%step\nload('m.npy')\n",
     ]
-    _notebook(tmp_path / "nb.ipynb", cells)
-    k = Kernel(tmp_path, env={"JPY_SESSION_NAME": "nb.ipynb"})
-    try:
-        for c in cells:
-            k.ok(c)
-        k.restart()
-        k.ok(LOAD)
+    with _ran_then_restarted(tmp_path, cells) as k:
         plan = k.ok("%step plan").result()
         planned = re.findall(r"^(?:serve|run)\s+(\S+)", plan, re.M)
         names = [line_of(r).split(":")[0].split()[1] for r in map(k.ok, cells[1:])]
@@ -171,8 +175,6 @@ def test_a_one_line_cell_named_like_a_magic_is_what_run_all_runs(tmp_path):
         assert k.value("load('m.npy').tolist()") == [0.0, 1.0, 2.0, 3.0]
         r = k.ok(cells[-1])  # served; before the fix it ran `%load` and failed
         assert "served" in line_of(r) and "array([0., 1., 2., 3.])" in r.result()
-    finally:
-        k.shutdown()
 
 
 def test_timeline_svg_has_a_lane_per_session_and_a_bar_per_execution():

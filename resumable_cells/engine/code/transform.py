@@ -16,7 +16,8 @@ bound (`shadowed`).
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 _KEPT = 512  # static transforms remembered
@@ -55,22 +56,21 @@ class Transforms:
         return "".join(lines)
 
 
-class _no_automagic:
+@contextmanager
+def _no_automagic(shell: Any, line: str, shadowed: Collection[str]) -> Iterator[None]:
     """Automagic off while the line's first name is one of `shadowed` and not bound
     yet: IPython would not call a magic of that name once a cell before bound it."""
+    off = False
+    if shadowed and getattr(shell, "automagic", False):
+        from IPython.core.splitinput import LineInfo
 
-    def __init__(self, shell: Any, line: str, shadowed: Collection[str]) -> None:
-        self.shell, self.off = shell, False
-        if shadowed and getattr(shell, "automagic", False):
-            from IPython.core.splitinput import LineInfo
-
-            head = LineInfo(line).ifun.split(".", 1)[0]
-            self.off = head in shadowed and head not in shell.user_ns
-
-    def __enter__(self) -> None:
-        if self.off:
-            self.shell.automagic = False
-
-    def __exit__(self, *exc: object) -> None:
-        if self.off:
-            self.shell.automagic = True
+        head = LineInfo(line).ifun.split(".", 1)[0]
+        off = head in shadowed and head not in shell.user_ns
+    if not off:
+        yield
+        return
+    shell.automagic = False
+    try:
+        yield
+    finally:
+        shell.automagic = True

@@ -105,14 +105,7 @@ def after(shell: Any, held: Held, namespace: dict[str, Any]) -> list[str]:
     for t in alive:
         if _thread_runs_notebook_code(t, namespace, frames):
             found.append(f"left a thread running ({t.name})")
-    now = _registries(shell)
-    same = len(now) == len(held.registries)
-    if same and all(a[0] == b[0] for a, b in zip(now, held.registries)):  # (as usual)
-        pairs = [(n, items, was) for (n, items), (_, was) in zip(now, held.registries)]
-    else:  # a registry came (a module imported in the step): each to its own, or none
-        before_by = _by_place(held.registries)
-        pairs = [(n, items, before_by.get(k, [])) for k, (n, items) in _places(now)]
-    for name, items, was in pairs:
+    for (name, items), (_, was) in zip(_registries(shell), held.registries, strict=True):
         if items == was:  # (`==` compares identities first, in C)
             continue
         old = {id(x) for x in was}
@@ -126,20 +119,6 @@ def after(shell: Any, held: Held, namespace: dict[str, Any]) -> list[str]:
                 said = _SAID.get(name) or f"registered an IPython {name} callback"
                 found.append(f"{said} ({_SIGNAL_NAMES[i] if name == 'signal' else label})")
     return found
-
-
-def _places(registries: list[tuple[str, list[Any]]]) -> list[tuple[tuple[str, int], Any]]:
-    """Each registry with its place: its name, and how many of that name came before."""
-    seen: dict[str, int] = {}
-    out = []
-    for registry in registries:
-        k = seen[registry[0]] = seen.get(registry[0], -1) + 1
-        out.append(((registry[0], k), registry))
-    return out
-
-
-def _by_place(registries: list[tuple[str, list[Any]]]) -> dict[tuple[str, int], list[Any]]:
-    return {place: items for place, (_, items) in _places(registries)}
 
 
 def _registries(shell: Any) -> list[tuple[str, list[Any]]]:
@@ -157,11 +136,12 @@ def _registries(shell: Any) -> list[tuple[str, list[Any]]]:
         ("profile", [sys.getprofile(), threading.getprofile()]),
         ("signal", list(map(_getsignal, _SIGNALS))),
     ]
+    # The classes `register_*_accessor` extends, and their names (pandas' own set): empty
+    # until pandas is imported, so that a step importing it is compared with them
     pandas = sys.modules.get("pandas")
-    if pandas is not None:  # the classes `register_*_accessor` extends, and their names
-        for cls in (pandas.DataFrame, pandas.Series, pandas.Index):
-            names = sorted(getattr(cls, "_accessors", ()))  # (pandas' registry of them)
-            out.append(("accessor", [vars(cls).get(n) for n in names]))
+    for cls in (pandas.DataFrame, pandas.Series, pandas.Index) if pandas else (None,) * 3:
+        names = sorted(getattr(cls, "_accessors", ()))
+        out.append(("accessor", [vars(cls).get(n) for n in names]))
     if shell is None:
         return out
     out += [(event, list(cbs)) for event, cbs in shell.events.callbacks.items()]
