@@ -318,3 +318,16 @@ def test_a_change_in_one_of_many_records_shows_after_the_reuse():
     assert digest(records) == before
     records[37].__class__ = _Other  # same state, another class
     assert digest(records) != before
+
+
+def test_a_function_a_library_made_is_digested_with_what_it_closes_over():
+    # json's scanner is a closure `py_make_scanner` makes: by name alone, two made from
+    # other decoders digested alike, and a step reading one would be served the other's
+    import json
+    from json import scanner
+
+    plain = scanner.py_make_scanner(json.JSONDecoder())
+    again = scanner.py_make_scanner(json.JSONDecoder())
+    floats_as_text = scanner.py_make_scanner(json.JSONDecoder(parse_float=str))
+    assert digest(plain) == digest(again)
+    assert digest(plain) != digest(floats_as_text)

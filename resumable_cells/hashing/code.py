@@ -63,6 +63,11 @@ def _callable_digest(obj: Any, hasher: Hasher) -> bytes:
         sub.tag(b"g")
         module = getattr(obj, "__module__", None) or "builtins"
         sub.text(f"{module}:{getattr(obj, '__qualname__', _name(obj))}")
+        if isinstance(obj, types.FunctionType) and "<locals>" in obj.__qualname__:
+            # A function a library's function made (a closure: json's `scan_once`,
+            # optax's `update`) is its code, known by name and version, and what it
+            # was made with: two made with other values are other functions.
+            _made_with(sub, obj, obj.__qualname__)
         top = module.partition(".")[0]
         if top not in ("builtins", "__main__"):
             hasher.modules.add(top)
@@ -75,18 +80,7 @@ def _function(h: Hasher, fn: types.FunctionType) -> None:
     h.tag(b"f")
     _code(h, fn.__code__)
     path = fn.__qualname__
-    h.value(fn.__defaults__, f"{path}.__defaults__")
-    h.value(fn.__kwdefaults__, f"{path}.__kwdefaults__")
-    for i, cell in enumerate(fn.__closure__ or ()):
-        try:
-            contents = cell.cell_contents
-        except ValueError:  # an empty cell: the closed-over name is not bound yet
-            h.tag(b"0")
-            continue
-        h.value(contents, f"{path}.<closure {fn.__code__.co_freevars[i]}>")
-    if fn.__dict__:  # attributes set on it (`f.cache = {}`) are its state, as a class's are
-        h.tag(b"D")
-        h.mapping(fn.__dict__, b"a", path, attributes=True, by_name=True)
+    _made_with(h, fn, path)
     # (set beside the code by `functools.wraps`, or by a step: `f.__doc__ = ...`)
     h.value((fn.__name__, fn.__qualname__, fn.__doc__, fn.__module__), path)
     g = fn.__globals__
@@ -99,6 +93,22 @@ def _function(h: Hasher, fn: types.FunctionType) -> None:
         if name in g and not is_own(g[name]):
             h.text(name)
             h.value(g[name], name)
+
+
+def _made_with(h: Hasher, fn: types.FunctionType, path: str) -> None:
+    """What a function holds beside its code: defaults, closure cells, attributes."""
+    h.value(fn.__defaults__, f"{path}.__defaults__")
+    h.value(fn.__kwdefaults__, f"{path}.__kwdefaults__")
+    for i, cell in enumerate(fn.__closure__ or ()):
+        try:
+            contents = cell.cell_contents
+        except ValueError:  # an empty cell: the closed-over name is not bound yet
+            h.tag(b"0")
+            continue
+        h.value(contents, f"{path}.<closure {fn.__code__.co_freevars[i]}>")
+    if fn.__dict__:  # attributes set on it (`f.cache = {}`) are its state, as a class's are
+        h.tag(b"D")
+        h.mapping(fn.__dict__, b"a", path, attributes=True, by_name=True)
 
 
 def _local_reads(obj: Any, module: str, reach: Any) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
+import gc
 import types
 from collections.abc import Callable
 from typing import Any
@@ -46,7 +47,7 @@ def reduce(obj: Any) -> Any:
     NotImplemented for any other."""
     t = type(obj)
     if t is types.MappingProxyType:
-        return _mapping_proxy, (dict(obj),)
+        return _mapping_proxy, (_viewed(obj),)
     if t in _SENTINEL_TYPES and id(obj) in _SENTINELS:
         return getattr, (dataclasses, _SENTINELS[id(obj)])
     if t is LRU_WRAPPER and getattr(obj, "__module__", None) == "__main__":
@@ -59,6 +60,16 @@ def reduce(obj: Any) -> Any:
 
 
 _LRU_OWN = frozenset({"__wrapped__", "cache_parameters"})  # lru_cache sets them again
+
+
+def _viewed(proxy: types.MappingProxyType[Any, Any]) -> Any:
+    """The mapping a proxy views, itself, so that the restored proxy views the mapping
+    its owner keeps (`singledispatch`'s `registry`, which `register` adds to), not a
+    copy: a proxy's one referent is that mapping. Any other mapping is copied into a
+    dict."""
+    referents = gc.get_referents(proxy)
+    mapping = referents[0] if len(referents) == 1 else None
+    return mapping if type(mapping) is dict else dict(proxy)
 
 
 def _mapping_proxy(mapping: dict[Any, Any]) -> types.MappingProxyType[Any, Any]:

@@ -163,7 +163,7 @@ class _Pickler(pickle.Pickler):
         if isinstance(obj, types.FunctionType) and _by_code(obj):
             return function_reduce(obj)
         if isinstance(obj, types.CellType):
-            return _new_cell, (), _cell_value(obj), None, None, _set_cell
+            return _new_cell, (), _cell_state(obj), None, None, _set_cell
         if isinstance(obj, type) and obj.__module__ == "__main__":
             qualname = obj.__qualname__
             if obj is self._top or _MAIN_NS.get(qualname) is not obj:
@@ -276,14 +276,14 @@ def function_reduce(fn: types.FunctionType) -> tuple:
     return _rebuild_function, (*args, home)  # run against its own module's globals
 
 
-_EMPTY = "__resumable_cells_empty_cell__"
-
-
-def _cell_value(cell):
+def _cell_state(cell: types.CellType) -> tuple[Any, ...]:
+    """A cell's contents as a pickle state: a tuple, never None (pickle skips a state of
+    None, and a cell holding None came back empty: `singledispatch`'s `cache_token`),
+    empty for an empty cell."""
     try:
-        return cell.cell_contents
-    except ValueError:
-        return _EMPTY
+        return (cell.cell_contents,)
+    except ValueError:  # a name the closure has not bound yet
+        return ()
 
 
 def _read_only_reduce(arr):
@@ -346,11 +346,11 @@ def _new_cell() -> types.CellType:
     return types.CellType()
 
 
-def _set_cell(cell, value) -> None:
+def _set_cell(cell: types.CellType, state: tuple[Any, ...]) -> None:
     # The contents are set after the cell exists, so a function closing over itself
     # (a recursive inner function) pickles: the cell is memoized before its contents.
-    if not (isinstance(value, str) and value == _EMPTY):
-        cell.cell_contents = value
+    if state:
+        cell.cell_contents = state[0]
 
 
 def _rebuild_function(code_bytes, name, closure, state, module=None, own_globals=None):
@@ -425,15 +425,64 @@ def _refers_to(attr: Any, cls: type) -> bool:
     parts = (attr.fget, attr.fset, attr.fdel) if isinstance(attr, property) else (attr,)
     for fn in parts:
         for cell in getattr(fn, "__closure__", None) or ():
-            if _cell_value(cell) is cls:
+            state = _cell_state(cell)
+            if state and state[0] is cls:
                 return True
     return False
 
 
 def _rebuild_class(meta, name, qualname, bases, attrs):
-    cls = meta(name, bases, dict(attrs))
+    # What the notebook's own class hooks did as the class was first made (a base's
+    # `__init_subclass__` or a metaclass's `__init__` adding it to a registry, setting
+    # or wrapping its attributes) is in the stored state of the registry and the class:
+    # running them again as the class is rebuilt (when the live run's values are checked,
+    # and on a hit) would do it twice. A library's hooks run: sklearn's wrap the
+    # methods the class is stored with as written (`_rewrapping`).
+    with _notebook_subclass_hooks_passed(bases):
+        if _notebook_metaclass(meta):
+            cls = type.__new__(meta, name, bases, dict(attrs))  # not its __new__, __init__
+        else:
+            cls = meta(name, bases, dict(attrs))
     cls.__qualname__ = qualname
     return cls
+
+
+def _notebook_metaclass(meta: type) -> bool:
+    """A metaclass the notebook defined over `type` alone (one over a library's, such as
+    `ABCMeta`, needs that one's `__new__` to make the class)."""
+    below = meta.__mro__[1:]
+    return (
+        meta is not type
+        and below[-2:] == (type, object)
+        and all(m.__module__ == "__main__" for m in (meta, *below[:-2]))
+    )
+
+
+@contextmanager
+def _notebook_subclass_hooks_passed(bases: tuple[type, ...]) -> Iterator[None]:
+    """Within the block, each notebook class's own `__init_subclass__` among the bases'
+    ancestors only passes the call on to the next one (a library's runs)."""
+    owners = {
+        b
+        for base in bases
+        for b in base.__mro__
+        if b.__module__ == "__main__" and "__init_subclass__" in vars(b)
+    }
+    saved = [(b, vars(b)["__init_subclass__"]) for b in owners]
+    for b, _ in saved:
+        type.__setattr__(b, "__init_subclass__", classmethod(_passing_on(b)))
+    try:
+        yield
+    finally:
+        for b, hook in saved:
+            type.__setattr__(b, "__init_subclass__", hook)
+
+
+def _passing_on(owner: Any) -> Callable[..., None]:
+    def init_subclass(cls: Any, **kwargs: Any) -> None:
+        super(owner, cls).__init_subclass__(**kwargs)
+
+    return init_subclass
 
 
 def _set_class_attrs(cls: type, late: dict | None) -> None:

@@ -50,7 +50,7 @@ from .entries import Entry, Value
 from .index import get_json, open_cache, set_json
 from .ledger import Ledger
 
-FORMAT_VERSION = 9  # bump on any change to keys, entries or blob layout
+FORMAT_VERSION = 10  # bump on any change to keys, entries or blob layout
 INLINE_MAX = 4096  # pickles up to this size live in the entry row, not in a blob file
 DEFAULT_SIZE_LIMIT = 10 << 30
 _HISTORY = 20

@@ -283,3 +283,61 @@ def test_a_name_deleted_by_a_step_is_deleted_on_a_hit(notebook):
     cells = ["tmp = [1]", "%%step drop\nkeep = len(tmp)\ndel tmp"]
     live, again = notebook.replay(cells, "('tmp' in dir(), keep)")
     assert live == again == "(False, 1)"
+
+
+def test_a_closure_cell_holding_none_still_holds_it(notebook):
+    # pickle skips a state of None: the cell came back empty, and the function failed
+    cells = ["%%step make\ndef make():\n    token = None\n    def get():\n        return token\n"
+             "    return get\nget = make()"]  # fmt: skip
+    live, again = notebook.replay(cells, "get()")
+    assert live == again == "None"
+
+
+SINGLEDISPATCH = """%%step make
+from functools import singledispatch
+@singledispatch
+def show(x):
+    return 'obj'
+@show.register(int)
+def _(x):
+    return 'int'"""
+
+
+def test_a_singledispatch_function_dispatches_after_a_hit(notebook):
+    live, again = notebook.replay([SINGLEDISPATCH], "(show(1), show('a'))")
+    assert live == again == "('int', 'obj')"
+
+
+def test_a_mapping_proxy_views_the_dict_its_owner_keeps(notebook):
+    # `show.registry` is a read-only view of the registry `show.register` adds to
+    cells = [SINGLEDISPATCH, "@show.register(str)\ndef _(x):\n    return 'str'"]
+    probe = "(show('a'), sorted(t.__name__ for t in show.registry))"
+    live, again = notebook.replay(cells, probe)
+    assert live == again == "('str', ['int', 'object', 'str'])"
+
+
+PLUGIN = """%%step plugin
+class Plugin:
+    registry = []
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        Plugin.registry.append(cls.__name__)"""
+
+
+def test_a_notebook_base_hearing_of_its_subclasses_hears_once(notebook):
+    # Rebuilding a class (the check of the live run's values, then a hit) made it again
+    # through `type()`, which called `Plugin.__init_subclass__` again: the live run's
+    # registry held each subclass twice, as a plain run's never does.
+    cells = [PLUGIN, "%%step plugins\nclass A(Plugin):\n    pass\nclass B(Plugin):\n    pass"]
+    live, again = notebook.replay(cells, "(Plugin.registry, issubclass(A, Plugin))")
+    assert live == again == "(['A', 'B'], True)"
+
+
+def test_a_notebook_metaclass_hearing_of_its_classes_hears_once(notebook):
+    cells = [
+        "%%step meta\nclass Registry(type):\n    made = []\n    def __init__(cls, *args):\n"
+        "        super().__init__(*args)\n        Registry.made.append(cls.__name__)",
+        "%%step models\nclass User(metaclass=Registry):\n    pass",
+    ]
+    live, again = notebook.replay(cells, "(Registry.made, type(User) is Registry)")
+    assert live == again == "(['User'], True)"
