@@ -185,6 +185,14 @@ def test_attribute_chains_read_and_assigned_are_collected():
     assert inner.chains == (("cfg", "Y"),)
 
 
+def test_attributes_written_by_setattr_or_through_the_attribute_dict_are_writes():
+    info = analyse(
+        "setattr(json, 'A', 1)\ndelattr(json, 'B')\njson.__dict__['C'] = 2\n"
+        "vars(json)['D'] = 3\nsetattr(json, name, 4)\ndef f(json):\n    setattr(json, 'E', 5)"
+    )
+    assert info.attr_writes == (("json", "A"), ("json", "B"), ("json", "C"), ("json", "D"))
+
+
 def test_chains_whose_items_the_top_level_assigns_or_deletes_are_collected():
     info = analyse(
         "mimetypes.types_map['.x'] = 'a'\ndel os.environ['K']\ntable[k] += 1\n"

@@ -136,6 +136,19 @@ def test_a_step_that_changes_an_attribute_of_an_installed_module_is_not_cached(k
     assert "ran" in status(kernel.ok(cell))
 
 
+def test_an_installed_module_attribute_written_by_name_is_a_change_too(kernel):
+    # each was served, and a later cell then found no such attribute after a restart
+    kernel.ok("import json\njson.OLD = 0")
+    for form, attr in [
+        ("setattr(json, 'SET', 1)", "SET"),
+        ("delattr(json, 'OLD')", "OLD"),
+        ("json.__dict__['ITEM'] = 1", "ITEM"),
+        ("vars(json)['VARS'] = 1", "VARS"),
+    ]:
+        r = kernel.ok(f"%%step tune\n{form}\nx = 1")
+        assert f"not cached: it changed the module attribute json.{attr}" in r.stderr, form
+
+
 def test_an_installed_module_attribute_holding_a_library_object_is_told_by_identity(kernel):
     # `sys.excepthook` holds IPython's hook (whose walk reaches the whole shell and
     # fails), `sys.stdout` the kernel's stream: the step that replaces one says so, and

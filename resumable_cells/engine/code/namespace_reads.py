@@ -54,6 +54,11 @@ class NamespaceReads:
         if isinstance(func, ast.Name) and func.id in ("eval", "exec"):
             self._eval(node, func.id)
             return
+        if isinstance(func, ast.Name) and func.id in ("setattr", "delattr") and len(node.args) > 1:
+            # `setattr(json, 'X', 4)` writes `json.X` as `json.X = 4` does
+            chain, name = dotted(node.args[0]), literal(node.args[1])
+            if chain and name is not None and (self.local is None or chain[0] not in self.local):
+                self.w.attr_writes.append((*chain, name))
         if isinstance(func, ast.Attribute) and func.attr in _EXPRESSION_METHODS and node.args:
             self._expression(node)
         if self._namespace(node):
@@ -63,7 +68,10 @@ class NamespaceReads:
     def visit_Subscript(self, node: ast.Subscript) -> None:
         if not isinstance(node.ctx, ast.Load) and self.local is None:
             chain = dotted(node.value)  # `mimetypes.types_map[k] = v`, `del os.environ[k]`
-            if chain:
+            owner, name = _attribute_dict(node.value), literal(node.slice)
+            if owner and name is not None:  # `json.__dict__['X'] = 4`, `vars(json)['X']`
+                self.w.attr_writes.append((*owner, name))
+            elif chain:
                 self.w.item_writes.append(chain)
         if not self._namespace(node.value):
             self.generic_visit(node)
@@ -156,6 +164,22 @@ def expression_text(node: ast.AST) -> str | None:
         ]
         return "".join(parts)
     return None
+
+
+def _attribute_dict(node: ast.AST) -> tuple[str, ...]:
+    """The chain whose attribute dict `node` is (`json.__dict__`, `vars(json)`), or ()."""
+    chain = dotted(node)
+    if len(chain) > 1 and chain[-1] == "__dict__":
+        return chain[:-1]
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "vars"
+        and len(node.args) == 1
+        and not node.keywords
+    ):
+        return dotted(node.args[0])
+    return ()
 
 
 def literal(node: ast.AST) -> str | None:
