@@ -32,3 +32,15 @@ def write(path: Path, text: str) -> None:
     # second to a file of the same size would load the old bytecode. The tests' edits
     # change the size; dropping the cache makes that independent of the clock too.
     shutil.rmtree(path.parent / "__pycache__", ignore_errors=True)
+
+
+def never_cached(kernel, cell: str, said: str, later, runs: int = 2) -> None:
+    """Run `cell` `runs` times: each time it runs, says `not cached: it {said}` and is
+    not served, and `later()` holds afterwards; the store keeps no entry of it."""
+    for run in range(runs):  # never served: each run does it again
+        r = kernel.ok(cell)
+        assert f"not cached: it {said}" in r.stderr, (run, r.stderr)
+        assert not served(r) and "ran" in status(r)
+        later()
+    engine = "__import__('resumable_cells').ipython.magics.current_engine()"
+    assert kernel.value(f"len(list({engine}.store.entries()))") == 0

@@ -26,16 +26,14 @@ started (`watching`).
 from __future__ import annotations
 
 import asyncio
-import functools
 import signal
 import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from types import ModuleType
 from typing import Any, NamedTuple
 
-from ...hashing import code, sources
+from .notebook_code import is_notebooks, notebook_globals
 
 _SIGNALS = tuple(signal.valid_signals())
 _TRANSFORMERS = ("input_transformers_cleanup", "input_transformers_post", "ast_transformers")
@@ -160,7 +158,7 @@ def _notebook_label(item: Any, namespace: dict[str, Any]) -> str | None:
         if item.cancelled():
             return None
         item = getattr(item, "_callback", None)  # (asyncio's own attribute, see above)
-    return _name(item) if _is_notebooks(item, namespace) else None
+    return _name(item) if is_notebooks(item, namespace) else None
 
 
 def _thread_runs_notebook_code(
@@ -169,15 +167,15 @@ def _thread_runs_notebook_code(
     """Whether the thread's code is the notebook's: its `run`, its target (a Timer's
     function), or a frame of its stack as the step ends."""
     run = type(t).run
-    if run is not threading.Thread.run and _is_notebooks(run, ns):
+    if run is not threading.Thread.run and is_notebooks(run, ns):
         return True
     # The target a Thread keeps until it has run (CPython's attribute), a Timer's function
     for fn in (getattr(t, "_target", None), getattr(t, "function", None)):
-        if fn is not None and _is_notebooks(fn, ns):
+        if fn is not None and is_notebooks(fn, ns):
             return True
     frame = frames.get(t.ident) if t.ident is not None else None
     while frame is not None:
-        if _notebook_globals(frame.f_globals, ns):
+        if notebook_globals(frame.f_globals, ns):
             return True
         frame = frame.f_back
     return False
@@ -187,33 +185,12 @@ def _coroutine_is_notebooks(coro: Any, ns: dict[str, Any]) -> bool:
     """Whether the coroutine, or one it awaits, runs in the notebook's globals."""
     for _ in range(100):  # (an await chain is short; a cycle is not followed forever)
         frame = getattr(coro, "cr_frame", None) or getattr(coro, "gi_frame", None)
-        if frame is not None and _notebook_globals(frame.f_globals, ns):
+        if frame is not None and notebook_globals(frame.f_globals, ns):
             return True
         coro = getattr(coro, "cr_await", None) or getattr(coro, "gi_yieldfrom", None)
         if coro is None:
             return False
     return False
-
-
-def _is_notebooks(fn: Any, ns: dict[str, Any]) -> bool:
-    """Whether the callable is the notebook's code: defined in a cell or a module of the
-    notebook's folder (through a partial, a bound method, a callable instance)."""
-    while isinstance(fn, functools.partial):
-        fn = fn.func
-    fn = getattr(fn, "__func__", fn)  # a bound method: its function
-    if fn is None or isinstance(fn, ModuleType):
-        return False
-    if code.is_notebook_defined(fn, ns):
-        return True
-    home = getattr(fn, "__module__", None)
-    return isinstance(home, str) and sources.is_local_module(home)
-
-
-def _notebook_globals(g: dict[str, Any], ns: dict[str, Any]) -> bool:
-    if g is ns:
-        return True
-    home = g.get("__name__")
-    return isinstance(home, str) and home != "__main__" and sources.is_local_module(home)
 
 
 def _name(obj: Any) -> str:

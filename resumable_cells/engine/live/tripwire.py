@@ -39,7 +39,7 @@ from typing import Any, TypeAlias
 
 import msgspec
 
-from . import left_running, system_queries, watchpoints
+from . import left_running, registrations, system_queries, watchpoints
 
 
 class Findings(msgspec.Struct):
@@ -137,21 +137,26 @@ def watching(
     `network`: connections are allowed (reads of a live source), not effects.
     `on_compile(source)` is told of each string compiled as code (`eval`, `exec`).
     `namespace` (the notebook's): its names bound to a watched function are watched too,
-    and the notebook's code the block leaves to run later is an effect (`left_running`).
+    and the notebook's code the block leaves to run later is an effect (`left_running`),
+    as is what it registers with a library (`registrations`).
     `shell` (IPython's, when there is one): its registries are watched, and in a kernel
     the kernel's requests for input."""
     findings = Findings(on_compile=on_compile)
     active = (findings, _ignored_roots(store_dir), network)
     left = left_running.watching(shell) if namespace is not None else nullcontext(None)
+    told = registrations.watching(namespace) if namespace is not None else nullcontext(None)
     try:
         with (
             watchpoints.watching(partial(_on_event, active), on_compile is not None, namespace),
             _asking(getattr(shell, "kernel", None), findings),
             left as held,
+            told as registered,
         ):
             yield findings
             if held is not None and namespace is not None:
                 findings.effects += left_running.after(shell, held, namespace)
+            if registered is not None:
+                findings.effects += registrations.after(registered)
     finally:
         findings.finish()
 
