@@ -129,6 +129,12 @@ def _class(h: Hasher, cls: type) -> None:
     h.text(cls.__qualname__)
     for base in cls.__bases__:
         h.raw(h.callable(base))
+    meta = type(cls)
+    if meta is not type and is_notebook_defined(meta, h.main_ns):
+        # a metaclass of the notebook's is the class's too (its `__call__` makes the
+        # instances; what it keeps changes as they are made)
+        h.tag(b"m")
+        h.raw(h.callable(meta))
     # By name: the order of a class's attributes is not what it does (a class stored
     # and rebuilt may set its methods after its other attributes).
     for name, attr in sorted(cls.__dict__.items(), key=lambda kv: str(kv[0])):

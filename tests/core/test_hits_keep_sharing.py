@@ -341,3 +341,16 @@ def test_a_notebook_metaclass_hearing_of_its_classes_hears_once(notebook):
     ]
     live, again = notebook.replay(cells, "(Registry.made, type(User) is Registry)")
     assert live == again == "(['User'], True)"
+
+
+def test_what_a_notebook_metaclass_keeps_as_its_classes_make_instances_is_restored(notebook):
+    # `Counted` reads only `Job`; the count lives on its metaclass, which a hit left as
+    # it was when the class's digest did not include it
+    cells = [
+        "%%step meta\nclass Counting(type):\n    made = 0\n    def __call__(cls, *args):\n"
+        "        Counting.made += 1\n        return super().__call__(*args)\n"
+        "class Job(metaclass=Counting):\n    pass",
+        "%%step jobs\njobs = [Job(), Job()]",
+    ]
+    live, again = notebook.replay(cells, "(Counting.made, type(jobs[0]) is Job)")
+    assert live == again == "(2, True)"
