@@ -182,6 +182,14 @@ def _h_frame(h: Hasher, df: Any, path: str) -> None:
     for label, col in df.items():  # (a column by position; `iloc` takes three times as long)
         _column(h, col.array, col.dtype, f"{path}[{label!r}]")
     h.value(dict(df.attrs), f"{path}.attrs")
+    _flags(h, df)
+
+
+def _flags(h: Hasher, value: Any) -> None:
+    """A frame's or series' flags, when not the default (`allows_duplicate_labels`
+    set False in place by a later step is a change of it)."""
+    if not value.flags.allows_duplicate_labels:
+        h.tag(b"u")
 
 
 def _whole_frame(h: Hasher, df: Any, path: str) -> Any:
@@ -191,6 +199,8 @@ def _whole_frame(h: Hasher, df: Any, path: str) -> Any:
     None for any other frame (an index of values, object or extension columns, attrs):
     digested as any value."""
     if df.shape[0] * df.shape[1] < unwritten.MIN_BYTES // 8 or df.attrs:
+        return None
+    if not df.flags.allows_duplicate_labels:
         return None
     if not all(_numeric(dtype) for dtype in df.dtypes):  # before a Series per column
         return None
@@ -217,6 +227,8 @@ def _whole_frame(h: Hasher, df: Any, path: str) -> Any:
 def _whole_series(h: Hasher, s: Any, path: str) -> Any:
     """A large numeric series digested alone, as `_whole_frame` a frame."""
     if len(s) < unwritten.MIN_BYTES // 8 or s.attrs or type(s.name) not in _LABELS:
+        return None
+    if not s.flags.allows_duplicate_labels:
         return None
     index = _range_index(s.index)
     region = _column_memory(s)
@@ -294,6 +306,10 @@ def _h_series(h: Hasher, s: Any, path: str) -> None:
     h.value(s.name, f"{path}.name")
     _h_index(h, s.index, f"{path}.index")
     _column(h, s.array, s.dtype, path)
+    if s.attrs:  # (as a frame's: `s.attrs['unit'] = 'm'` in place is a change of it)
+        h.tag(b"a")
+        h.value(dict(s.attrs), f"{path}.attrs")
+    _flags(h, s)
 
 
 def _h_index(h: Hasher, idx: Any, path: str) -> None:

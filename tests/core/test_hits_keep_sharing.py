@@ -354,3 +354,24 @@ def test_what_a_notebook_metaclass_keeps_as_its_classes_make_instances_is_restor
     ]
     live, again = notebook.replay(cells, "(Counting.made, type(jobs[0]) is Job)")
     assert live == again == "(2, True)"
+
+
+@pytest.mark.parametrize(
+    ("change", "probe", "expected"),
+    [
+        ("s.attrs['unit'] = 'm'", "s.attrs", "{'unit': 'm'}"),
+        ("s.flags.allows_duplicate_labels = False", "s.flags.allows_duplicate_labels", "False"),
+        ("df.flags.allows_duplicate_labels = False", "df.flags.allows_duplicate_labels", "False"),
+    ],
+)
+def test_what_a_step_sets_on_a_frame_or_series_in_place_is_restored(
+    notebook, change, probe, expected
+):
+    # each went unseen by the digest: the step changed nothing a hit would give back
+    cells = [
+        "import pandas as pd",
+        "%%step make\ndf = pd.DataFrame({'a': [1, 2]})\ns = pd.Series([1, 2], name='s')",
+        f"%%step mark\n{change}",
+    ]
+    live, again = notebook.replay(cells, probe)
+    assert live == again == expected
