@@ -399,10 +399,20 @@ def _class_reduce(cls: type):
 
 
 def _rewrapping(cls: type) -> bool:
-    """Whether a base class's `__init_subclass__` may change the class's attributes as
-    it is made (scikit-learn's `TransformerMixin` wraps `transform`): it runs again
-    when the class is rebuilt, so the class is stored as it was written."""
-    return any("__init_subclass__" in vars(b) for b in cls.__mro__[1:] if b is not object)
+    """Whether a library base class's `__init_subclass__` may change the class's
+    attributes as it is made (scikit-learn's `TransformerMixin` wraps `transform`): it
+    runs again when the class is rebuilt, so the class is stored as it was written. A
+    notebook base's hook does not run again (`_rebuild_class`): what it did is kept."""
+    return any(
+        "__init_subclass__" in vars(b) and not _notebooks(b)
+        for b in cls.__mro__[1:]
+        if b is not object
+    )
+
+
+def _notebooks(cls: type) -> bool:
+    """A class the notebook defined (its hooks' work is in the stored state)."""
+    return cls.__module__ == "__main__"
 
 
 def _as_written(attr: Any) -> Any:
@@ -454,7 +464,7 @@ def _notebook_metaclass(meta: type) -> bool:
     return (
         meta is not type
         and below[-2:] == (type, object)
-        and all(m.__module__ == "__main__" for m in (meta, *below[:-2]))
+        and all(map(_notebooks, (meta, *below[:-2])))
     )
 
 
@@ -466,7 +476,7 @@ def _notebook_subclass_hooks_passed(bases: tuple[type, ...]) -> Iterator[None]:
         b
         for base in bases
         for b in base.__mro__
-        if b.__module__ == "__main__" and "__init_subclass__" in vars(b)
+        if _notebooks(b) and "__init_subclass__" in vars(b)
     }
     saved = [(b, vars(b)["__init_subclass__"]) for b in owners]
     for b, _ in saved:

@@ -375,3 +375,17 @@ def test_what_a_step_sets_on_a_frame_or_series_in_place_is_restored(
     ]
     live, again = notebook.replay(cells, probe)
     assert live == again == expected
+
+
+def test_a_method_a_notebook_base_wraps_with_a_library_decorator_stays_wrapped(notebook):
+    # the base's hook does not run again on a rebuild, so the method must be stored as
+    # the hook left it, not as written
+    cells = [
+        "import contextlib",
+        "%%step base\nclass Base:\n    def __init_subclass__(cls, **kwargs):\n"
+        "        super().__init_subclass__(**kwargs)\n"
+        "        cls.opened = contextlib.contextmanager(cls.opened)",
+        "%%step res\nclass Res(Base):\n    def opened(self):\n        yield 'r'",
+    ]
+    live, again = notebook.replay(cells, "[v for v in [Res().opened().__enter__()]]")
+    assert live == again == "['r']"

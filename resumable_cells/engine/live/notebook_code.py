@@ -37,8 +37,12 @@ def notebook_globals(g: dict[str, Any], ns: dict[str, Any]) -> bool:
 _OWN = __name__.partition(".")[0]
 
 
+def own_module(module: str) -> bool:
+    """Whether `module` is this package's: its wrappers are on the stack of what they
+    watch, and installed for editing it is a folder beside the notebook's too."""
+    return module.partition(".")[0] == _OWN
+
+
 def _local(module: str) -> bool:
-    """A module of the notebook's folder, never this package's (installed for editing,
-    it is a folder beside the notebook's too: its wrappers are on the stack of what they
-    watch)."""
-    return module.partition(".")[0] != _OWN and sources.is_local_module(module)
+    """A module of the notebook's folder, never this package's."""
+    return not own_module(module) and sources.is_local_module(module)

@@ -36,7 +36,7 @@ from contextlib import contextmanager
 from importlib.machinery import ModuleSpec
 from typing import Any, NamedTuple
 
-from .notebook_code import notebook_globals
+from .notebook_code import notebook_globals, own_module
 
 log = logging.getLogger(__name__)
 
@@ -167,17 +167,15 @@ def _wrapper(raw: Any, entry: Entry) -> Any:
     return classmethod(registering) if isinstance(raw, classmethod) else registering
 
 
-_OWN = __name__.partition(".")[0]
-
-
 def _from_notebook(frame: Any, package: str, ns: dict[str, Any]) -> bool:
     """Whether the call was the notebook's: the first frame below the registry
     package's own and this package's (the tripwire's wrappers of `exec`, through which
     an import runs a module's code) is a cell's or a module of the notebook's folder."""
     while frame is not None:
         home = frame.f_globals.get("__name__")
-        top = home.partition(".")[0] if isinstance(home, str) else None
-        if top != package and top != _OWN:
+        if not isinstance(home, str) or (
+            home.partition(".")[0] != package and not own_module(home)
+        ):
             return notebook_globals(frame.f_globals, ns)
         frame = frame.f_back
     return False
