@@ -105,6 +105,33 @@ def test_a_row_in_the_layout_of_earlier_versions_is_read_and_checked(tmp_path):
         Store(tmp_path / "s").get_entry("k")
 
 
+def test_a_small_array_lives_in_its_entry_row_and_comes_back_as_it_was(tmp_path):
+    """An array of a few KB is stored in the entry row with its data (no blob file to
+    write, nor to open on a hit): it comes back equal, writable (a read-only one stays
+    read-only), and a change to its bytes in the row fails the entry's authentication."""
+    store = Store(tmp_path / "s")
+    small, frozen = np.arange(100, dtype=np.int32), np.linspace(0, 1, 50)
+    frozen.flags.writeable = False
+    refs = [store.put_value(name, v) for name, v in (("aa" * 16, small), ("bb" * 16, frozen))]
+    assert all(r.inline is not None and r.bufs and r.files() == [] for r in refs)
+    big = store.put_value("cc" * 16, np.arange(1000.0))  # 8 KB: a blob file of its own
+    assert big.inline is None and _on_disk(store) == {"cc" * 16}
+    store.put_entry("k", entry(store, "x", [binding("s", refs[0]), binding("f", refs[1])]))
+    served = Store(tmp_path / "s").get_entry("k")
+    assert served is not None
+    back = [store.get_value(b.value) for b in served.bindings if b.value is not None]
+    assert back[0].tolist() == small.tolist() and back[1].tolist() == frozen.tolist()
+    assert back[0].flags.writeable and not back[1].flags.writeable
+    back[0][0] = 7  # its own memory: the stored row is untouched
+    assert store.get_value(refs[0]).tolist() == small.tolist()
+    row = store.index.get("entry:k")
+    buf = refs[0].bufs[0]
+    forged = buf[:4] + ("B" if buf[4] != "B" else "C") + buf[5:]
+    store.index.set("entry:k", row.replace(buf, forged))
+    with pytest.raises(StoreError):
+        Store(tmp_path / "s").get_entry("k")
+
+
 # -- in a kernel ----------------------------------------------------------------------------
 BIG = "%%step big --force\nimport numpy as np\nx = np.random.default_rng().random(1 << 20)"
 

@@ -38,7 +38,8 @@ The JSON row (`entry:{key}`, authenticated with the per-user key; see `store.py`
                                             input with the digest the key took; absent
                                             in entries written before it was recorded
 
-A reference with `inline` holds the pickle itself (base64): it names no file.
+A reference with `inline` holds the pickle itself (base64): it names no file; with
+`bufs`, also the pickle's out-of-band buffers (base64 each), a small array's data.
 """
 
 from __future__ import annotations
@@ -63,11 +64,13 @@ __all__ = [
 
 
 class Value(msgspec.Struct, frozen=True):
-    """A stored value: its digest names it; small ones are pickled inline in the entry,
-    the rest live in a blob file of that name."""
+    """A stored value: its digest names it; small ones are pickled inline in the entry
+    (with their out-of-band buffers, a small array's data, in `bufs`), the rest live in
+    a blob file of that name."""
 
     blob: str
     inline: str | None = None
+    bufs: tuple[str, ...] = ()
 
     def files(self) -> list[str]:
         """The blob files it uses: none when inlined."""
@@ -77,11 +80,16 @@ class Value(msgspec.Struct, frozen=True):
         out: dict[str, Any] = {"blob": self.blob}
         if self.inline is not None:
             out["inline"] = self.inline
+        if self.bufs:
+            out["bufs"] = list(self.bufs)
         return out
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> Value:
-        return cls(str(raw["blob"]), raw.get("inline"))
+        bufs = raw.get("bufs", [])
+        if not isinstance(bufs, list) or not all(isinstance(b, str) for b in bufs):
+            raise StoreError("an inline value's buffers are not a list of strings")
+        return cls(str(raw["blob"]), raw.get("inline"), tuple(bufs))
 
 
 class Binding(msgspec.Struct, frozen=True):

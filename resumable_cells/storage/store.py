@@ -30,6 +30,7 @@ import base64
 import json
 import logging
 import os
+import pickle
 import shutil
 import sqlite3
 import threading
@@ -50,8 +51,10 @@ from .entries import Entry, Value
 from .index import get_json, open_cache, set_json
 from .ledger import Ledger
 
-FORMAT_VERSION = 10  # bump on any change to keys, entries or blob layout
-INLINE_MAX = 4096  # pickles up to this size live in the entry row, not in a blob file
+FORMAT_VERSION = 11  # bump on any change to keys, entries or blob layout
+# Pickles up to this size, their out-of-band buffers included, live in the entry row,
+# not in a blob file: a small array costs no file to write, nor to open on every hit.
+INLINE_MAX = 4096
 DEFAULT_SIZE_LIMIT = 10 << 30
 _HISTORY = 20
 _ENTRIES_KEPT = 256  # entries `get_entry` keeps parsed, per store
@@ -352,8 +355,9 @@ class Store:
         main, buffers = serialize.dumps(value, var)
         if check is not None:
             check(value, main, buffers)
-        if not buffers and len(main) <= INLINE_MAX:
-            return Value(name, base64.b64encode(main).decode())
+        small = _inline(name, main, buffers)
+        if small is not None:
+            return small
         if later is not None and deferred.behind(buffers) and not self.has_blob(name):
             made = deferred.value_check(name, value, buffers) if by_value else None
             later.add(
@@ -377,8 +381,9 @@ class Store:
         reference for an entry, inlined like `put_value`'s when small, or left to
         `later` like its large values: `written` is how its bytes are then checked
         (by default, against their digest taken now)."""
-        if not buffers and len(main) <= INLINE_MAX:
-            return Value(name, base64.b64encode(main).decode())
+        small = _inline(name, main, buffers)
+        if small is not None:
+            return small
         if later is not None and deferred.behind(buffers) and not self.has_blob(name):
             later.add(
                 Deferred(name, var, main, buffers, written or deferred.bytes_check(b"", buffers))
@@ -418,7 +423,9 @@ class Store:
         """The value behind a reference from an entry that passed authentication;
         `persistent_load` gives back the objects it was pickled with by reference."""
         if ref.inline is not None:
-            return serialize.loads(base64.b64decode(ref.inline), [], persistent_load)
+            # (bytearrays: an array restored from its buffer stays writable)
+            bufs = [bytearray(base64.b64decode(b)) for b in ref.bufs]
+            return serialize.loads(base64.b64decode(ref.inline), bufs, persistent_load)
         return self.get_blob(ref.blob, persistent_load)
 
     @contextmanager
@@ -565,3 +572,14 @@ def _signed_bytes(raw: str, mac: Any) -> bytes | None:
     if not raw.endswith(tail):
         return None
     return (raw[: -len(tail)] + "}").encode()
+
+
+def _inline(name: str, main: bytes, buffers: list) -> Value | None:
+    """The reference holding a small pickle (and its buffers) itself, or None."""
+    views = [
+        b.raw() if isinstance(b, pickle.PickleBuffer) else memoryview(b).cast("B") for b in buffers
+    ]
+    if len(main) + sum(v.nbytes for v in views) > INLINE_MAX:
+        return None
+    bufs = tuple(base64.b64encode(v).decode() for v in views)
+    return Value(name, base64.b64encode(main).decode(), bufs)

@@ -335,20 +335,22 @@ def _look_around(
     }
     fresh = {o for o in post.owners if o not in old.owners}
     cells = {o for o in region if objgraph.kind_of(type(old.nodes[o][0])) == objgraph.CELL}
-    kinds = {objgraph.kind_of(t) for t in set(map(type, ns.values()))}
-    look_arrays = (arrays or fresh) and objgraph.ARRAY in kinds
-    if not (look_arrays or cells):
+    # Only names of the kinds that matter are looked at in Python: in a namespace of
+    # `from numpy import *`, a few arrays among hundreds of functions and constants.
+    kinds = {t: objgraph.kind_of(t) for t in set(map(type, ns.values()))}
+    wanted = {objgraph.ARRAY} if arrays or fresh else set()
+    if cells:
+        wanted.add(objgraph.FUNC)
+    types_ = {t for t, k in kinds.items() if k in wanted}
+    if not types_:
         return
-    for name, value in ns.items():
-        kind = objgraph.kind_of(type(value))
-        if kind not in (objgraph.ARRAY, objgraph.FUNC) or id(value) in watched:
+    for name, value in [(k, v) for k, v in ns.items() if type(v) in types_]:
+        if id(value) in watched or name in skip or not user_names.is_users(name, value, hidden):
             continue
-        if name in skip or not user_names.is_users(name, value, hidden):
-            continue
-        if kind == objgraph.FUNC:
-            if cells and any(id(c) in cells for c in value.__closure__ or ()):
+        if kinds[type(value)] == objgraph.FUNC:
+            if any(id(c) in cells for c in value.__closure__ or ()):
                 plan.seen.append(name)
-        elif look_arrays:
+        else:
             _look_at_array(plan, name, value, arrays, fresh)
 
 
