@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo test test-py lint typecheck bench corpus clean libraries-table
+.PHONY: venv compile demo test test-py lint typecheck bench corpus clean libraries-table
 
 # Each build leaves install.json in resumable_cells/labextension/, and pyproject.toml
 # maps labextension/install.json to the same place in the wheel: a second install would
@@ -22,10 +22,15 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-demo: $(STAMP)
+# Every kernel imports the package: compiled once here, as an installed wheel is, rather
+# than in each kernel where PYTHONDONTWRITEBYTECODE is set (about 0.1 s a kernel).
+compile: $(STAMP)
+	$(PY) -m compileall -q resumable_cells
+
+demo: $(STAMP) compile
 	$(PY) scripts/run_demos.py demo_notebooks
 
-test-py: $(STAMP)
+test-py: $(STAMP) compile
 	$(PY) -m pytest -q -p no:cacheprovider tests --ignore=tests/ui
 
 lint: $(STAMP)
@@ -40,7 +45,7 @@ test: lint typecheck redis-deps s3-deps test-py test-ui
 
 # `resumable-cells verify` over tests/corpus (tests/test_corpus.py does the same in
 # `make test`); docs/verify.md's corpus figures come from bench/out/corpus.json.
-corpus: $(STAMP)
+corpus: $(STAMP) compile
 	mkdir -p bench/out
 	$(PY) -m resumable_cells verify tests/corpus/whirlwind tests/corpus/pdsh-ch3 \
 		tests/corpus/pdsh-ch4 tests/corpus/pdsh-ch5 tests/corpus/johansson-lectures \
