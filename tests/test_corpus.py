@@ -79,12 +79,12 @@ def test_the_corpus_is_there_with_its_licences_and_data():
     assert (CORPUS / "pdsh-ch3" / "data" / "state-population.csv").stat().st_size > 50_000
     assert (CORPUS / "johansson-lectures" / "LICENSE").is_file()
     assert (CORPUS / "johansson-lectures" / "stockholm_td_adj.dat").stat().st_size > 2_000_000
-    assert len(list(CORPUS.glob("*/*.ipynb"))) == 28
+    assert len(list(CORPUS.glob("*/*.ipynb"))) == 30
 
 
 def test_every_notebook_was_verified(corpus_run):
     done, report = corpus_run
-    assert report["totals"]["notebooks"] == 28
+    assert report["totals"]["notebooks"] == 30
     assert not [(nb["notebook"], nb["problems"]) for nb in report["notebooks"] if nb["problems"]]
     assert report["totals"]["cells"] > 400
 

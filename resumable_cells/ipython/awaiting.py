@@ -32,9 +32,13 @@ class AwaitedSteps:
     def __call__(self, lines: list[str]) -> list[str]:
         if not lines or not lines[0].startswith(_CALL) or not self.slot.shell.autoawait:
             return lines
-        body = _step_body("".join(lines))
         # (IPython's transforms never write `await`: a body without the word needs none,
-        # and IPython transforms each cell twice, through here each time)
+        # and IPython transforms each cell twice, through here each time; the body is a
+        # string literal in the cell, where the words stay as they are)
+        source = "".join(lines)
+        if "await" not in source and "async" not in source:
+            return lines
+        body = _step_body(source)
         if body is None or ("await" not in body and "async" not in body):
             return lines
         from ..engine.code import step_code  # a step cell: the engine is about to be used
