@@ -10,7 +10,8 @@ restart, each against the plain run, per notebook and over the whole corpus.
 `%%step` in a new kernel and a fresh store (the first run), then again in another new
 kernel with that store (the resume), and times each pass from its first cell to its
 last (kernel start-up excluded; the stepped passes include their `%load_ext` cell; the
-cells no pass puts under `%%step`, such as `%%timeit`, are left out of every pass; the
+cells no pass puts under `%%step`, such as `%%timeit`, and the cells that run `%timeit`,
+which pick their own running time, are left out of every pass; the
 plan verify compares with the replay is asked in a kernel of its own, so the replay
 pays for starting the engine as a resume does). The plain run is the faster of the two plain
 passes. Notebooks are verified one at a time

@@ -130,6 +130,25 @@ def test_cells_left_plain_are_not_in_the_ratios(tmp_path, capsys):
     assert all(walls[k] < slept["seconds"][k] for k in walls), (walls, slept["seconds"])
 
 
+def test_cells_that_run_timeit_are_not_in_the_ratios(tmp_path, capsys):
+    # `%timeit` picks how long it runs (its loop count) as `%%timeit` does: a cell with
+    # it is a step like any other, but no pass is timed with it.
+    nb = write_notebook(
+        tmp_path / "timed.ipynb",
+        "import time\nx = 1",
+        "%timeit -n 1 -r 1 time.sleep(1.5)",
+        "y = x + 1",
+    )
+    rc, report, text = verify(tmp_path, capsys, str(nb))
+    assert rc == 0, text
+    _, timed, _ = cells_of(report)
+    assert timed["wrapped"] and timed["served"]
+    walls = report["notebooks"][0]["summary"]["pass_wall_s"]
+    for label in ("plain_1", "plain_2", "stepped"):
+        assert timed["seconds"][label] >= 1.5
+        assert walls[label] < timed["seconds"][label], (walls, timed["seconds"])
+
+
 def test_a_hung_cell_is_interrupted_and_the_pass_goes_on(tmp_path, capsys):
     kernels = kernel_processes()
     nb = write_notebook(

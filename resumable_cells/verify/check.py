@@ -135,10 +135,27 @@ def _timed(label: str, run: PassRun, wrapped: Wrapped) -> float:
     """The pass's time for its ratio to the plain run: its cells', less the cells no
     pass puts under `%%step` (another cell magic): those run alike in every pass, and
     `%%timeit`'s own choice of a loop count makes its time jump tenfold from one run to
-    the next."""
+    the next. A cell that runs the `%timeit` line magic is left out of every pass for
+    the same reason (its step's hit, which replays the timing, too)."""
     shift = _shift(label, wrapped)
-    untimed = [index + shift for index in wrapped.not_wrapped]
+    untimed = [index + shift for index in (*wrapped.not_wrapped, *_timing(wrapped))]
     return run.wall_s - sum(run.cells[i].seconds for i in untimed if i in run.cells)
+
+
+def _timing(wrapped: Wrapped) -> list[int]:
+    """The notebook's cells (its indices) with a `%timeit` line, which run as long as
+    timeit chooses."""
+    cells = wrapped.nb.cells
+    return [
+        index
+        for index in range(len(cells) - wrapped.offset)
+        if cells[index + wrapped.offset].cell_type == "code"
+        and index not in wrapped.not_wrapped
+        and any(
+            line.lstrip().startswith("%timeit")
+            for line in cells[index + wrapped.offset].source.splitlines()
+        )
+    ]
 
 
 def _shift(label: str, wrapped: Wrapped) -> int:
