@@ -153,3 +153,21 @@ def test_the_rows_follow_each_execution_and_a_new_run_or_store(kernel, tmp_path)
 
     kernel.ok(f"%step config --dir {tmp_path / 'other'}")
     assert sidebar_rows(kernel) == []
+
+
+def test_a_step_writing_through_a_view_changes_the_names_that_own_its_memory(kernel):
+    # The step reads `half` only; `base`, whose memory `half` views, and `view`, another
+    # view of it, changed with it: the steps that read them are stale at once (no deep
+    # look: the step's entry says so).
+    kernel.ok("import numpy as np")
+    kernel.ok("%%step make\nbase = np.zeros(4)\nview = base[::2]", cell_id="m")
+    kernel.ok("%%step half\nhalf = base[1:3]", cell_id="h")
+    kernel.ok("%%step total\ntotal = base.sum()", cell_id="t")
+    kernel.ok("%%step first\nfirst = view.sum()", cell_id="f")
+    kernel.ok("%%step poke\nhalf += 7", cell_id="p")
+    readers = {("total", "t"), ("first", "f")}
+    assert {(r["step"], r["cell_id"]) for r in sidebar_rows(kernel) if r["stale"]} == readers
+    got = stale(kernel)
+    assert set(got) == readers
+    assert re.fullmatch(r"base changed by step poke \(In \[\d+\]\)", got[("total", "t")])
+    assert re.fullmatch(r"view changed by step poke \(In \[\d+\]\)", got[("first", "f")])

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from nokernel import plan_of as run
 
+from resumable_cells.engine.objects import objgraph
 from resumable_cells.errors import Unfaithful
 
 
@@ -151,3 +152,27 @@ def test_attributes_set_on_a_notebook_module_go_in_the_unit(notebook_module):
         "core_plan_settings": {"set": {"T": 0.7, "model": ns["model"]}, "unset": ["OLD"]}
     }
     assert plan.unit_bind == {"model": ns["model"]} and plan.has_unit
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_names_seen_by_a_write_through_a_view_are_those_over_its_memory(seed):
+    # Arrays that own their memory, views of them and views of views, under names in a
+    # random order (with IPython's own cache names among them); a step reads one name and
+    # writes through it. Every other user's name over the same memory saw the change.
+    rng = np.random.default_rng(seed)
+    owners = [np.zeros(12) for _ in range(4)]
+    ns = namespace()
+    for n in range(int(rng.integers(8, 40))):
+        arr = owners[int(rng.integers(len(owners)))]
+        for _ in range(int(rng.integers(0, 3))):  # a view, perhaps of a view
+            arr = arr[int(rng.integers(0, 2)) :: int(rng.integers(1, 3))]
+        ns[f"_{n}" if rng.random() < 0.2 else f"a{n}"] = arr
+    name = next(k for k in ns if k.startswith("a"))
+    _, plan = run(ns, [name], f"{name} += 1")
+    base = objgraph.memory_owner(ns[name])
+    over = [
+        k
+        for k, v in ns.items()
+        if k.startswith("a") and k != name and objgraph.memory_owner(v) is base
+    ]
+    assert sorted(plan.seen) == sorted(over)

@@ -49,6 +49,8 @@ import logging
 import weakref
 from collections import Counter
 from collections.abc import Collection, Iterable
+from itertools import compress, repeat
+from operator import and_, attrgetter, is_, is_not, itemgetter
 from typing import Any
 
 import msgspec
@@ -335,23 +337,45 @@ def _look_around(
     }
     fresh = {o for o in post.owners if o not in old.owners}
     cells = {o for o in region if objgraph.kind_of(type(old.nodes[o][0])) == objgraph.CELL}
-    # Only names of the kinds that matter are looked at in Python: in a namespace of
-    # `from numpy import *`, a few arrays among hundreds of functions and constants.
-    kinds = {t: objgraph.kind_of(t) for t in set(map(type, ns.values()))}
-    wanted = {objgraph.ARRAY} if arrays or fresh else set()
     if cells:
-        wanted.add(objgraph.FUNC)
-    types_ = {t for t, k in kinds.items() if k in wanted}
-    if not types_:
-        return
-    for name, value in [(k, v) for k, v in ns.items() if type(v) in types_]:
-        if id(value) in watched or name in skip or not user_names.is_users(name, value, hidden):
-            continue
-        if kinds[type(value)] == objgraph.FUNC:
-            if any(id(c) in cells for c in value.__closure__ or ()):
+        for name, fn in _of_kinds(ns, {objgraph.FUNC}):
+            if id(fn) in watched or not any(id(c) in cells for c in fn.__closure__ or ()):
+                continue
+            if name not in skip and user_names.is_users(name, fn, hidden):
                 plan.seen.append(name)
-        else:
-            _look_at_array(plan, name, value, arrays, fresh)
+    if not (arrays or fresh):
+        return
+    for name, arr in _viewing(_of_kinds(ns, {objgraph.ARRAY}), arrays | fresh):
+        if id(arr) in watched or name in skip or not user_names.is_users(name, arr, hidden):
+            continue
+        _look_at_array(plan, name, arr, arrays, fresh)
+
+
+def _of_kinds(ns: dict[str, Any], wanted: set[int]) -> list[tuple[str, Any]]:
+    """The items of `ns` whose values are of the kinds `wanted`, chosen at C speed: in a
+    namespace of `from numpy import *` and a long session's output cache, a few
+    hundred arrays or functions among a few thousand names."""
+    types_ = {t for t in set(map(type, ns.values())) if objgraph.kind_of(t) in wanted}
+    if not types_:
+        return []
+    return list(compress(ns.items(), map(types_.__contains__, map(type, ns.values()))))
+
+
+def _viewing(items: list[tuple[str, Any]], owners: set[int]) -> list[tuple[str, Any]]:
+    """The (name, array) items whose memory is owned by one of the arrays `owners` (ids):
+    an array that owns its memory is told by its id at C speed, a view by following its
+    bases."""
+    if not items:
+        return []
+    values = list(map(itemgetter(1), items))
+    bases = list(map(attrgetter("base"), values))
+    at = range(len(items))
+    owning = map(is_, bases, repeat(None))
+    picked = set(compress(at, map(and_, owning, map(owners.__contains__, map(id, values)))))
+    for i in compress(at, map(is_not, bases, repeat(None))):
+        if id(objgraph.memory_owner(values[i])) in owners:
+            picked.add(i)
+    return [items[i] for i in sorted(picked)]
 
 
 def _look_at(plan: StoragePlan, name: str, value: Any, region: set[int]) -> None:
