@@ -268,6 +268,13 @@ def _no_reuse(monkeypatch) -> None:
     monkeypatch.setattr(memo.Shared, "__init__", forgetting)
 
 
+def _by_whole_routes(value, ns: dict) -> bytes:
+    """The digest of `value` with every instance by its class's whole route."""
+    with pytest.MonkeyPatch.context() as mp:
+        _no_reuse(mp)
+        return digest(value, main_ns=ns)
+
+
 @st.composite
 def object_graphs(draw):
     """Instances of two plain classes (one the notebook's, hashed by code) holding
@@ -299,10 +306,7 @@ def object_graphs(draw):
 @given(object_graphs())
 def test_reusing_a_plain_class_s_bytes_leaves_every_digest_as_it_was(graph):
     order, ns = graph
-    reused = digest(order, main_ns=ns)
-    with pytest.MonkeyPatch.context() as mp:
-        _no_reuse(mp)
-        assert digest(order, main_ns=ns) == reused
+    assert digest(order, main_ns=ns) == _by_whole_routes(order, ns)
 
 
 def test_a_change_in_one_of_many_records_shows_after_the_reuse():
@@ -318,6 +322,62 @@ def test_a_change_in_one_of_many_records_shows_after_the_reuse():
     assert digest(records) == before
     records[37].__class__ = _Other  # same state, another class
     assert digest(records) != before
+
+
+flat_atoms = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text()
+)
+
+
+@st.composite
+def record_lists(draw):
+    """A list (or tuple) of instances of one plain class whose attributes hold atoms and
+    lists or tuples of atoms, as a notebook's records do: what the digest writes in one
+    pass; sometimes with a repeat, a record met before the list, or one that holds more."""
+    ns: dict = {"__name__": "__main__"}
+    exec("class Note:\n    def total(self):\n        return 1\n", ns)
+    cls = draw(st.sampled_from([_Plain, ns["Note"]]))
+    attrs = draw(st.lists(st.sampled_from("abcd"), max_size=4, unique=True))
+    made = []
+    for _ in range(draw(st.integers(2, 30))):
+        obj = cls()
+        for attr in attrs:
+            shape = draw(st.integers(0, 2))
+            atom = draw(flat_atoms)
+            setattr(obj, attr, atom if shape == 0 else [atom] if shape == 1 else (atom, 1))
+        made.append(obj)
+    twist = draw(st.integers(0, 4))
+    if twist == 1:
+        made[-1] = made[0]  # a repeat: a reference
+    elif twist == 2:
+        made[-1].more = [_Other()]  # a record that holds more than plain data
+    value = tuple(made) if draw(st.booleans()) else made
+    if twist == 3:
+        value = {"head": made[0], "all": value}  # the first met before the list
+    return value, ns
+
+
+@settings(max_examples=300, deadline=None)
+@given(record_lists())
+def test_a_list_of_records_digests_as_each_of_them_would(graph):
+    value, ns = graph
+    at_once = digest(value, main_ns=ns)
+    assert digest(copy.deepcopy(value), main_ns=ns) == at_once == _by_whole_routes(value, ns)
+
+
+def test_each_of_many_records_is_in_the_digest():
+    records = []
+    for i in range(40):
+        r = _Plain()
+        r.name, r.score, r.tags = f"r{i}", i * 3, [i, "x"]
+        records.append(r)
+    seen = {digest(records)}
+    for r in records:
+        r.score += 1
+        seen.add(digest(records))
+        r.score -= 1
+    assert len(seen) == 41 and digest(records) in seen
+    assert digest(records[:20] + [records[0]] + records[21:]) not in seen  # a repeat
 
 
 def test_a_function_a_library_made_is_digested_with_what_it_closes_over():

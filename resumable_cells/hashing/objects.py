@@ -14,9 +14,12 @@ from __future__ import annotations
 import copyreg
 import struct
 import weakref
+from collections.abc import Sequence
+from operator import attrgetter
 from typing import Any
 
 from ..errors import Unhashable
+from .plain import flat_states
 
 
 def encode(h: Any, v: Any, t: type, path: str) -> None:
@@ -102,6 +105,23 @@ def plain_class(t: type) -> bool:
 
 
 _PLAIN: dict[type, bool] = {}
+_STATE = attrgetter("__dict__")
+
+
+def flat_records(items: Sequence[Any]) -> list[dict[str, Any]] | None:
+    """The attribute dicts of `items` when all are instances of one plain class
+    (`plain_class`) holding plain data only (`plain.flat_states`), in their order; else
+    None. A list of records is told plain by one pass over all of them."""
+    kinds = set(map(type, items))
+    if len(kinds) != 1:
+        return None
+    (t,) = kinds
+    if not plain_class(t):  # (before reading __dict__: a partial makes one when asked)
+        return None
+    states = list(map(_STATE, items))
+    return states if flat_states(states) else None
+
+
 _HEAPTYPE = 1 << 9
 _OBJECT_GETSTATE = getattr(object, "__getstate__", None)
 

@@ -3,8 +3,11 @@ C-level pickle stream instead of element by element."""
 
 from __future__ import annotations
 
+from itertools import chain, compress
+
 ATOMIC = frozenset({str, bytes, int, float, bool, type(None)})
 _FLAT_CONTAINERS = (list, tuple)
+_FLAT_CONTAINER_TYPES = frozenset(_FLAT_CONTAINERS)
 _RECORD_KINDS = ATOMIC | {list, tuple, dict}
 
 
@@ -45,3 +48,20 @@ def flat_items(items) -> bool:
         elif (t is list or t is tuple) and not set(map(type, x)) <= atomic:
             return False
     return True
+
+
+def flat_states(states: list) -> bool:
+    """Whether every one of `states` (objects' attribute dicts) is a dict with atomic keys
+    whose values are atomic or lists/tuples of atomic values: what `flat_items` says of
+    each one's values when none holds a record, asked of all of them at once, in passes
+    at C speed (ten thousand dataclass records: one question, not ten thousand)."""
+    if set(map(type, states)) != {dict}:
+        return False
+    if not set(map(type, chain.from_iterable(states))) <= ATOMIC:  # (a dict yields its keys)
+        return False
+    values = list(chain.from_iterable(map(dict.values, states)))
+    kinds = list(map(type, values))
+    if not set(kinds) <= ATOMIC | _FLAT_CONTAINER_TYPES:
+        return False
+    inner = compress(values, map(_FLAT_CONTAINER_TYPES.__contains__, kinds))
+    return set(map(type, chain.from_iterable(inner))) <= ATOMIC

@@ -41,6 +41,13 @@ from .registry import CUSTOM, WHOLE, callable_digest, handler_for, register_hash
 __all__ = ["Hasher", "ReadAs", "Unhashable", "digest", "register_hasher", "hex_digest"]
 
 _PACK_Q = struct.Struct("<Q").pack
+_FLAT = b"P"  # the tag of plain data written as one pickle stream (`Hasher.flat`)
+
+
+def _integer_bytes(n: int) -> bytes:
+    """An integer as `Hasher.integer` writes it: length-prefixed, little-endian."""
+    b = n.to_bytes((n.bit_length() + 8) // 8 or 1, "little", signed=True)
+    return _PACK_Q(len(b)) + b
 
 
 # The path elements of containers are hashed under (see Unhashable.rebased).
@@ -167,8 +174,7 @@ class Hasher:
             self._h.update(_PACK_Q(len(b)) + b)
 
     def integer(self, n: int) -> None:
-        b = n.to_bytes((n.bit_length() + 8) // 8 or 1, "little", signed=True)
-        self._h.update(_PACK_Q(len(b)) + b)
+        self._h.update(_integer_bytes(n))
 
     def note_module(self, t: type) -> None:
         """`t`'s package is reached: its version goes into the key."""
@@ -239,6 +245,8 @@ class Hasher:
         if flat_items(v):
             self.flat(v)
             return
+        if len(v) > 1 and self._records(v, path):
+            return
         value = self.value
         i = 0
         try:
@@ -246,6 +254,54 @@ class Hasher:
                 value(item, ELEMENT)
         except Unhashable as e:
             raise e.rebased(f"{path}[{i}]") from None
+
+    def _records(self, v: Any, path: str) -> bool:
+        """Instances of one plain class holding plain data (a list of dataclass records),
+        each written as `value` writes it: the first by `value`, which encodes the class;
+        the others as its state alone, without asking of each object what the whole list
+        answered once (`objects.flat_records`). False, having written nothing, for any
+        other list, and where one of them was met before (a reference is written then)."""
+        t = type(v[0])
+        if CUSTOM or t in _FAST or _is_value_type(t):
+            return False
+        memo = self.memo
+        ids = list(map(id, v))
+        if memo.parent is not None or len(set(ids)) != len(ids):
+            return False
+        if any(map(memo.seen.__contains__, ids)):
+            return False
+        states = objects.flat_records(v)
+        if states is None:
+            return False
+        i = 0
+        try:
+            self.value(v[0], ELEMENT)
+            prefix = self.shared.plain.get(t)
+            if prefix is None:  # (a class `_object` does not write as plain: each by `value`)
+                for i in range(1, len(v)):  # noqa: B007 (i names the failing element)
+                    self.value(v[i], ELEMENT)
+                return True
+            # What `value`, `mapping_body` and `flat` write for each, in two calls:
+            # the class, the state's length and the tag, then the state's pickle.
+            heads: dict[int, bytes] = {}
+            seen, tick, update, dump = (
+                memo.seen,
+                self.shared.meter.tick,
+                self._h.update,
+                self._flat_dump(),
+            )
+            for i in range(1, len(v)):
+                tick(ELEMENT)
+                seen[ids[i]] = (memo.count(), v[i])
+                n = len(states[i])
+                head = heads.get(n)
+                if head is None:
+                    head = heads[n] = prefix + _integer_bytes(n) + _FLAT
+                update(head)
+                dump(states[i])
+        except Unhashable as e:
+            raise e.rebased(f"{path}[{i}]") from None
+        return True
 
     def mapping(self, v, tag: bytes, path: str, attributes: bool = False, by_name=False) -> None:
         """A dict (or a mapping proxy) in its order. `attributes`: an object's state,
@@ -277,12 +333,15 @@ class Hasher:
         """Plain data (`flat_items`): one C-level pickle stream, memo off so that the
         bytes do not depend on whether equal strings are one object or two. A pickle
         stream is self-delimiting (it ends at STOP), so it needs no length prefix."""
-        self.tag(b"P")
+        self.tag(_FLAT)
+        self._flat_dump()(v)
+
+    def _flat_dump(self) -> Callable[[Any], None]:
         p = self._flat_pickler
         if p is None:
             p = self._flat_pickler = pickle.Pickler(_UpdateSink(self._h), protocol=5)
             p.fast = True
-        p.dump(v)
+        return p.dump
 
     def _set(self, v, t, path):
         # Canonical order: sorted element digests, so set iteration order (which depends

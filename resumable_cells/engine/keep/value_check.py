@@ -105,7 +105,9 @@ def exact(value: Any) -> bool:
         items = value.values() if t is dict else value
         if t is dict and not set(map(type, value)) <= ATOMIC:
             return False
-        return flat_items(items) or all(map(_record, items))
+        if flat_items(items) or objects.flat_records(list(items)) is not None:
+            return True
+        return all(map(_record, items))  # (records holding records: one by one)
     if _record(value):
         return True
     np = sys.modules.get("numpy")
