@@ -38,8 +38,9 @@ The JSON row (`entry:{key}`, authenticated with the per-user key; see `store.py`
                                             input with the digest the key took; absent
                                             in entries written before it was recorded
 
-A reference with `inline` holds the pickle itself (base64): it names no file; with
-`bufs`, also the pickle's out-of-band buffers (base64 each), a small array's data.
+A reference with `inline` holds the pickle itself (base64): it names no file; a small
+array's data is in it (`serialize.IN_BAND_MAX`). Rows written before that also had
+`bufs`, the pickle's out-of-band buffers (base64 each), and are read as they were.
 """
 
 from __future__ import annotations

@@ -12,6 +12,14 @@ columns) travel as one joined UTF-8 buffer out of band instead of one pickled st
 a time. A caller may write some objects as persistent ids (`persistent_id`) and give
 them back when loading (`persistent_load`): the engine does so for objects a step's
 entry refers to rather than stores (`engine/units/stream.py`).
+
+A buffer smaller than `IN_BAND_MAX` is copied into the main stream rather than kept out
+of band: a figure holds thousands of arrays of a few dozen bytes (its transforms, paths
+and images), and each buffer out of band is a part of its own in the blob (a header
+entry, an aligned start, a read on restore). A 64-image figure: 7,946 buffers, 32 bytes
+the median; pickling it went from 283 to 130 ms. Protocol 5 writes a writable buffer in
+band as a bytearray and a read-only one as bytes, so an array comes back as writable as
+it went.
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ from . import decorated
 
 log = logging.getLogger(__name__)
 
+IN_BAND_MAX = 16 << 10  # bytes: a smaller buffer is copied into the main stream
 _MAIN_NS: dict[str, Any] = {}
 # Objects pickled as the attribute of an installed module they are (id -> (the object,
 # module, attribute)), while `importing` is in force.
@@ -88,14 +97,22 @@ def _import_attribute(module: str, attr: str) -> Any:
 def dumps(
     value: Any, name: str = "value", persistent_id: Callable[[Any], Any] | None = None
 ) -> tuple[bytes, list[pickle.PickleBuffer]]:
-    """Main stream and out-of-band buffers (zero-copy views of the value's data).
-    `persistent_id(obj)` may return an id to write instead of `obj` (None: pickle it)."""
+    """Main stream and out-of-band buffers (zero-copy views of the value's data; one
+    under `IN_BAND_MAX` bytes is copied into the stream instead). `persistent_id(obj)`
+    may return an id to write instead of `obj` (None: pickle it)."""
     buffers: list[pickle.PickleBuffer] = []
+
+    def in_band(buffer: pickle.PickleBuffer) -> bool:
+        if memoryview(buffer).nbytes < IN_BAND_MAX:
+            return True
+        buffers.append(buffer)
+        return False
+
     out = io.BytesIO()
     if _IMPORTED and imported(value):
         # (pickle never asks `reducer_override` about an exact dict, list or tuple)
         value = _Attribute(*_IMPORTED[id(value)][1:])
-    pickler = _Pickler(out, buffers.append, top=value)
+    pickler = _Pickler(out, in_band, top=value)
     if persistent_id is not None:
         # an instance may set its own (pickle's documented way); typeshed types a method
         pickler.persistent_id = persistent_id  # type: ignore[method-assign]
@@ -124,7 +141,7 @@ def loads(
 
 class _Pickler(pickle.Pickler):
     def __init__(
-        self, file: io.BytesIO, buffer_callback: Callable[[pickle.PickleBuffer], None], top: Any
+        self, file: io.BytesIO, buffer_callback: Callable[[pickle.PickleBuffer], bool], top: Any
     ) -> None:
         super().__init__(file, protocol=5, buffer_callback=buffer_callback)
         self._top = top
