@@ -66,8 +66,8 @@ __all__ = [
 
 class Value(msgspec.Struct, frozen=True):
     """A stored value: its digest names it; small ones are pickled inline in the entry
-    (with their out-of-band buffers, a small array's data, in `bufs`), the rest live in
-    a blob file of that name."""
+    (with any out-of-band buffers in `bufs`: a small array's data is in the pickle now,
+    `serialize.IN_BAND_MAX`), the rest live in a blob file of that name."""
 
     blob: str
     inline: str | None = None
