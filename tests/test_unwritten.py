@@ -14,6 +14,7 @@ import os
 import platform
 import subprocess
 import sys
+import tempfile
 import threading
 
 import numpy as np
@@ -91,12 +92,21 @@ def _write_ufunc(arr, at):
 
 
 def _write_readinto(arr, at):
-    with open("/dev/urandom", "rb") as f:
-        f.readinto(memoryview(arr).cast("B")[at : at + 1])
+    # The kernel writes the byte (a read(2) into the array's memory); the file holds the
+    # byte's complement so that the write always changes it (a random byte would not,
+    # one time in 256).
+    fd, path = tempfile.mkstemp()
+    try:
+        os.write(fd, bytes([arr.view("u1")[at] ^ 0xFF]))
+        os.close(fd)
+        with open(path, "rb", buffering=0) as f:
+            assert f.readinto(memoryview(arr).cast("B")[at : at + 1]) == 1
+    finally:
+        os.unlink(path)
 
 
 def _write_memmove(arr, at):
-    ctypes.memmove(arr.ctypes.data + at, b"\x7f", 1)
+    ctypes.memmove(arr.ctypes.data + at, bytes([arr.view("u1")[at] ^ 0x7F]), 1)
 
 
 def _write_thread(arr, at):
