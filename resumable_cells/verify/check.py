@@ -1,7 +1,8 @@
 """Verifying one notebook: its four passes, then the comparison of each code cell.
 
-1. `plain_1`, `plain_2`: the notebook as it is, each in a new kernel and a copy of its
-   folder of its own. Where they differ, the cell is nondeterministic.
+1. `plain_1`, `plain_2`: the notebook as it is (after a cell doing nothing, where the
+   other passes load the extension), each in a new kernel and a copy of its folder of
+   its own. Where they differ, the cell is nondeterministic.
 2. `stepped`: every code cell under `%%step` (`wrap`), in a new kernel, a fresh copy
    of the folder and a fresh store; `replay`: the same notebook again in a new kernel
    with the same folder and store, as a restart and Run All would do. Between them, a
@@ -42,8 +43,9 @@ def verify_notebook(
         for label in ("plain_1", "plain_2"):
             folder = ws.folder(path, scratch / label)
             runs[label] = run_pass(
-                nb, folder, ws.env(path), label=label, log_file=scratch / f"{label}.log", **common
-            )
+                wrapped.plain, folder, ws.env(path), label=label,
+                log_file=scratch / f"{label}.log", **common,
+            )  # fmt: skip
         folder, store = ws.folder(path, scratch / "stepped"), scratch / "store"
         # `%step plan` of the notebook as the kernel runs it, asked before the replay.
         planned = scratch / "planned.ipynb"
@@ -100,10 +102,9 @@ def compare_runs(
             result.passes[label].load_s = round(loaded.seconds, 3)
         if run.failure:
             result.problems.append(f"the {label} pass could not run: {run.failure}")
-        shift = _shift(label, wrapped)
         for index, cell in run.cells.items():
             if cell.died:
-                n = index - shift + 1
+                n = index - wrapped.offset + 1
                 result.problems.append(f"the kernel died at cell {n} in the {label} pass")
     load = runs["stepped"].cells.get(0)
     if load is not None and _error(load.outputs):
@@ -116,13 +117,7 @@ def compare_runs(
     if plan and not planned:
         result.problems.append(f"`%step plan` listed {len(plan)} steps, not {len(steps)}")
     for index in code_cells(nb):
-        at = {label: run.cells.get(index) for label, run in runs.items() if "plain" in label}
-        at.update(
-            {
-                label: runs[label].cells.get(index + _shift(label, wrapped))
-                for label in ("stepped", "replay")
-            }
-        )
+        at = {label: run.cells.get(index + wrapped.offset) for label, run in runs.items()}
         res = _cell(nb.cells[index], index, wrapped, at)
         if index in planned:
             res.plan, res.plan_reason = planned[index]
@@ -136,9 +131,12 @@ def _timed(label: str, run: PassRun, wrapped: Wrapped) -> float:
     pass puts under `%%step` (another cell magic): those run alike in every pass, and
     `%%timeit`'s own choice of a loop count makes its time jump tenfold from one run to
     the next. A cell that runs the `%timeit` line magic is left out of every pass for
-    the same reason (its step's hit, which replays the timing, too)."""
-    shift = _shift(label, wrapped)
+    the same reason (its step's hit, which replays the timing, too). A plain pass's
+    first cell, which does nothing, is not the notebook's."""
+    shift = wrapped.offset
     untimed = [index + shift for index in (*wrapped.not_wrapped, *_timing(wrapped))]
+    if label not in STEPPED:
+        untimed += range(shift)
     return run.wall_s - sum(run.cells[i].seconds for i in untimed if i in run.cells)
 
 
@@ -156,11 +154,6 @@ def _timing(wrapped: Wrapped) -> list[int]:
             for line in cells[index + wrapped.offset].source.splitlines()
         )
     ]
-
-
-def _shift(label: str, wrapped: Wrapped) -> int:
-    """Cell i of the notebook is cell i + this in the pass `label`."""
-    return 0 if label.startswith("plain") else wrapped.offset
 
 
 _PLAN_ROW = re.compile(r"^(serve|run|effect) +(\S+)(?:  \((.*)\))?$")

@@ -6,6 +6,10 @@ for a user), except a cell that starts with another cell magic (`%%timeit`, `%%b
 `%%writefile`, ...): one cell magic cannot wrap another, so it stays plain and is
 reported as not wrapped. Empty cells stay as they are.
 
+The plain passes run the notebook with a cell that does nothing in the load cell's
+place (`plain`): every cell then runs under the same execution count in every pass, so
+a cell that reads `Out[5]`, `_5` or `In[5]` reads the same cell's result in each.
+
 With `auto`, the cells stay as they are and the load cell turns auto mode on
 (`%step auto on`), which puts the same cells under `%%step` as the kernel reads them:
 the same rule (`cells.cell_magic`), so both ways can be compared on one notebook.
@@ -23,13 +27,15 @@ from ..cells import cell_magic
 LOAD = "%load_ext resumable_cells"
 AUTO_ON = "%step auto on"
 LOAD_ID = "resumable-cells-verify-load"
+COUNT_ID = "resumable-cells-verify-count"
 PLAN_ID = "resumable-cells-verify-plan"
 PLAN_AT = 1  # the plan pass: the load cell, then the plan cell
 
 
 class Wrapped(msgspec.Struct):
     nb: nbformat.NotebookNode  # the notebook with the load cell first
-    offset: int  # cell i of the original is cell i + offset here
+    plain: nbformat.NotebookNode  # the notebook with a cell doing nothing first
+    offset: int  # cell i of the original is cell i + offset in both
     not_wrapped: dict[int, str] = msgspec.field(default_factory=dict)  # index -> its cell magic
 
 
@@ -40,7 +46,8 @@ def code_cells(nb: nbformat.NotebookNode) -> list[int]:
 
 def wrap(nb: nbformat.NotebookNode, auto: bool = False) -> Wrapped:
     wrapped = nbformat.from_dict(nb)
-    out = Wrapped(wrapped, offset=1)
+    plain = nbformat.from_dict(nb)
+    out = Wrapped(wrapped, plain, offset=1)
     for index in code_cells(nb):
         cell = wrapped.cells[index]
         magic = cell_magic(cell.source)
@@ -51,6 +58,9 @@ def wrap(nb: nbformat.NotebookNode, auto: bool = False) -> Wrapped:
     load = nbformat.v4.new_code_cell(f"{LOAD}\n{AUTO_ON}" if auto else LOAD)
     load["id"] = LOAD_ID
     wrapped.cells.insert(0, load)
+    count = nbformat.v4.new_code_cell("pass")
+    count["id"] = COUNT_ID
+    plain.cells.insert(0, count)
     return out
 
 
