@@ -178,3 +178,28 @@ def test_once_and_idempotency_key_survive_a_restart(kernel):
     again, ikey2 = kernel.value("(first, ikey)")
     assert again is False
     assert ikey2 == ikey
+
+
+def test_step_is_a_builtin_name_never_a_variable_of_the_notebook(kernel):
+    # Found everywhere code runs, yet not in what the notebook lists as its own: `dir()`
+    # and `globals()` show what they show without the extension.
+    same = "step is __import__('resumable_cells').step"
+    assert kernel.value(same) and not kernel.value("'step' in dir() or 'step' in globals()")
+    kernel.ok("def stamp():\n    return step.now().isoformat()")
+    kernel.ok("%%step stamped\nwhen = stamp()")
+    kernel.ok("%%step direct\ndirect = step.now().isoformat()")
+    assert kernel.value("when") == kernel.value("direct")
+    # A variable of the user's called `step` hides it and is never overwritten by it.
+    kernel.ok("step = 0.25")
+    assert kernel.value("step") == 0.25
+    kernel.ok("del step")
+    assert kernel.value(same)
+    kernel.ok("%reset -f")
+    assert kernel.value(same)
+    kernel.ok("%unload_ext resumable_cells")
+    assert not kernel.value("hasattr(__import__('builtins'), 'step')")
+    kernel.ok("step = 3")
+    kernel.ok("%load_ext resumable_cells")
+    assert kernel.value("step") == 3
+    kernel.ok("del step")
+    assert kernel.value(same)

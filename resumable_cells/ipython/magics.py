@@ -8,6 +8,7 @@ functions that first need them, each with that reason."""
 
 from __future__ import annotations
 
+import builtins
 import logging
 import shlex
 from functools import partial
@@ -254,7 +255,7 @@ def load(ipython) -> None:
     magics = StepMagics(ipython)
     slot = _SLOT = magics.slot
     ipython.register_magics(magics)
-    ipython.push({"step": step_api}, interactive=False)
+    _install_step_name()
     awaiting.install(slot)
     slot.on_start.append(partial(_watch_freshness, slot))  # first: the comm's hub uses it
     slot.on_start.append(_watch_outside)
@@ -268,6 +269,23 @@ def load(ipython) -> None:
             slot.get()
         except Exception:  # the store cannot open: the first step says so
             log.debug("the store could not open to sweep partial writes", exc_info=True)
+
+
+def _install_step_name() -> None:
+    """`step` as a builtin name, the way IPython gives `display` and `get_ipython`: every
+    cell and notebook function finds it, yet it is not one of the notebook's variables
+    (`dir()` and `globals()` list what they list without the extension), a variable of
+    the user's called `step` hides it instead of being overwritten by it, and `%reset`
+    leaves it. A `step` some other code made a builtin first is left alone."""
+    if getattr(builtins, "step", step_api) is step_api:
+        setattr(builtins, "step", step_api)  # noqa: B010 (no such attribute, for the checker)
+    else:
+        log.warning("`step` is already a builtin name here: use `from resumable_cells import step`")
+
+
+def _remove_step_name() -> None:
+    if getattr(builtins, "step", None) is step_api:
+        delattr(builtins, "step")
 
 
 def _partial_writes_left(store_dir: Path) -> bool:
@@ -296,6 +314,7 @@ def _watch_freshness(slot: EngineSlot, engine: Engine) -> None:
 
 def unload(ipython) -> None:
     global _SLOT
+    _remove_step_name()
     awaiting.uninstall(ipython)
     lazy.detach(ipython)
     auto.detach(ipython)
