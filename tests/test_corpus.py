@@ -29,8 +29,8 @@ TIMEOUT_S = 90  # per cell: the slowest plain cells (%%timeit) take about 12 s a
 # with two notebooks at once on a loaded 2-core machine; a real hang is still caught
 
 # Why a step may honestly go unserved on the second run: it binds a value that pickle
-# can never store (a generator or coroutine holds a running frame; a re.Match refuses
-# pickling by design), or it reads one (its key cannot be computed). Both name a notebook
+# can never store (a generator or coroutine holds a running frame; a re.Match that a
+# search of its string does not find again cannot be made again), or it reads one (its key cannot be computed). Both name a notebook
 # variable, not a path into an object: a dataclass's field, a figure's bound method or
 # a function's cache that cannot be stored is the engine's gap, not the value's nature.
 # A cell with a shell escape (`!ls`) starts a process, and one that saves a file it

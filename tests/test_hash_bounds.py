@@ -10,6 +10,7 @@ import pickle
 import numpy as np
 import pytest
 
+from resumable_cells.errors import Unstorable
 from resumable_cells.hashing import Unhashable, budget, digest, opaque, register_hasher
 from resumable_cells.storage import serialize
 
@@ -131,6 +132,41 @@ def test_mapping_proxies_are_their_mapping():
 
     assert digest(types.MappingProxyType({"a": 1})) == digest(types.MappingProxyType({"a": 1}))
     assert digest(types.MappingProxyType({"a": 1})) != digest(types.MappingProxyType({"a": 2}))
+
+
+def test_a_dicts_views_are_the_dict_they_show_and_come_back_showing_it():
+    d = {"a": 1, "b": [2]}
+    views = [d.keys(), d.values(), d.items()]
+    assert len({digest(v) for v in views}) == 3  # which view it is counts
+    assert digest(d.keys()) == digest({"a": 1, "b": [2]}.keys())
+    before = digest(views)
+    d["c"] = 3
+    assert digest(views) != before  # they show the change
+    # One dict under them all, or three equal ones: what a later change shows apart.
+    assert digest([d, d.keys()]) != digest([d, dict(d).keys()])
+    again = serialize.loads(*serialize.dumps([d, *views]))
+    assert [type(v) for v in again[1:]] == [type(v) for v in views]
+    again[0]["z"] = 0
+    assert [list(v) for v in again[1:]] == [list(d) + ["z"], [1, [2], 3, 0], [*d.items(), ("z", 0)]]
+
+
+def test_a_regex_match_is_stored_when_a_search_finds_it_again():
+    import re
+
+    pattern = re.compile(r"(\d+)(x)?")
+    m = pattern.search("ab 12 34", 1, 7)
+    assert digest(m) == digest(pattern.search("ab 12 34", 1, 7))
+    assert digest(m) != digest(pattern.search("ab 12 34", 1, 8))  # another bound
+    again = serialize.loads(*serialize.dumps(m))
+    assert (again.regs, again.pos, again.endpos, again.string) == (m.regs, 1, 7, "ab 12 34")
+    assert again.re == pattern and digest(again) == digest(m)
+    second = list(pattern.finditer("ab 12 34"))[1]  # a search from its bounds finds the first
+    assert digest(second) != digest(list(pattern.finditer("ab 12 34"))[0])
+    with pytest.raises(Unstorable, match="cannot pickle 're.Match' object"):
+        serialize.dumps(second)
+    whole = re.compile("a|ab").fullmatch("ab")  # a search ends at the shorter one
+    with pytest.raises(Unstorable, match="cannot pickle 're.Match' object"):
+        serialize.dumps(whole)
 
 
 # -- drawings -------------------------------------------------------------------------------

@@ -258,3 +258,14 @@ def test_an_array_subclass_changed_in_place_keeps_its_holders_and_attributes(ker
     ]
     live, again = replay(kernel, cells, "(alias is t, alias.tag, t.tolist())")
     assert live == again == "(True, 'b', [5.0, 1.0, 2.0])\n"
+
+
+def test_views_of_a_dict_and_a_regex_match_are_served_and_show_the_dict(kernel):
+    cells = [
+        "%%step make\nimport re, types\nd = {'a': 1}",
+        "%%step views\nks, its, mp = d.keys(), d.items(), types.MappingProxyType(d)",
+        "%%step find\nm = re.search(r'(\\d+)', 'id 42')",
+        "d['b'] = 2",
+    ]
+    live, again = replay(kernel, cells, "(list(ks), list(its), dict(mp), m.group(1), m.span())")
+    assert live == again == "(['a', 'b'], [('a', 1), ('b', 2)], {'a': 1, 'b': 2}, '42', (3, 5))\n"

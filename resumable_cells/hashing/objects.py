@@ -12,7 +12,10 @@ a lock, an open file) is unhashable at once: its internals are never walked.
 from __future__ import annotations
 
 import copyreg
+import gc
+import re
 import struct
+import types
 import weakref
 from collections.abc import Sequence
 from operator import attrgetter
@@ -55,6 +58,26 @@ def encode(h: Any, v: Any, t: type, path: str) -> None:
         h.value(list(listitems), path)
     if dictitems is not None:
         h.value(list(dictitems), path)
+
+
+# A dict's views, each of the one dict it shows (a change to the dict shows in them):
+# type -> the tag of its digest.
+DICT_VIEWS: dict[type, bytes] = {type({}.keys()): b"k", type({}.values()): b"v", type({}.items()): b"i"}  # fmt: skip
+VIEW_TYPES = frozenset({*DICT_VIEWS, types.MappingProxyType})
+
+
+def viewed(view: Any) -> dict[Any, Any] | None:
+    """The dict a view (a dict's keys, values or items; a mapping proxy) shows: the view's
+    one referent. None when that is not a dict (a proxy over another mapping)."""
+    referents = gc.get_referents(view)
+    mapping = referents[0] if len(referents) == 1 else None
+    return mapping if isinstance(mapping, dict) else None
+
+
+def match_parts(m: re.Match[Any]) -> tuple[Any, ...]:
+    """What a regex match is: its pattern, the string and bounds it searched, and where
+    it matched (each group's span)."""
+    return (m.re, m.string, m.pos, m.endpos, m.regs)
 
 
 def _weak(h: Any, v: weakref.ref, path: str) -> None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import pickle
+import re
 import struct
 import types
 from collections.abc import Callable
@@ -385,6 +386,15 @@ class Hasher:
             return
         if t is types.MappingProxyType:
             self.mapping(v, b"p", path)
+            return
+        view = objects.DICT_VIEWS.get(t)
+        if view is not None:  # the dict it shows, in the memo: `d` and `d.keys()` share it
+            self.tag(b"V" + view)
+            self.value(objects.viewed(v), path)
+            return
+        if t is re.Match:  # (pickle refuses one; it is its pattern, string and spans)
+            self.tag(b"r")
+            self.value(objects.match_parts(v), path)
             return
         header, top, notebook = objects.header(t)
         if top:

@@ -1,7 +1,9 @@
 """What the standard library puts around notebook functions and classes, through a
 pickle: `functools.lru_cache`/`cache` wrappers, `functools.cached_property`, mapping
 proxies (a dataclass field's `metadata`), the dataclasses module's sentinels, and
-classes `collections.namedtuple` (or `typing.NamedTuple`) makes.
+classes `collections.namedtuple` (or `typing.NamedTuple`) makes; and two objects pickle
+refuses that are made again from what they refer to: a dict's views (`d.keys()`), on the
+dict itself, and a regex match, by searching again.
 
 Plain pickle stores an `lru_cache` wrapper by name (`__main__.fib`), which a new kernel
 cannot resolve; here it is the wrapped function (stored by code by the serialiser) and
@@ -20,12 +22,13 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
-import gc
+import re
 import types
 from collections.abc import Callable
 from typing import Any
 
 from ..hashing.code import LRU_WRAPPER
+from ..hashing.objects import DICT_VIEWS, viewed
 
 __all__ = ["LRU_WRAPPER", "is_namedtuple", "is_sentinel_type", "namedtuple_reduce", "reduce"]
 
@@ -48,6 +51,11 @@ def reduce(obj: Any) -> Any:
     t = type(obj)
     if t is types.MappingProxyType:
         return _mapping_proxy, (_viewed(obj),)
+    view = DICT_VIEWS.get(t)
+    if view is not None:  # on the dict itself, which its other holders restore as one
+        return _dict_view, (viewed(obj), _VIEW_METHODS[view])
+    if t is re.Match:
+        return _match_reduce(obj)
     if t in _SENTINEL_TYPES and id(obj) in _SENTINELS:
         return getattr, (dataclasses, _SENTINELS[id(obj)])
     if t is LRU_WRAPPER and getattr(obj, "__module__", None) == "__main__":
@@ -63,13 +71,32 @@ _LRU_OWN = frozenset({"__wrapped__", "cache_parameters"})  # lru_cache sets them
 
 
 def _viewed(proxy: types.MappingProxyType[Any, Any]) -> Any:
-    """The mapping a proxy views, itself, so that the restored proxy views the mapping
-    its owner keeps (`singledispatch`'s `registry`, which `register` adds to), not a
-    copy: a proxy's one referent is that mapping. Any other mapping is copied into a
-    dict."""
-    referents = gc.get_referents(proxy)
-    mapping = referents[0] if len(referents) == 1 else None
-    return mapping if type(mapping) is dict else dict(proxy)
+    """The dict a proxy views, itself, so that the restored proxy views the dict its
+    owner keeps (`singledispatch`'s `registry`, which `register` adds to; a notebook's
+    own), not a copy. Any other mapping is copied into a dict."""
+    mapping = viewed(proxy)
+    return mapping if mapping is not None else dict(proxy)
+
+
+_VIEW_METHODS = {b"k": "keys", b"v": "values", b"i": "items"}
+
+
+def _dict_view(mapping: dict[Any, Any], method: str) -> Any:
+    return getattr(dict, method)(mapping)  # (a dict subclass's own `keys` may be another)
+
+
+def _match_reduce(m: re.Match[Any]) -> Any:
+    """A match that searching its string again between its bounds finds (`re.search`,
+    `re.match`, the first of `re.finditer`); NotImplemented for another (a later match
+    of `finditer`, a `fullmatch` that a search ends sooner): pickle then refuses it."""
+    again = m.re.search(m.string, m.pos, m.endpos)
+    if again is None or again.regs != m.regs:
+        return NotImplemented
+    return _search, (m.re, m.string, m.pos, m.endpos)
+
+
+def _search(pattern: re.Pattern[Any], string: Any, pos: int, endpos: int) -> Any:
+    return pattern.search(string, pos, endpos)
 
 
 def _mapping_proxy(mapping: dict[Any, Any]) -> types.MappingProxyType[Any, Any]:

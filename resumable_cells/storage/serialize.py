@@ -31,6 +31,7 @@ import io
 import logging
 import marshal
 import pickle
+import re
 import sys
 import types
 import weakref
@@ -230,7 +231,7 @@ def _depends_on_value(t: type) -> bool:
     """Types for which the override's answer depends on the object, not its type:
     arrays (their dtype and flags), weak references (their callback), functions and classes (where they were made), cache
     wrappers (their module), the dataclasses sentinels (which instance), drawings
-    (whether they were digested)."""
+    (whether they were digested), regex matches (whether a search finds them again)."""
     return (
         issubclass(t, (types.FunctionType, type))
         or opaque.is_drawing_type(t)
@@ -238,6 +239,7 @@ def _depends_on_value(t: type) -> bool:
         or t is weakref.ReferenceType
         or t is decorated.LRU_WRAPPER
         or decorated.is_sentinel_type(t)
+        or t is re.Match
     )
 
 

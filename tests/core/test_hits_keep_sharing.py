@@ -389,3 +389,46 @@ def test_a_method_a_notebook_base_wraps_with_a_library_decorator_stays_wrapped(n
     ]
     live, again = notebook.replay(cells, "[v for v in [Res().opened().__enter__()]]")
     assert live == again == "['r']"
+
+
+@pytest.mark.parametrize("together", [False, True], ids=["views later", "one step"])
+def test_a_dicts_views_show_the_dict_its_other_holders_keep(notebook, together):
+    # `d.keys()` and a mapping proxy show one dict: restored, they show the `d` a later
+    # cell changes, not a copy of it taken when they were stored.
+    make = "%%step make\nimport types\nd = {'a': 1}"
+    views = "ks, vs, its = d.keys(), d.values(), d.items()\nmp = types.MappingProxyType(d)"
+    cells = [f"{make}\n{views}"] if together else [make, f"%%step views\n{views}"]
+    cells.append("d['b'] = 2")
+    probe = "(list(ks), list(vs), list(its), dict(mp), type(ks).__name__, type(mp).__name__)"
+    live, again = notebook.replay(cells, probe)
+    expected = "['a', 'b'], [1, 2], [('a', 1), ('b', 2)], {'a': 1, 'b': 2}"
+    assert live == again == f"({expected}, 'dict_keys', 'mappingproxy')"
+
+
+def test_a_view_of_a_defaultdict_shows_that_defaultdict(notebook):
+    cells = [
+        "%%step make\nfrom collections import defaultdict\ngroups = defaultdict(list)",
+        "%%step view\nkinds = groups.keys()",
+        "groups['x'].append(1)",
+    ]
+    live, again = notebook.replay(cells, "(list(kinds), type(groups).__name__)")
+    assert live == again == "(['x'], 'defaultdict')"
+
+
+def test_a_regex_match_a_search_finds_again_is_served_as_it_was(notebook):
+    cells = [
+        "%%step find\nimport re\nm = re.compile(r'(?P<n>\\d+)-(\\w+)').search('id 42-abc, 7-x', 3)",
+        "%%step first\nfirst = next(re.finditer(r'\\d', 'a1b2'))",
+    ]
+    probe = "(m.groups(), m.span(2), m.pos, m.endpos, m.lastgroup, m.re.pattern, first.span())"
+    live, again = notebook.replay(cells, probe)
+    assert live == again == r"(('42', 'abc'), (6, 9), 3, 14, None, '(?P<n>\\d+)-(\\w+)', (1, 2))"
+
+
+@pytest.mark.parametrize("together", [False, True], ids=["proxy later", "one step"])
+def test_a_mapping_proxy_over_a_notebook_dict_shows_that_dict(notebook, together):
+    # (stored, it was always the dict's copy: the proxy showed none of the dict's changes)
+    make, proxy = "%%step make\nimport types\nd = {'a': 1}", "mp = types.MappingProxyType(d)"
+    cells = [f"{make}\n{proxy}"] if together else [make, f"%%step proxy\n{proxy}"]
+    live, again = notebook.replay([*cells, "d['b'] = 2"], "dict(mp)")
+    assert live == again == "{'a': 1, 'b': 2}"

@@ -2,8 +2,9 @@
 
 The general advice (mark the step `--effect`) fits a connection or a file handle, which
 must be made again by running the step. It misleads for values that are data in passing:
-a generator is consumed as it is read, a regex match keeps its string and positions
-only, and a value later cells do not need can simply be deleted.
+a generator is consumed as it is read, a regex match is stored only when searching its
+string again finds it (not a later match of `re.finditer`), and a value later cells do
+not need can simply be deleted.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ _KINDS = [
     ),
     (
         re.compile(r"'re\.Match' object"),
-        "A regex match cannot be stored: bind what the later cells use (`m.group(1)`, "
+        "A regex match is stored only when a search of its string finds it again (not a "
+        "later match of `re.finditer`): bind what the later cells use (`m.group(1)`, "
         "`m.span()`) instead, or `del` it at the end of the step",
     ),
     (

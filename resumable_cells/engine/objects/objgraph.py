@@ -10,7 +10,8 @@ their defaults) and their closure cells, the notebook's classes (their attribute
 an attribute, or change one in place, `C.seen.append(1)`, through a subclass too), and any other object the walk does not know
 (a leaf: a random generator, a connection). Tuples, bound methods and a class's
 staticmethods, classmethods and properties are walked through but are not nodes (they
-cannot be mutated, or are made anew on each access). Not walked at all: atomic values,
+cannot be mutated, or are made anew on each access), nor are views of a dict (a mapping
+proxy, `d.keys()`): the dict they show is, as any holder's. Not walked at all: atomic values,
 other classes, modules, library functions and enum members, which are global (pickle
 restores them by name, so their identity survives anyway).
 
@@ -19,7 +20,7 @@ value of a dict under an atomic key, `("p", n)` the n-th value of a dict, `("a",
 an attribute in the instance dict (or a class's), `("s", name)` a slot, `("c", n)` a
 closure cell, `("D", n)` and `("K", name)` a function's default and keyword default,
 `("x",)` a cell's contents, `("m",)` a bound method's object, `("w",)` a
-weak reference's referent, `("e", n)` an element of an object array, `("d", "fget")`
+weak reference's referent, `("v",)` the dict a view shows, `("e", n)` an element of an object array, `("d", "fget")`
 what a staticmethod, classmethod or property wraps, `("b", n)` a class's base. `resolve` follows one
 in another kernel, where the key guarantees that the same names hold equal values.
 
@@ -41,6 +42,8 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any, TypeAlias
 
+from ...hashing.objects import VIEW_TYPES, viewed
+
 log = logging.getLogger(__name__)
 
 # One step of a path (`("i", 3)`, `("a", "x")`, `("x",)`) and a path: the root's name,
@@ -61,6 +64,7 @@ _KEYS = frozenset({str, bytes, int, bool, type(None)})
 
 SKIP, SEQ, TUPLE, MAP, SET, BYTES, ARRAY, FRAME, FUNC, CELL, METHOD, OBJ, DRAWING = range(13)
 CLASS, WRAPPER = 13, 14  # a class; a staticmethod, classmethod or property of one
+VIEW = 15  # a mapping proxy or a dict's keys, values or items: walked to the dict
 NODE_KINDS = frozenset({SEQ, MAP, SET, BYTES, ARRAY, FRAME, FUNC, CELL, OBJ, DRAWING, CLASS})
 _GLOBAL_TYPES: tuple[type, ...] = (type, types.ModuleType, types.BuiltinFunctionType, enum.Enum)
 _GLOBAL_TYPES += (types.MethodDescriptorType, types.WrapperDescriptorType)
@@ -89,6 +93,8 @@ def _classify(t: type) -> int:
         return CLASS
     if issubclass(t, _WRAPPERS):
         return WRAPPER
+    if t in VIEW_TYPES:
+        return VIEW
     if t in NO_IDENTITY or issubclass(t, _GLOBAL_TYPES):
         return SKIP
     if _immutable(t):
@@ -281,6 +287,10 @@ class Graph:
                 v = getattr(obj, attr, None)
                 if v is not None and type(v) not in NO_IDENTITY:
                     stack.append((v, oid, ("d", attr)))
+        elif kind == VIEW:
+            mapping = viewed(obj)
+            if mapping is not None:
+                stack.append((mapping, oid, ("v",)))
         elif type(obj) is weakref.ReferenceType and self.weak:
             referent = obj()
             if referent is not None:
@@ -440,6 +450,11 @@ def step(obj: Any, s: Step) -> Any:
         return referent
     if op == "e":
         return obj.flat[s[1]]
+    if op == "v":
+        mapping = viewed(obj) if type(obj) in VIEW_TYPES else None
+        if mapping is None:
+            raise TypeError(f"a {type(obj).__name__} is not a view of a dict")
+        return mapping
     raise ValueError(f"unknown path step {s!r}")
 
 
@@ -489,4 +504,6 @@ def describe(path: Path) -> str:
             out += ".__self__"
         elif op == "w":
             out += "()"
+        elif op == "v":
+            out += ".mapping"
     return out
