@@ -404,7 +404,7 @@ def _class_reduce(cls: type):
     if decorated.is_namedtuple(cls):
         return decorated.namedtuple_reduce(cls)
     if isinstance(cls, enum.EnumMeta):
-        raise pickle.PicklingError(f"{cls.__name__} is an Enum defined in the notebook")
+        return _enum_reduce(cls)
     early: dict[str, Any] = {}
     late: dict[str, Any] = {}
     rewraps = _rewrapping(cls)
@@ -415,6 +415,51 @@ def _class_reduce(cls: type):
         (late if _refers_to(v, cls) else early)[k] = v
     args = (type(cls), cls.__name__, cls.__qualname__, cls.__bases__, early)
     return _rebuild_class, args, late or None, None, None, _set_class_attrs
+
+
+# What `EnumType` makes as it makes a class (its members' tables, flags' masks, the
+# `__new__` it puts in place), made again when the class is rebuilt from its members.
+_ENUM_MADE = frozenset(
+    {"_new_member_", "_use_args_", "_member_names_", "_member_map_", "_value2member_map_",
+     "_unhashable_values_", "_member_type_", "_value_repr_", "_boundary_", "_flag_mask_",
+     "_singles_mask_", "_all_bits_", "_inverted_", "_iter_member_", "__new__"}
+)  # fmt: skip
+
+
+def _enum_reduce(cls: Any) -> Any:
+    """A notebook `Enum` by its members' names and values (aliases too, in their order)
+    and what its body defined besides (methods, properties, `_missing_`): made again by
+    its metaclass, members and all, so that a member restored elsewhere (by the class's
+    name and its value) is a member of that class. One whose members its own `__new__`
+    makes is refused: the values it was given are not kept."""
+    if getattr(cls._new_member_, "__module__", None) == "__main__":
+        raise pickle.PicklingError(f"{cls.__name__} is an Enum with a __new__ of its own")
+    members = [(k, m._value_) for k, m in cls._member_map_.items()]
+    early: dict[str, Any] = {}
+    late: dict[str, Any] = {}
+    for k, v in cls.__dict__.items():
+        if k in cls._member_map_ or k in _ENUM_MADE or k in _CLASS_SKIP or _from_a_library(v):
+            continue
+        (late if _refers_to(v, cls) else early)[k] = v
+    args = (type(cls), cls.__name__, cls.__qualname__, cls.__bases__, members, early)
+    return _rebuild_enum, args, late or None, None, None, _set_class_attrs
+
+
+def _from_a_library(attr: Any) -> bool:
+    """A function a library's class put in the class (a `Flag`'s operators): made again
+    with it, not the notebook's."""
+    return isinstance(attr, types.FunctionType) and attr.__module__ != "__main__"
+
+
+def _rebuild_enum(meta, name, qualname, bases, members, attrs):
+    body = meta.__prepare__(name, bases)
+    for k, v in attrs.items():  # (`_generate_next_value_`, `__init__`: before the members)
+        body[k] = v
+    for k, v in members:
+        body[k] = v
+    cls = meta(name, bases, body)
+    cls.__qualname__ = qualname
+    return cls
 
 
 def _rewrapping(cls: type) -> bool:
