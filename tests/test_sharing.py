@@ -269,3 +269,13 @@ def test_views_of_a_dict_and_a_regex_match_are_served_and_show_the_dict(kernel):
     ]
     live, again = replay(kernel, cells, "(list(ks), list(its), dict(mp), m.group(1), m.span())")
     assert live == again == "(['a', 'b'], [('a', 1), ('b', 2)], {'a': 1, 'b': 2}, '42', (3, 5))\n"
+
+
+def test_a_partial_over_notebook_data_sees_that_data_after_a_restart(kernel):
+    cells = [
+        "%%step make\nimport functools\ndata = [1, 2]\ndef total(xs, k):\n    return sum(xs) * k",
+        "%%step bind\nf = functools.partial(total, data)",
+        "data.append(10)",
+    ]
+    live, again = replay(kernel, cells, "(f(2), f.args[0] is data)")
+    assert live == again == "(26, True)\n"

@@ -432,3 +432,15 @@ def test_a_mapping_proxy_over_a_notebook_dict_shows_that_dict(notebook, together
     cells = [f"{make}\n{proxy}"] if together else [make, f"%%step proxy\n{proxy}"]
     live, again = notebook.replay([*cells, "d['b'] = 2"], "dict(mp)")
     assert live == again == "{'a': 1, 'b': 2}"
+
+
+@pytest.mark.parametrize("together", [False, True], ids=["partial later", "one step"])
+def test_a_partial_holds_the_objects_its_arguments_name(notebook, together):
+    # (its arguments are no attributes: stored, it held copies of `data` and `cfg`)
+    make = "%%step make\nimport functools\ndata = [1, 2]\ncfg = {'k': 2}"
+    bind = "f = functools.partial(lambda xs, cfg: sum(xs) * cfg['k'], data, cfg=cfg)"
+    cells = [f"{make}\n{bind}"] if together else [make, f"%%step bind\n{bind}"]
+    cells.append("data.append(10)\ncfg['k'] = 3")
+    probe = "(f(), f.args[0] is data, f.keywords['cfg'] is cfg)"
+    live, again = notebook.replay(cells, probe)
+    assert live == again == "(39, True, True)"

@@ -21,7 +21,8 @@ an attribute in the instance dict (or a class's), `("s", name)` a slot, `("c", n
 closure cell, `("D", n)` and `("K", name)` a function's default and keyword default,
 `("x",)` a cell's contents, `("m",)` a bound method's object, `("w",)` a
 weak reference's referent, `("v",)` the dict a view shows, `("e", n)` an element of an object array, `("d", "fget")`
-what a staticmethod, classmethod or property wraps, `("b", n)` a class's base. `resolve` follows one
+what a staticmethod, classmethod or property wraps (or a `partial`'s function, arguments
+and keywords: `("d", "args")`), `("b", n)` a class's base. `resolve` follows one
 in another kernel, where the key guarantees that the same names hold equal values.
 
 The walk is iterative, visits each object once, and stops after `limit` nodes (the
@@ -77,6 +78,10 @@ CLASS_SKIP = frozenset(
 _SLOT_DESCRIPTORS = (types.MemberDescriptorType, types.GetSetDescriptorType)
 _WRAPPERS = (staticmethod, classmethod, property, functools.cached_property)
 _WRAPPED = ("__func__", "fget", "fset", "fdel", "func")  # what a wrapper holds
+# Objects whose parts are not attributes (C slots) but that hold the notebook's objects:
+# type -> the attributes that give them. A `partial(train, data)` holds `data`.
+_HOLDS: dict[type, tuple[str, ...]] = {functools.partial: ("func", "args", "keywords")}
+_HELD = frozenset(_WRAPPED).union(*_HOLDS.values())
 _OBJECT_ARRAY_MAX = 100_000  # elements of an object array walked one by one
 
 
@@ -295,6 +300,11 @@ class Graph:
             referent = obj()
             if referent is not None:
                 stack.append((referent, oid, ("w",)))
+        if kind == OBJ and type(obj) in _HOLDS:
+            for attr in _HOLDS[type(obj)]:
+                v = getattr(obj, attr)
+                if type(v) not in NO_IDENTITY:
+                    stack.append((v, oid, ("d", attr)))
         if kind in (OBJ, SEQ, MAP, SET, BYTES, FUNC) and type(obj) not in _PLAIN:
             _attributes(obj, oid, stack)
         elif kind == ARRAY and type(obj).__dictoffset__:  # a subclass's own attributes
@@ -430,7 +440,7 @@ def step(obj: Any, s: Step) -> Any:
     if op == "b":
         return obj.__bases__[s[1]]
     if op == "d":
-        if s[1] not in _WRAPPED:
+        if s[1] not in _HELD:
             raise ValueError(f"unknown path step {s!r}")
         return getattr(obj, s[1])
     if op == "c":
