@@ -444,3 +444,24 @@ def test_a_partial_holds_the_objects_its_arguments_name(notebook, together):
     probe = "(f(), f.args[0] is data, f.keywords['cfg'] is cfg)"
     live, again = notebook.replay(cells, probe)
     assert live == again == "(39, True, True)"
+
+
+def test_an_iterator_over_a_list_runs_over_that_list(notebook):
+    cells = [
+        "%%step make\nlst = [1, 2, 3]",
+        "%%step start\nit = iter(lst)\nback = reversed(lst)\nfirst = next(it)",
+        "lst.append(4)",
+    ]
+    live, again = notebook.replay(cells, "(first, list(it), list(back))")
+    assert live == again == "(1, [2, 3, 4], [3, 2, 1])"
+
+
+def test_an_iterator_steps_advance_is_where_a_hit_leaves_it(notebook):
+    # (an iterator is an object of its own: each step's `next` moves it, and so does a hit)
+    cells = [
+        "%%step make\nI = iter([2, 4, 6])",
+        "%%step a\nfirst = next(I)",
+        "%%step b\nsecond = next(I)",
+    ]
+    live, again = notebook.replay(cells, "(first, second, list(I))")
+    assert live == again == "(2, 4, [6])"

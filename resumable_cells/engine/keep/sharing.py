@@ -417,7 +417,6 @@ def _data(value: Any, kind: int) -> bool:
         objgraph.FUNC,
         objgraph.CLASS,
         objgraph.WRAPPER,
-        objgraph.VIEW,
         objgraph.SKIP,
         objgraph.TUPLE,
         objgraph.METHOD,

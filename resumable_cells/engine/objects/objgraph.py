@@ -10,8 +10,9 @@ their defaults) and their closure cells, the notebook's classes (their attribute
 an attribute, or change one in place, `C.seen.append(1)`, through a subclass too), and any other object the walk does not know
 (a leaf: a random generator, a connection). Tuples, bound methods and a class's
 staticmethods, classmethods and properties are walked through but are not nodes (they
-cannot be mutated, or are made anew on each access), nor are views of a dict (a mapping
-proxy, `d.keys()`): the dict they show is, as any holder's. Not walked at all: atomic values,
+cannot be mutated, or are made anew on each access). A view of a dict (a mapping proxy,
+`d.keys()`) and an iterator over a list are nodes whose child is the dict or list they
+show. Not walked at all: atomic values,
 other classes, modules, library functions and enum members, which are global (pickle
 restores them by name, so their identity survives anyway).
 
@@ -20,7 +21,7 @@ value of a dict under an atomic key, `("p", n)` the n-th value of a dict, `("a",
 an attribute in the instance dict (or a class's), `("s", name)` a slot, `("c", n)` a
 closure cell, `("D", n)` and `("K", name)` a function's default and keyword default,
 `("x",)` a cell's contents, `("m",)` a bound method's object, `("w",)` a
-weak reference's referent, `("v",)` the dict a view shows, `("e", n)` an element of an object array, `("d", "fget")`
+weak reference's referent, `("v",)` the dict a view shows (or the list an iterator runs over), `("e", n)` an element of an object array, `("d", "fget")`
 what a staticmethod, classmethod or property wraps (or a `partial`'s function, arguments
 and keywords: `("d", "args")`), `("b", n)` a class's base. `resolve` follows one
 in another kernel, where the key guarantees that the same names hold equal values.
@@ -65,7 +66,11 @@ _KEYS = frozenset({str, bytes, int, bool, type(None)})
 
 SKIP, SEQ, TUPLE, MAP, SET, BYTES, ARRAY, FRAME, FUNC, CELL, METHOD, OBJ, DRAWING = range(13)
 CLASS, WRAPPER = 13, 14  # a class; a staticmethod, classmethod or property of one
-VIEW = 15  # a mapping proxy or a dict's keys, values or items: walked to the dict
+# Objects that show another (their one referent): a mapping proxy and a dict's keys,
+# values and items show the dict; an iterator over a list runs over the list, which a
+# later cell may extend. Each is a node of its own (an iterator's position changes), and
+# the object it shows is walked as its child.
+_SHOWS: frozenset[type] = VIEW_TYPES | {type(iter([])), type(reversed([]))}
 NODE_KINDS = frozenset({SEQ, MAP, SET, BYTES, ARRAY, FRAME, FUNC, CELL, OBJ, DRAWING, CLASS})
 _GLOBAL_TYPES: tuple[type, ...] = (type, types.ModuleType, types.BuiltinFunctionType, enum.Enum)
 _GLOBAL_TYPES += (types.MethodDescriptorType, types.WrapperDescriptorType)
@@ -98,8 +103,6 @@ def _classify(t: type) -> int:
         return CLASS
     if issubclass(t, _WRAPPERS):
         return WRAPPER
-    if t in VIEW_TYPES:
-        return VIEW
     if t in NO_IDENTITY or issubclass(t, _GLOBAL_TYPES):
         return SKIP
     if _immutable(t):
@@ -292,14 +295,14 @@ class Graph:
                 v = getattr(obj, attr, None)
                 if v is not None and type(v) not in NO_IDENTITY:
                     stack.append((v, oid, ("d", attr)))
-        elif kind == VIEW:
-            mapping = viewed(obj)
-            if mapping is not None:
-                stack.append((mapping, oid, ("v",)))
         elif type(obj) is weakref.ReferenceType and self.weak:
             referent = obj()
             if referent is not None:
                 stack.append((referent, oid, ("w",)))
+        if kind == OBJ and type(obj) in _SHOWS:
+            shown = _shown(obj)
+            if shown is not None:
+                stack.append((shown, oid, ("v",)))
         if kind == OBJ and type(obj) in _HOLDS:
             for attr in _HOLDS[type(obj)]:
                 v = getattr(obj, attr)
@@ -363,6 +366,14 @@ class Graph:
         for parent, step in self.parents.get(oid, ()):
             out.append((step[1],) if parent is None else (*self.path(parent), step))
         return out
+
+
+def _shown(view: Any) -> Any:
+    """The dict a view shows, or the list an iterator runs over (None once exhausted)."""
+    if type(view) in VIEW_TYPES:
+        return viewed(view)
+    referents = gc.get_referents(view)
+    return referents[0] if len(referents) == 1 and isinstance(referents[0], list) else None
 
 
 def _attributes(obj: Any, oid: int, stack: list[Node]) -> None:
@@ -461,10 +472,10 @@ def step(obj: Any, s: Step) -> Any:
     if op == "e":
         return obj.flat[s[1]]
     if op == "v":
-        mapping = viewed(obj) if type(obj) in VIEW_TYPES else None
-        if mapping is None:
-            raise TypeError(f"a {type(obj).__name__} is not a view of a dict")
-        return mapping
+        shown = _shown(obj) if type(obj) in _SHOWS else None
+        if shown is None:
+            raise TypeError(f"a {type(obj).__name__} shows no dict or list")
+        return shown
     raise ValueError(f"unknown path step {s!r}")
 
 
