@@ -287,6 +287,27 @@ def test_magics_that_configure_the_kernel_are_called_again(kernel):
     assert live == again == "('white', 'svg', 'Minimal', '2')\n"
 
 
+def test_a_step_binding_the_shell_or_its_methods_binds_ipythons_own(kernel):
+    # Recording the magics a step calls leaves the shell's methods alone: a step that
+    # binds `run_line_magic` binds IPython's method, which a new kernel's shell stands
+    # for, and a magic called through it, its `$var` as written, is called again.
+    cells = [
+        "digits = 3",
+        "%%step shell\nip = get_ipython()\nrun = ip.run_line_magic\nrun('precision', '$digits')",
+    ]
+    probe = (
+        "(ip is get_ipython(), run.__self__ is ip, run.__func__ is type(ip).run_line_magic, "
+        "ip.display_formatter.formatters['text/plain'].float_precision)"
+    )
+    live, again = replay(kernel, cells, probe)
+    assert live == again == "(True, True, True, '3')\n"
+    kernel.ok("digits = 5")  # (the magic's line is read as it was written: `$digits`)
+    kernel.ok(
+        "%%step shell\nip = get_ipython()\nrun = ip.run_line_magic\nrun('precision', '$digits')"
+    )
+    assert kernel.value("ip.display_formatter.formatters['text/plain'].float_precision") == "5"
+
+
 LIBRARY = (
     "with open('rc_lib.py', 'w') as f:\n"
     "    f.write('import logging\\nclass Own(logging.Handler):\\n    seen = []\\n"

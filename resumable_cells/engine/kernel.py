@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import msgspec
 
 from .. import formatting, logs, module_runs, settings
-from ..hashing import opaque
+from ..hashing import opaque, registry
 from ..hashing.key import Key
 from ..records import runs
 from ..records.journal import Journal
@@ -75,6 +75,8 @@ class Engine:
         self.ns: dict[str, Any] = shell.user_ns
         module_runs.watch_imports()  # (done at load; again for an engine made without it)
         serialize.set_main_namespace(self.ns)
+        # `ip = get_ipython()` in a step binds the shell: it is this kernel's, not data
+        registry.add_process_object(shell, "IPython shell")
         self.store = store or Store()
         if self.store.recovered:
             logs.warn(self.store.recovered)

@@ -24,6 +24,40 @@ _LIBRARIES: dict[str, list[Callable[[str], None]]] = {}
 WHOLE: dict[type, Callable[[Any, Any, str], Any]] = {}
 
 
+# Objects of the process that are never a notebook's data though a notebook binds them
+# (the IPython shell: `ip = get_ipython()`): id -> (the object, its token). Each digests
+# as its token, and is stored as a reference the restoring process resolves to its own
+# object of that token (`storage/serialize.py`), never walked or pickled.
+_PROCESS_OBJECTS: dict[int, tuple[Any, str]] = {}
+_BY_TOKEN: dict[str, Any] = {}
+PROCESS_TYPES: set[type] = set()  # their types: one set lookup tells any other object apart
+
+
+def add_process_object(obj: Any, token: str) -> None:
+    """`obj` is this process's object `token` (the one a new process registers under the
+    same token stands for it there)."""
+    old = _BY_TOKEN.get(token)
+    if old is not None:
+        _PROCESS_OBJECTS.pop(id(old), None)
+    _PROCESS_OBJECTS[id(obj)] = (obj, token)
+    _BY_TOKEN[token] = obj
+    PROCESS_TYPES.add(type(obj))
+
+
+def process_token(obj: Any) -> str | None:
+    """The token of a process object (`add_process_object`), None for any other."""
+    entry = _PROCESS_OBJECTS.get(id(obj))
+    return entry[1] if entry is not None and entry[0] is obj else None
+
+
+def process_object(token: str) -> Any:
+    """This process's object of `token`. Raises LookupError when none is registered."""
+    try:
+        return _BY_TOKEN[token]
+    except KeyError:
+        raise LookupError(f"this process has no {token}") from None
+
+
 def register_hasher(cls: type, fn: Callable[[Any], Any]) -> None:
     """Digest instances of `cls` through `fn(obj)`, which returns any hashable stand-in.
 

@@ -37,7 +37,15 @@ from ..errors import Unhashable
 from . import objects
 from .memo import Memo, Shared
 from .plain import all_atomic, flat_items
-from .registry import CUSTOM, WHOLE, callable_digest, handler_for, register_hasher
+from .registry import (
+    CUSTOM,
+    PROCESS_TYPES,
+    WHOLE,
+    callable_digest,
+    handler_for,
+    process_token,
+    register_hasher,
+)
 
 __all__ = ["Hasher", "ReadAs", "Unhashable", "digest", "register_hasher", "hex_digest"]
 
@@ -370,6 +378,11 @@ class Hasher:
         self.value(stand_in, path)
 
     def _object(self, v, t, path):
+        token = process_token(v) if t in PROCESS_TYPES else None
+        if token is not None:  # (the shell a notebook binds: its token, never its state)
+            self.tag(b"g")
+            self.text(token)
+            return
         if t is types.MethodType:  # the function by code, its object like any member
             self.tag(b"m")
             self._h.update(self.callable(v.__func__))

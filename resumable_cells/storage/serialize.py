@@ -41,6 +41,7 @@ from typing import Any
 
 from ..errors import ResumableCellsError, Unstorable
 from ..hashing import opaque
+from ..hashing.registry import PROCESS_TYPES, process_object, process_token
 from . import decorated
 
 log = logging.getLogger(__name__)
@@ -151,6 +152,10 @@ class _Pickler(pickle.Pickler):
         if _IMPORTED and imported(obj):
             return _import_attribute, _IMPORTED[id(obj)][1:]
         t = type(obj)
+        if t in PROCESS_TYPES:  # (the shell `ip = get_ipython()` binds: this kernel's own)
+            token = process_token(obj)
+            if token is not None:
+                return process_object, (token,)
         if t in _PLAIN:  # a figure pickles tens of thousands of objects: decide once
             return NotImplemented
         reduced = self._reduce(obj)

@@ -45,6 +45,7 @@ from collections.abc import Iterable
 from typing import Any, TypeAlias
 
 from ...hashing.objects import VIEW_TYPES, viewed
+from ...hashing.registry import PROCESS_TYPES
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +104,7 @@ def _classify(t: type) -> int:
         return CLASS
     if issubclass(t, _WRAPPERS):
         return WRAPPER
-    if t in NO_IDENTITY or issubclass(t, _GLOBAL_TYPES):
+    if t in NO_IDENTITY or issubclass(t, _GLOBAL_TYPES) or t in PROCESS_TYPES:
         return SKIP
     if _immutable(t):
         NO_IDENTITY.add(t)

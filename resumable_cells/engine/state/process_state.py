@@ -48,9 +48,11 @@ pickle, a state that cannot be read) raises Unfaithful: the step is not cached.
 
 from __future__ import annotations
 
+import functools
 import io
 import logging
 import sys
+import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from typing import TYPE_CHECKING, Any
@@ -121,25 +123,70 @@ class Watch:
 def watching(shell: InteractiveShell, current: bool = False) -> Iterator[Watch]:
     """Snapshot the process state and record the configuring line magics the body calls
     (`%config X` runs as `get_ipython().run_line_magic("config", "X")`). `current`:
-    nothing ran since the last `changes` (see `snapshot`)."""
+    nothing ran since the last `changes` (see `snapshot`).
+
+    The magics are recorded where IPython finds them, in its table of line magics,
+    which stands in for the table while the block runs: the shell's own methods stay
+    what they are, so that a step binding `get_ipython().run_line_magic` binds IPython's
+    method, as a plain cell would, and not a wrapper that outlives the step."""
     watch = Watch(snapshot(current))
-    run = shell.run_line_magic
-    own = shell.__dict__.get("run_line_magic")
-
-    def recording(magic_name: str, line: str, _stack_depth: int = 1) -> Any:
-        if magic_name in CONFIGURING and not (magic_name.endswith("_ext") and _ours(line)):
-            watch.magics.append((magic_name, line))
-        return run(magic_name, line, _stack_depth + 1)  # the caller's frame, for $var
-
-    # patched on this shell instance for the block (IPython's method, typed as such)
-    shell.run_line_magic = recording  # type: ignore[method-assign]
+    magics = shell.magics_manager.magics
+    table = magics["line"]
+    recording = _RecordingTable(table, watch, type(shell).run_line_magic.__code__)
+    magics["line"] = recording
     try:
         yield watch
     finally:
-        if own is None:
-            del shell.run_line_magic
-        else:
-            shell.run_line_magic = own  # type: ignore[method-assign]
+        if magics.get("line") is recording:
+            table.clear()  # (the same dict as before, with what the step registered in it)
+            table.update(dict.items(recording))
+            magics["line"] = table
+
+
+class _RecordingTable(dict[str, Any]):
+    """IPython's line magics while a step runs: a configuring one is found wrapped, so
+    that calling it records the call (its line as the caller wrote it, `$var` and all,
+    as `run_line_magic` received it; the magic's own line when something else called
+    it)."""
+
+    def __init__(self, table: dict[str, Any], watch: Watch, runner: Any) -> None:
+        super().__init__(table)
+        self.watch = watch
+        self.runner = runner  # the code of `run_line_magic`, whose frame holds the line
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self._found(name, dict.get(self, name, default))
+
+    def __getitem__(self, name: str) -> Any:
+        return self._found(name, dict.__getitem__(self, name))
+
+    def _found(self, name: str, fn: Any) -> Any:
+        if name not in CONFIGURING or not isinstance(fn, (types.FunctionType, types.MethodType)):
+            return fn  # (nor a placeholder IPython loads the magic for on first use)
+        watch, runner = self.watch, self.runner
+
+        @functools.wraps(fn)  # (with its attributes: `needs_local_scope`, no `$` expansion)
+        def recording(line: str = "", *args: Any, **kwargs: Any) -> Any:
+            as_written = _line_as_written(runner, line)
+            if not (name.endswith("_ext") and _ours(as_written)):
+                watch.magics.append((name, as_written))
+            return fn(line, *args, **kwargs)
+
+        return recording
+
+
+def _line_as_written(runner: Any, line: str) -> str:
+    """The line `run_line_magic` was given (before it expanded `$var`), when it is the
+    caller; else `line`."""
+    frame: types.FrameType | None = sys._getframe(2)
+    for _ in range(4):
+        if frame is None:
+            break
+        if frame.f_code is runner:
+            written = frame.f_locals.get("line")
+            return written if isinstance(written, str) else line
+        frame = frame.f_back
+    return line
 
 
 def _ours(line: str) -> bool:
