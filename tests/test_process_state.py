@@ -295,12 +295,15 @@ def test_a_step_binding_the_shell_or_its_methods_binds_ipythons_own(kernel):
         "digits = 3",
         "%%step shell\nip = get_ipython()\nrun = ip.run_line_magic\nrun('precision', '$digits')",
     ]
+    # IPython's own `open` and `exit`, bound or held as a default, are the kernel's too.
+    cells.append("%%step own\nopener = open\nbye = exit\ndef load(p, _open=open):\n    return p")
     probe = (
         "(ip is get_ipython(), run.__self__ is ip, run.__func__ is type(ip).run_line_magic, "
-        "ip.display_formatter.formatters['text/plain'].float_precision)"
+        "ip.display_formatter.formatters['text/plain'].float_precision, "
+        "opener is open, bye is exit, load.__defaults__[0] is open)"
     )
     live, again = replay(kernel, cells, probe)
-    assert live == again == "(True, True, True, '3')\n"
+    assert live == again == "(True, True, True, '3', True, True, True)\n"
     kernel.ok("digits = 5")  # (the magic's line is read as it was written: `$digits`)
     kernel.ok(
         "%%step shell\nip = get_ipython()\nrun = ip.run_line_magic\nrun('precision', '$digits')"

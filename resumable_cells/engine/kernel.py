@@ -75,8 +75,12 @@ class Engine:
         self.ns: dict[str, Any] = shell.user_ns
         module_runs.watch_imports()  # (done at load; again for an engine made without it)
         serialize.set_main_namespace(self.ns)
-        # `ip = get_ipython()` in a step binds the shell: it is this kernel's, not data
+        # `ip = get_ipython()` in a step binds the shell, `opener = open` IPython's own
+        # `open`: this kernel's, not data (stored as references a new kernel resolves)
         registry.add_process_object(shell, "IPython shell")
+        for name, value in list(shell.user_ns_hidden.items()):
+            if callable(value) and not isinstance(value, type):
+                registry.add_process_object(value, f"IPython's {name}")
         self.store = store or Store()
         if self.store.recovered:
             logs.warn(self.store.recovered)

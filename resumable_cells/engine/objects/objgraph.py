@@ -45,7 +45,7 @@ from collections.abc import Iterable
 from typing import Any, TypeAlias
 
 from ...hashing.objects import VIEW_TYPES, viewed
-from ...hashing.registry import PROCESS_TYPES
+from ...hashing.registry import PROCESS_TYPES, process_token
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +104,7 @@ def _classify(t: type) -> int:
         return CLASS
     if issubclass(t, _WRAPPERS):
         return WRAPPER
-    if t in NO_IDENTITY or issubclass(t, _GLOBAL_TYPES) or t in PROCESS_TYPES:
+    if t in NO_IDENTITY or issubclass(t, _GLOBAL_TYPES):
         return SKIP
     if _immutable(t):
         NO_IDENTITY.add(t)
@@ -221,6 +221,8 @@ class Graph:
             kind = kind_of(type(obj))
             if kind == SKIP or (kind == FUNC and obj.__globals__ is not self.main_ns):
                 continue
+            if type(obj) in PROCESS_TYPES and process_token(obj) is not None:
+                continue  # the kernel's own (its shell): global
             if kind == CLASS and not self._walks(obj, oid):
                 continue
             if len(nodes) >= self.limit:
