@@ -17,6 +17,9 @@ same both times. A step that cannot be served right runs live again, saying why.
   (`engine/objects/objgraph.py`);
   a notebook class a step changed was bound to a copy of it on a hit, leaving its
   instances with the old class (`engine/objects/objgraph.py`, `engine/objects/inplace.py`).
+- An object a hit replaces rather than changes in place (`next(counter)`: a count is
+  rebound to a new one) was looked for among the objects the unit's stream refers to,
+  where it is not: whoever else held the old one kept it (`engine/units/stream.py`).
 """
 
 from __future__ import annotations
@@ -216,3 +219,30 @@ def test_a_notebook_class_changed_through_its_subclass_is_changed_on_a_hit(kerne
     step = "%%step s\nD.seen.append(1)\nD.own = 2"
     live, again = replay(kernel, [setup, step], "(C.seen, D.seen is C.seen, D.own)")
     assert live == again == "([1], True, 2)\n"
+
+
+@pytest.mark.parametrize(
+    "holder, member",
+    [("{'k': a}", "e['k']"), ("[a]", "e[0]"), ("types.SimpleNamespace(k=a)", "e.k")],
+)
+@pytest.mark.parametrize("restart", [False, True], ids=["same-kernel", "after-restart"])
+def test_an_object_a_hit_replaces_is_not_served_while_another_name_holds_it(
+    kernel, holder, member, restart
+):
+    # `next(a)` changes a count, which no hit can change in place: it binds a new one.
+    # The unit's stream refers to nothing of `a`, so the check that nothing else holds
+    # the old one looked for it among the stream's references, found no `a` there, and
+    # served: `e` kept the old count. Found by `test_sequences_random.py`.
+    make = f"%%step make\nimport itertools, types\na = itertools.count(5)\ne = {holder}"
+    advance = "%%step advance\nnext(a, None)"
+    probe = f"print(repr(a), a is {member})"
+    kernel.ok(make)
+    kernel.ok(advance)
+    live = kernel.ok(probe).stdout
+    if restart:
+        kernel.restart()
+        kernel.ok("%load_ext resumable_cells")
+    assert "served" in kernel.ok(make).status_lines()[0]
+    line = kernel.ok(advance).status_lines()[0]
+    assert live == kernel.ok(probe).stdout == "count(6) True\n"
+    assert "a is not as it was (e holds it, and a hit gives it a new one)" in line, line

@@ -209,6 +209,7 @@ class Execution:
         self.transformed = transformed
         self.rec = Recording(engine, name)
         self.key: step_key.Key | None = None
+        self.found = False  # the lookup found an entry (served or not)
         self.collector = collector.Paused()  # off for the engine's work, not the body's
 
     @property
@@ -247,8 +248,9 @@ class Execution:
             return await self._run_live(reason, key_problem)
         with self._claim() as waited:
             # Another kernel may have stored it while this one waited for the claim, or
-            # between the lookup above and taking the claim.
-            if not self.args.force and (waited or self._stored_meanwhile()):
+            # between the lookup above and taking the claim (not when the lookup found
+            # one that cannot be served here: it would be loaded and refused again).
+            if not self.args.force and (waited or not self.found and self._stored_meanwhile()):
                 served, _ = self._try_serve()
                 if served is not None:
                     return served[0]
@@ -363,6 +365,7 @@ class Execution:
             log.debug("the store could not be read", exc_info=True)
             rec.warn(f"the store could not be read ({err}); running the step")
             return None, "store unreadable"
+        self.found = found is not None
         if found is None:
             reason = rec.best_effort(
                 None, why.miss_reason, engine.store, self.name, self.known_key.preimage

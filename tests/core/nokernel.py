@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 import types
+from collections import ChainMap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -169,12 +170,14 @@ class Notebook:
         ns, store = self.ns, self.store
         roots = stream.roots_of(kept.unit, ns) if kept.unit else {}
         whole_roots = byvalue.roots_of(kept.whole, ns) if kept.whole else None
-        values = {}
+        values, before = {}, {}
         for name, ref in kept.values.items():  # (classes and functions first)
             values[name] = store.get_value(ref)
             if name in kept.code:  # bound as they load: later values refer to them
+                if name in ns:
+                    before.setdefault(name, ns[name])
                 ns[name] = values[name]
-        payload = self._unit(kept, roots, whole_roots) if kept.unit else None
+        payload = self._unit(kept, roots, whole_roots, before) if kept.unit else None
         for target, fresh in [(ns.get(n), values[n]) for n in kept.inplace]:
             problem = inplace.problem(target, fresh)
             if problem:
@@ -189,19 +192,20 @@ class Notebook:
         for name in kept.deleted:
             ns.pop(name, None)
 
-    def _unit(self, kept: Kept, roots: dict, whole_roots: tuple | None) -> dict:
+    def _unit(self, kept: Kept, roots: dict, whole_roots: tuple | None, before: dict) -> dict:
         ns, store = self.ns, self.store
+        was = ChainMap(before, ns)
         try:
             payload = stream.load(kept.unit, store, roots)
-            ours = (roots, *(whole_roots or ()))
-            replaced.check(stream.replaced_by(payload, roots), payload, ns, {}, ours)
+            ours = (roots, before, *(whole_roots or ()))
+            replaced.check(stream.replaced_by(payload, roots, was), payload, ns, {}, ours)
             load.check_payload(payload, ns)
             return payload
         except Unfaithful:
             if kept.whole is None:
                 raise
         payload = None
-        payload = byvalue.load(kept.whole, store, whole_roots, ns, {}, (roots,))
+        payload = byvalue.load(kept.whole, store, whole_roots, ns, {}, (roots, before), was)
         load.check_payload(payload, ns)
         return payload
 

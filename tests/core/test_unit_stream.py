@@ -165,4 +165,11 @@ def test_the_objects_a_unit_replaces_are_found_by_their_paths_where_they_still_a
     inner = [1]
     roots = {"holder": {"a": inner}}
     payload = {"orphans": [("holder", ("k", "a")), ("holder", ("k", "gone"))]}
-    assert stream.replaced_by(payload, roots) == {"holder": inner}
+    assert stream.replaced_by(payload, roots, {}) == {"holder": inner}
+
+
+def test_an_object_of_an_input_the_unit_does_not_refer_to_is_found_in_the_namespace():
+    # (a count the step advanced: the unit binds a new one and refers to nothing of it)
+    old, other = object(), object()
+    payload = {"orphans": [("a",), ("gone",)]}
+    assert stream.replaced_by(payload, {"b": other}, {"a": old}) == {"a": old}

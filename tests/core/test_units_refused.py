@@ -7,6 +7,8 @@ of tests/test_whole.py)."""
 
 from __future__ import annotations
 
+import types
+
 import keepers
 import pytest
 from boards import BOARD, GROW, MAKE, MAKE_FULL
@@ -305,6 +307,24 @@ def test_an_object_a_hit_replaces_whose_part_a_name_holds_is_refused_naming_it()
     with pytest.raises(Unfaithful) as err:
         replaced.check({"board": ns["board"]}, _payload(board={"x": [1, 2]}), ns, {}, ())
     assert err.value.why == "first holds a part of it, and a hit gives it a new one"
+
+
+@pytest.mark.parametrize(
+    "held, why",
+    [
+        (lambda board: {"k": board["x"]}, "keep holds a list of it"),
+        (lambda board: [board], "keep holds it"),
+        (lambda board: types.SimpleNamespace(k=board), "keep holds it"),
+    ],
+    ids=["a part in a dict", "it in a list", "it as an attribute"],
+)
+def test_an_object_a_hit_replaces_that_a_names_value_holds_is_refused_naming_it(held, why):
+    ns = {"board": {"x": [1]}}
+    ns["keep"] = held(ns["board"])
+    with pytest.raises(Unfaithful) as err:
+        replaced.check({"board": ns["board"]}, _payload(board={"x": [1, 2]}), ns, {}, ())
+    assert err.value.why == f"{why}, and a hit gives it a new one"
+    assert err.value.way_out == "read keep in the step too, or mark the step `--effect`"
 
 
 def test_ipythons_history_holding_a_part_is_not_a_holder_to_refuse_for():

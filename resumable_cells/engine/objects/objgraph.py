@@ -41,7 +41,7 @@ import sys
 import types
 import weakref
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, TypeAlias
 
 from ...hashing.objects import VIEW_TYPES, viewed
@@ -411,7 +411,7 @@ def slot_names(t: type) -> tuple[str, ...]:
     return names
 
 
-def lookup(ns: dict[str, Any], name: str) -> Any:
+def lookup(ns: Mapping[str, Any], name: str) -> Any:
     """The value of a name, or of an attribute chain from one (`settings.THRESHOLD`).
     Raises KeyError or AttributeError."""
     head, *attrs = name.split(".")

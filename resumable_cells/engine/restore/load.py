@@ -15,6 +15,7 @@ damaged or missing blob raises.
 
 from __future__ import annotations
 
+from collections import ChainMap
 from typing import Any
 
 import msgspec
@@ -60,13 +61,16 @@ def load(
     roots = stream.roots_of(unit.stream, ns) if unit else {}  # before anything is bound
     kept_roots = byvalue.roots_of(unit.byvalue, ns) if unit and unit.byvalue else None
     values = {}
+    before: dict[str, Any] = {}  # what the callables bound below were bound to
     stored = [b for b in entry.stored_bindings() if pending is None or b.lazy is None]
     for b in sorted(stored, key=lambda b: not b.callable):
         assert b.value is not None  # `stored_bindings` are those with a value
         values[b.name] = store.get_value(b.value)
         if b.callable:
+            if b.name in ns:
+                before.setdefault(b.name, ns[b.name])
             ns[b.name] = values[b.name]
-    payload = _unit(unit, store, roots, ns, hidden or {}, kept_roots) if unit else None
+    payload = _unit(unit, store, (roots, before), ns, hidden or {}, kept_roots) if unit else None
     loaded = Loaded(values, payload)
     _check_inplace(entry, loaded, ns)
     if entry.state is not None:
@@ -94,19 +98,23 @@ def referred(entry: Entry) -> list[str]:
 def _unit(
     unit: Unit,
     store: Store,
-    roots: dict[str, Any],
+    starts: tuple[dict[str, Any], dict[str, Any]],
     ns: dict[str, Any],
     hidden: dict[str, Any],
     kept_roots: byvalue.Roots | None,
 ) -> Payload:
     """The unit's payload, checked (`check_payload`); where its references lead nowhere,
     what it replaces is held elsewhere or it cannot be given, the one with its changed
-    inputs whole, when the entry has one and nothing else holds them."""
+    inputs whole, when the entry has one and nothing else holds them. `starts`: the
+    values its references start from, and what the callables bound so far replaced."""
+    roots, before = starts
+    was = ChainMap(before, ns)  # the namespace before the hit, for what the unit replaces
     payload: Payload | None = None  # (let go of below, once it failed)
-    ours = (roots, *(kept_roots or ()))  # (the copy's lookups hold the inputs too)
+    # (the copy's lookups hold the inputs too, and `was` what the callables replaced)
+    ours = (roots, before, *(kept_roots or ()))
     try:
         payload = stream.load(unit.stream, store, roots)
-        replaced.check(stream.replaced_by(payload, roots), payload, ns, hidden, ours)
+        replaced.check(stream.replaced_by(payload, roots, was), payload, ns, hidden, ours)
         check_payload(payload, ns)
         return payload
     except Unfaithful as err:
@@ -116,7 +124,7 @@ def _unit(
         # whose frames hold the failed load's objects: they would count as holders)
     payload = None  # (what it held, to be collected)
     try:  # outside the handler: the failed load's frames are garbage by now
-        payload = byvalue.load(unit.byvalue, store, kept_roots, ns, hidden, (roots,))
+        payload = byvalue.load(unit.byvalue, store, kept_roots, ns, hidden, (roots, before), was)
         check_payload(payload, ns)
         return payload
     except Unfaithful as err:

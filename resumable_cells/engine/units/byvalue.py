@@ -20,6 +20,7 @@ above that, such a unit is a miss.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from ...storage.entries import Stream
@@ -113,13 +114,15 @@ def load(
     ns: dict[str, Any],
     hidden: dict[str, Any],
     ours: tuple[dict[str, Any], ...] = (),
+    was: Mapping[str, Any] | None = None,
 ) -> Payload:
     """The payload that binds the changed inputs to their stored values. Raises
     Unfaithful when anything else holds a part of what they hold now (but `ours`, the
-    caller's dicts of them)."""
+    caller's dicts of them). `was`: the namespace before the hit bound anything (`ns`
+    when nothing was)."""
     refs, targets = roots
     payload = stream.load(ref, store, refs)
-    old = {**stream.replaced_by(payload, refs), **targets}
+    old = {**stream.replaced_by(payload, refs, ns if was is None else was), **targets}
     replaced.check(old, payload, ns, hidden, (refs, targets, *ours))
     return payload
 

@@ -99,6 +99,15 @@ def _check_one(
         gc.collect()  # garbage not yet collected (a library's cycles) may be what holds it
         held = _held(graph, parts, holders, targets)
     if held is not None:
+        holder = _holder_name(set(parts), ns, hidden, payload["bind"])
+        if holder is not None:
+            name, part = holder
+            what = "it" if part is old_objects[label] else f"a {type(part).__name__} of it"
+            raise Unfaithful(
+                label,
+                f"{name} holds {what}, and a hit gives it a new one",
+                f"read {name} in the step too, or mark the step `--effect`",
+            )
         raise Unfaithful(
             label,
             f"something outside it holds a {held} of it, and a hit gives it a new one",
@@ -116,6 +125,22 @@ def _check_names(
                 f"{other} holds a part of it, and a hit gives it a new one",
                 f"read {other} in the step too, or mark the step `--effect`",
             )
+
+
+def _holder_name(
+    parts: set[int], ns: dict[str, Any], hidden: dict[str, Any], bound: dict[str, Any]
+) -> tuple[str, Any] | None:
+    """(a user's name, other than those the hit binds again and than the parts' own,
+    whose value holds a part itself, as an item or an attribute; the part): what the
+    refusal names. Looked for only once a hit is refused, one level deep."""
+    for name, value in ns.items():
+        if name in bound or id(value) in parts or not user_names.is_users(name, value, hidden):
+            continue
+        for holder in (value, _attributes(value)):
+            for r in gc.get_referents(holder) if holder is not None else ():
+                if id(r) in parts:
+                    return name, r
+    return None
 
 
 def _held(

@@ -33,7 +33,7 @@ import logging
 import pickle
 import sys
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, SupportsIndex, TypeAlias
 
 import xxhash
@@ -429,14 +429,17 @@ def load(ref: Stream, store: Store, roots: dict[str, Any]) -> Payload:
     return payload
 
 
-def replaced_by(payload: Payload, roots: dict[str, Any]) -> dict[str, Any]:
+def replaced_by(payload: Payload, roots: dict[str, Any], ns: Mapping[str, Any]) -> dict[str, Any]:
     """The objects the payload replaces, in this kernel (label -> object): those its
-    paths still lead to."""
+    paths still lead to, from the unit's roots or, for an input the stream does not
+    refer to (a changed object it holds a new one of: `next(counter)`), from `ns` as it
+    was before the hit bound anything."""
     out: dict[str, Any] = {}
     for path in payload.get("orphans", ()):
         try:
             label = path[0] if path[0] not in out else f"{path[0]} ({len(out)})"
-            out[label] = objgraph.resolve(path, roots)
+            start = roots if path[0] in roots else {path[0]: objgraph.lookup(ns, path[0])}
+            out[label] = objgraph.resolve(path, start)
         except objgraph.PATH_ERRORS:
             continue  # nothing there to be left holding the old one
     return out
