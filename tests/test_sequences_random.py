@@ -12,7 +12,7 @@ import re
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from kernels import Kernel
-from sequences import PROBE, PROBE_SETUP, Session, sessions
+from sequences import PROBE, PROBE_SETUP, Cell, Session, sessions
 
 # No cell drawn prints such a line.
 ADVICE = re.compile(r"step [\w, ]+: ")
@@ -99,7 +99,7 @@ def play(pair: Pair, session: Session, store) -> None:
             pair.restart(op[1])
             continue
         if op[0] == "edit":
-            cells[op[1]] = type(cells[op[1]])(op[2], cells[op[1]].plain)
+            cells[op[1]] = Cell(op[2], cells[op[1]].plain)
             op = ("run", op[1])
         if op[0] == "run":
             code = cells[op[1]]

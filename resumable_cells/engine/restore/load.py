@@ -110,7 +110,7 @@ def _unit(
     roots, before = starts
     was = ChainMap(before, ns)  # the namespace before the hit, for what the unit replaces
     payload: Payload | None = None  # (let go of below, once it failed)
-    # (the copy's lookups hold the inputs too, and `was` what the callables replaced)
+    # (the copy's lookups hold the inputs too, and `before` what the callables replaced)
     ours = (roots, before, *(kept_roots or ()))
     try:
         payload = stream.load(unit.stream, store, roots)
