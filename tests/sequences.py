@@ -29,11 +29,13 @@ IMPORTS = (
 
 # Defined in a plain cell after each start, in both kernels: what every name reaches,
 # with identity (each object numbered at its first visit, `@n` after) and the memory
-# arrays share. Iterators are shown by their reduce (what they iterate and where).
+# arrays share. Iterators are shown by their reduce (what they iterate and where). Every
+# object numbered is held until the probe ends: a temporary it made (a class's attributes
+# as a dict) would free its id for an object met later.
 PROBE_SETUP = """
 def _probe():
     import numpy as np, types, functools, collections, re
-    seen, arrays = {}, []
+    seen, arrays, held = {}, [], []
     def walk(v, depth=0):
         if depth > 6:
             return '...'
@@ -42,6 +44,7 @@ def _probe():
         if id(v) in seen:
             return f'@{seen[id(v)]}'
         seen[id(v)] = me = len(seen)
+        held.append(v)
         w = lambda x: walk(x, depth + 1)
         if isinstance(v, (list, tuple, collections.deque)):
             return f'#{me}{type(v).__name__}[' + ','.join(map(w, v)) + ']'

@@ -15,7 +15,7 @@ from kernels import Kernel
 from sequences import PROBE, PROBE_SETUP, Cell, Session, sessions
 
 # No cell drawn prints such a line.
-ADVICE = re.compile(r"step [\w, ]+: ")
+ADVICE = re.compile(r"step [\w, -]+: ")
 # Where a warning says it was raised: a file named by the kernel's process and the code.
 CELL_FILE = re.compile(r"\S*ipykernel_\d+/\d+\.py:(\d+)")
 ADDRESS = re.compile(r" at 0x[0-9a-f]+")
