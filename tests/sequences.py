@@ -77,10 +77,9 @@ def _probe():
     return '; '.join(out) + f' | shared memory {mem}'
 """
 PROBE = "print(_probe())"
-# What a user asks of the kernel itself: its last results, its names. (`print(repr(_))`
-# belongs here too: left out while a served step's result is a copy of the name's value
-# it showed, a known gap that shows once a later cell changes that value.)
+# What a user asks of the kernel itself: its last results, its names.
 LOOKS = (
+    "print(repr(_))",
     "print(sorted(k for k in globals() if not k.startswith('_')))",
     "%who",
     "print(sorted(Out))",

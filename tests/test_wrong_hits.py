@@ -20,6 +20,8 @@ same both times. A step that cannot be served right runs live again, saying why.
 - An object a hit replaces rather than changes in place (`next(counter)`: a count is
   rebound to a new one) was looked for among the objects the unit's stream refers to,
   where it is not: whoever else held the old one kept it (`engine/units/stream.py`).
+- A served result was a copy apart from the names: `_` and `Out[n]` no longer the
+  object `h` holds (`engine/units/result_refs.py`).
 """
 
 from __future__ import annotations
@@ -246,3 +248,53 @@ def test_an_object_a_hit_replaces_is_not_served_while_another_name_holds_it(
     line = kernel.ok(advance).status_lines()[0]
     assert live == kernel.ok(probe).stdout == "count(6) True\n"
     assert "a is not as it was (e holds it, and a hit gives it a new one)" in line, line
+
+
+@pytest.mark.parametrize(
+    "cells, change, probe, expected",
+    [
+        (["h = [8, 1]\nh"], "h.append(2)", "_, _ is h", "([8, 1, 2], True)"),
+        (["h = [[8], [1]]\nh[0]"], "h[0].append(2)", "_, _ is h[0]", "([8, 2], True)"),
+        (["!a = [1]", "a.append(2); a"], "a.append(3)", "_, _ is a", "([1, 2, 3], True)"),
+        (
+            ["x = [1]\ny = {'k': 2}\nx, y"],
+            "x.append(5)",
+            "_, _[0] is x, _[1] is y",
+            "(([1, 5], {'k': 2}), True, True)",
+        ),
+        (
+            ["q = [[1], 2]\n[q[0], 'new']"],
+            "q[0].append(7)",
+            "_, _[0] is q[0]",
+            "([[1, 7], 'new'], True)",
+        ),
+        (
+            ["import numpy as np\na = np.arange(4)\na[1:]"],
+            "a[1] = 9",
+            "_.tolist(), np.shares_memory(_, a)",
+            "([9, 2, 3], True)",
+        ),
+    ],
+    ids=["name", "part", "changed-input", "tuple-of-names", "new-holding-a-part", "view"],
+)
+@pytest.mark.parametrize("restart", [False, True], ids=["same-kernel", "after-restart"])
+def test_a_served_result_is_the_object_the_names_hold(
+    kernel, cells, change, probe, expected, restart
+):
+    # The entry stored the result by value, apart from the names: after a hit `_` and
+    # `Out[n]` were a copy, and a later change to the name did not show in them as it
+    # does live. Found by `test_sequences_random.py`. (`!`: a plain cell.)
+    source = [c[1:] if c.startswith("!") else f"%%step\n{c}" for c in cells]
+    for c in source:
+        kernel.ok(c)
+    kernel.ok(change)
+    live = kernel.ok(f"print(repr(({probe})))").stdout
+    if restart:
+        kernel.restart()
+        kernel.ok("%load_ext resumable_cells")
+    for c in source:
+        r = kernel.ok(c)
+        if c.startswith("%%step"):
+            assert "served" in r.status_lines()[0], r.status_lines()
+    kernel.ok(change)
+    assert live == kernel.ok(f"print(repr(({probe})))").stdout == expected + "\n"

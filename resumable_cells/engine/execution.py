@@ -380,7 +380,12 @@ class Execution:
             try:
                 with capture.unshown(f"step {self.name} loaded its values"):
                     loaded = load.load(
-                        found, engine.store, engine.ns, engine.hidden, engine.pending
+                        found,
+                        engine.store,
+                        engine.ns,
+                        engine.hidden,
+                        engine.pending,
+                        engine.history,
                     )
             except NotRestored as err:  # a value it refers to is unreadable: said when run
                 log.debug("an entry of %s refers to an unreadable value", self.name, exc_info=True)

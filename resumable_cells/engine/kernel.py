@@ -293,6 +293,18 @@ class Engine:
         hidden: dict[str, Any] = self.shell.user_ns_hidden
         return hidden
 
+    @property
+    def history(self) -> tuple[dict[str, Any], ...]:
+        """IPython's own dicts that hold results it showed: its hidden names (`_`, `_2`;
+        `Out` is one of them), its displayhook's `_`, `__`, `___` and the last cell's
+        result. Like `Out`, they keep what they showed when a hit replaces it
+        (`units/replaced.py`)."""
+        shell = self.shell
+        hook = getattr(shell, "displayhook", None)
+        holders = (hook, getattr(hook, "exec_result", None), shell.last_execution_result)
+        attrs = (d for h in holders if isinstance(d := getattr(h, "__dict__", None), dict))
+        return (self.hidden, *attrs)
+
     def transform(self, cell: str, shadowed: Collection[str] = ()) -> str:
         """The cell as IPython transforms it now (`!cmd`, `%magic` lines become calls;
         `code/transform.py`); `shadowed`: names taken as bound (a plan's)."""

@@ -18,9 +18,11 @@ The JSON row (`entry:{key}`, authenticated with the per-user key; see `store.py`
                                             packages its digest reached
     deleted: [name]                         names the step deleted
     outputs: {blob[, inline]}               the captured outputs, in order
-    result: {blob[, inline][, bundle][, shown: {blob[, inline]}]}
+    result: {blob[, inline][, bundle][, refs][, shown: {blob[, inline]}]}
                                             the cell's result (or its display), and the
-                                            MIME bundle the live run showed, or null
+                                            MIME bundle the live run showed, or null;
+                                            `refs`: pickled with the objects names hold
+                                            as references to them (`units/result_refs.py`)
     files: [{path, digest}]                 files the step read
     params: {epoch?, seed?}                 run parameters it used
     inline_backend: bool                    matplotlib's inline backend was in use
@@ -191,11 +193,13 @@ class Unit(msgspec.Struct, frozen=True):
 
 class Result(msgspec.Struct, frozen=True):
     """The cell's result: the value, or (`bundle`) its display when the value could not
-    be stored; `shown`, the MIME bundle the live run showed for it."""
+    be stored; `shown`, the MIME bundle the live run showed for it; `refs`, the value
+    refers to objects the names hold, resolved once they are bound."""
 
     value: Value
     bundle: bool = False
     shown: Value | None = None
+    refs: bool = False
 
     def files(self) -> list[str]:
         return self.value.files() + (self.shown.files() if self.shown is not None else [])
@@ -206,6 +210,8 @@ class Result(msgspec.Struct, frozen=True):
             out["bundle"] = True
         if self.shown is not None:
             out["shown"] = self.shown.to_json()
+        if self.refs:
+            out["refs"] = True
         return out
 
     @classmethod
@@ -215,6 +221,7 @@ class Result(msgspec.Struct, frozen=True):
             Value.from_json(raw),
             bool(raw.get("bundle", False)),
             Value.from_json(shown) if shown else None,
+            bool(raw.get("refs", False)),
         )
 
 

@@ -344,6 +344,7 @@ class Store:
         *,
         later: Batch | None = None,
         by_value: bool = False,
+        pickled: tuple[bytes, list[pickle.PickleBuffer]] | None = None,
     ) -> Value:
         """Store a value; returns its reference for an entry. Small values without
         out-of-band buffers are inlined in the entry (authenticated with it), which
@@ -351,11 +352,12 @@ class Store:
         sees the pickle before anything is written and may refuse it (Unstorable).
         With `later`, a value with many out-of-band bytes is not written now but added
         to that batch, to be written behind (`deferred.py`); `by_value`: `name` is the
-        value's digest (`hashing.values`), which its bytes are then checked against."""
-        main, buffers = serialize.dumps(value, var)
+        value's digest (`hashing.values`), which its bytes are then checked against;
+        `pickled`: the value's pickle (`serialize.dumps`), when the caller made it."""
+        main, buffers = pickled if pickled is not None else serialize.dumps(value, var)
         if check is not None:
             check(value, main, buffers)
-        small = _inline(name, main, buffers)
+        small = inline_value(name, main, buffers)
         if small is not None:
             return small
         if later is not None and deferred.behind(buffers) and not self.has_blob(name):
@@ -381,7 +383,7 @@ class Store:
         reference for an entry, inlined like `put_value`'s when small, or left to
         `later` like its large values: `written` is how its bytes are then checked
         (by default, against their digest taken now)."""
-        small = _inline(name, main, buffers)
+        small = inline_value(name, main, buffers)
         if small is not None:
             return small
         if later is not None and deferred.behind(buffers) and not self.has_blob(name):
@@ -574,7 +576,7 @@ def _signed_bytes(raw: str, mac: Any) -> bytes | None:
     return (raw[: -len(tail)] + "}").encode()
 
 
-def _inline(name: str, main: bytes, buffers: list) -> Value | None:
+def inline_value(name: str, main: bytes, buffers: list) -> Value | None:
     """The reference holding a small pickle (and its buffers) itself, or None."""
     views = [
         b.raw() if isinstance(b, pickle.PickleBuffer) else memoryview(b).cast("B") for b in buffers

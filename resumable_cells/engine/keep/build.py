@@ -19,10 +19,12 @@ import sys
 import time
 import types
 from collections.abc import Callable
+from functools import partial
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypedDict
 
 import msgspec
+import xxhash
 
 from ...display.result import Bundle
 from ...errors import Unhashable, Unstorable
@@ -32,9 +34,9 @@ from ...hashing.values import Hasher
 from ...storage import serialize
 from ...storage.deferred import Batch
 from ...storage.entries import Binding, Entry, FileRead, Provenance, Result, Unit, Value
-from ...storage.store import Store
+from ...storage.store import Store, inline_value
 from ..state import module_attrs
-from ..units import byvalue
+from ..units import byvalue, result_refs
 from ..units.layout import StoragePlan
 from . import unit_check, value_check
 from .changes import Digests
@@ -123,10 +125,20 @@ class Keeping(msgspec.Struct, frozen=True):
     store: Store
     later: Batch | None = None
 
-    def put(self, digest: str, value: Any, name: str, check: value_check.Check) -> Value:
+    def put(
+        self,
+        digest: str,
+        value: Any,
+        name: str,
+        check: value_check.Check,
+        pickled: tuple[bytes, list[pickle.PickleBuffer]] | None = None,
+    ) -> Value:
         """Store a value whose digest is `digest` (checked by `check` now; left to
-        write behind when large, its bytes checked against `digest` then)."""
-        return self.store.put_value(digest, value, name, check, later=self.later, by_value=True)
+        write behind when large, its bytes checked against `digest` then); `pickled`:
+        its pickle, when the caller made it already."""
+        return self.store.put_value(
+            digest, value, name, check, later=self.later, by_value=True, pickled=pickled
+        )
 
 
 def _build(
@@ -151,7 +163,7 @@ def _build(
     outputs = store.put_value(
         Hasher(ns).value_digest(repr(out_list), "outputs"), out_list, "outputs"
     )
-    result = _result(run.result, run.shown, keep, ns, display)
+    result = _result(run.result, run.shown, keep, ns, display, partial(_referrer, run, plan))
     unit = None
     if plan.has_unit:
         stream = unit_check.put(plan, store, digests.of, keep.later)
@@ -231,20 +243,63 @@ def _result(
     keep: Keeping,
     ns: dict[str, Any],
     display: Callable[[Any], dict[str, Any]],
+    referring: Callable[[dict[str, Any]], result_refs.Referrer],
 ) -> Result | None:
     if result is None:
         return None
+    referrer = referring(ns)
     store = keep.store
+    name = "the cell's result"
     try:
-        d = Hasher(ns).value_digest(result, "result")
-        check = value_check.checker(d, ns, "the cell's result")
-        value = keep.put(d, result, "the cell's result", check)
+        main, buffers = serialize.dumps(result, name, persistent_id=referrer.pid)
+        by_reference = _by_reference(result, main, buffers, referrer, ns)
+        if by_reference is not None:
+            value, refs = by_reference, True
+        else:
+            if referrer.used:  # too large to sit in the entry: by value, as any value
+                main, buffers = serialize.dumps(result, name)
+            d = Hasher(ns).value_digest(result, "result")
+            check = value_check.checker(d, ns, name)
+            value = keep.put(d, result, name, check, pickled=(main, buffers))
+            refs = False
         if shown is None:
-            return Result(value)
+            return Result(value, refs=refs)
         pair = [shown[0], shown[1]]
         shown_at = store.put_value(Hasher(ns).value_digest(repr(pair), "shown"), pair)
-        return Result(value, shown=shown_at)
+        return Result(value, shown=shown_at, refs=refs)
     except (Unstorable, Unhashable):
         bundle = display(result)
         d = Hasher(ns).value_digest(repr(bundle), "result")
-        return Result(store.put_value(d, bundle, "the cell's result"), bundle=True)
+        return Result(store.put_value(d, bundle, name), bundle=True)
+
+
+def _referrer(run: LiveRun, plan: StoragePlan, ns: dict[str, Any]) -> result_refs.Referrer:
+    """What the result may refer to: the names the step bound (first: a result a bound
+    name and an input both hold is the bound one's), its inputs, and their graphs."""
+    names = [*run.bound, *run.key.digests, *run.trace]
+    graphs = (plan.post, plan.graph) if plan.post is not None and plan.graph is not None else ()
+    return result_refs.Referrer(ns, names, graphs)
+
+
+def _by_reference(
+    result: Any,
+    main: bytes,
+    buffers: list[pickle.PickleBuffer],
+    referrer: result_refs.Referrer,
+    ns: dict[str, Any],
+) -> Value | None:
+    """The result pickled with references to the names' objects, to sit in the entry
+    (None: it refers to none, or is too large to), checked unless it is only such
+    references in tuples, lists, dicts and sets (which pickling keeps as they are)."""
+    if not referrer.used:
+        return None
+    small = inline_value(xxhash.xxh3_128_hexdigest(main), main, buffers)
+    if small is not None and not referrer.plain:
+        restored = serialize.loads(main, buffers, result_refs.resolver(ns, _read_nothing))
+        d = Hasher(ns).value_digest(result, "result")
+        value_check.compare(result, restored, d, ns, "the cell's result")
+    return small
+
+
+def _read_nothing(names: list[str]) -> None:
+    """While the entry is built every name holds its value: nothing is left to read."""

@@ -67,6 +67,7 @@ _KEYS = frozenset({str, bytes, int, bool, type(None)})
 
 SKIP, SEQ, TUPLE, MAP, SET, BYTES, ARRAY, FRAME, FUNC, CELL, METHOD, OBJ, DRAWING = range(13)
 CLASS, WRAPPER = 13, 14  # a class; a staticmethod, classmethod or property of one
+
 # Objects that show another (their one referent): a mapping proxy and a dict's keys,
 # values and items show the dict; an iterator over a list runs over the list, which a
 # later cell may extend. Each is a node of its own (an iterator's position changes), and
@@ -166,6 +167,27 @@ def memory_owner(arr: Any) -> Any:
 def address(arr: Any) -> int:
     data: int = arr.__array_interface__["data"][0]
     return data
+
+
+def span(arrays: list[Any]) -> tuple[int, int]:
+    """The lowest and one past the highest byte address the arrays touch (of at least
+    one array)."""
+    lo: int | None = None
+    hi: int | None = None
+    for a in arrays:
+        start = address(a)
+        low = high = start
+        if a.size:
+            for n, stride in zip(a.shape, a.strides):
+                if stride < 0:
+                    low += stride * (n - 1)
+                else:
+                    high += stride * (n - 1)
+            high += a.itemsize
+        lo = low if lo is None else min(lo, low)
+        hi = high if hi is None else max(hi, high)
+    assert lo is not None and hi is not None  # every caller passes an array or more
+    return lo, hi
 
 
 class Graph:

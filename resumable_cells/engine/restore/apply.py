@@ -9,6 +9,7 @@ figures after the cell, as the inline backend shows them.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -17,9 +18,11 @@ from ...display import result as shown_result
 from ...storage.entries import Entry
 from ..objects import inplace
 from ..state import process_state
-from ..units import stream
+from ..units import result_refs, stream
 from .load import Loaded
 from .pending import Pending
+
+log = logging.getLogger(__name__)
 
 
 def apply(
@@ -70,11 +73,36 @@ def apply(
     if entry.result is None:
         return None, wrote
     value = loaded.result
+    if loaded.result_later is not None:
+        value = _referring(loaded.result_later, ns, pending, warn)
     if entry.result.bundle:
         return Replayed(value), wrote
     if loaded.shown is not None and value is not None:
         shown_result.show_as(shell, value, loaded.shown)
     return value, wrote
+
+
+def _referring(
+    read: Callable[[Callable[[Any], Any]], Any],
+    ns: dict[str, Any],
+    pending: Pending | None,
+    warn: Callable[[str], None],
+) -> Any:
+    """The result, its references to the names' objects resolved now that they are
+    bound (`units/result_refs.py`); None, said, where one leads nowhere (the entry was
+    built only once each led to its object: a namespace the hit did not set as the live
+    run left it)."""
+
+    def materialise(names: list[str]) -> None:
+        if pending is not None:
+            pending.materialise(names, ns)
+
+    try:
+        return read(result_refs.resolver(ns, materialise))
+    except Exception as err:
+        log.warning("a served result's references did not resolve", exc_info=True)
+        warn(f"its result is not where the live run left it ({err}): `_` is None")
+        return None
 
 
 class Replayed:

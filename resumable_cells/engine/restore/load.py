@@ -10,12 +10,15 @@ a class's own code was handed while the unit was built must be as the live run l
 (`check_payload`). Every object to be given its state in place is asked first whether it
 can take it (`objects/inplace.py`). A
 failure raises Unfaithful (the hit becomes a miss, and nothing was changed), or what a
-damaged or missing blob raises.
+damaged or missing blob raises. A result that refers to the names' objects is read
+once they are bound (`apply.py`): it sits in the entry itself, so no blob can fail then.
 """
 
 from __future__ import annotations
 
 from collections import ChainMap
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -40,6 +43,9 @@ class Loaded(msgspec.Struct):
     outputs: list[Any] = msgspec.field(default_factory=list)
     result: Any = None
     shown: Bundle | None = None  # the result's MIME bundle as the run showed it
+    # the result, given the `persistent_load` of its references to the names' objects
+    # (`units/result_refs.py`): read once `apply` has bound them
+    result_later: Callable[[Callable[[Any], Any]], Any] | None = None
 
 
 def load(
@@ -48,6 +54,7 @@ def load(
     ns: dict[str, Any],
     hidden: dict[str, Any] | None = None,
     pending: Pending | None = None,
+    history: tuple[dict[str, Any], ...] = (),
 ) -> Loaded:
     """The entry's values, but those it may leave unread (`Binding.lazy`) when `pending`
     is given: `apply` defers them. Classes and functions are bound into `ns` as they
@@ -70,14 +77,18 @@ def load(
             if b.name in ns:
                 before.setdefault(b.name, ns[b.name])
             ns[b.name] = values[b.name]
-    payload = _unit(unit, store, (roots, before), ns, hidden or {}, kept_roots) if unit else None
+    starts = (roots, before)
+    payload = _unit(unit, store, starts, ns, hidden or {}, kept_roots, history) if unit else None
     loaded = Loaded(values, payload)
     _check_inplace(entry, loaded, ns)
     if entry.state is not None:
         loaded.state = store.get_value(entry.state)
     loaded.outputs = store.get_value(entry.outputs)
     if entry.result is not None:
-        loaded.result = store.get_value(entry.result.value)
+        if entry.result.refs:
+            loaded.result_later = partial(store.get_value, entry.result.value)
+        else:
+            loaded.result = store.get_value(entry.result.value)
         if entry.result.shown is not None:
             data, metadata = store.get_value(entry.result.shown)
             loaded.shown = (data, metadata)
@@ -102,6 +113,7 @@ def _unit(
     ns: dict[str, Any],
     hidden: dict[str, Any],
     kept_roots: byvalue.Roots | None,
+    history: tuple[dict[str, Any], ...],
 ) -> Payload:
     """The unit's payload, checked (`check_payload`); where its references lead nowhere,
     what it replaces is held elsewhere or it cannot be given, the one with its changed
@@ -111,7 +123,8 @@ def _unit(
     was = ChainMap(before, ns)  # the namespace before the hit, for what the unit replaces
     payload: Payload | None = None  # (let go of below, once it failed)
     # (the copy's lookups hold the inputs too, and `before` what the callables replaced)
-    ours = (roots, before, *(kept_roots or ()))
+    # IPython's own holders of what it showed keep it (`history`): an accounted holder
+    ours = (roots, before, *history, *(kept_roots or ()))
     try:
         payload = stream.load(unit.stream, store, roots)
         replaced.check(stream.replaced_by(payload, roots, was), payload, ns, hidden, ours)
@@ -124,7 +137,9 @@ def _unit(
         # whose frames hold the failed load's objects: they would count as holders)
     payload = None  # (what it held, to be collected)
     try:  # outside the handler: the failed load's frames are garbage by now
-        payload = byvalue.load(unit.byvalue, store, kept_roots, ns, hidden, (roots, before), was)
+        payload = byvalue.load(
+            unit.byvalue, store, kept_roots, ns, hidden, (roots, before, *history), was
+        )
         check_payload(payload, ns)
         return payload
     except Unfaithful as err:

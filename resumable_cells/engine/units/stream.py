@@ -246,7 +246,7 @@ class Writer:
                 self.plain.add(key)
                 self.bases[key] = (owner, objgraph.address(owner))
             else:
-                lo, hi = _span([self.post.nodes[a][0] for a in arrays])
+                lo, hi = objgraph.span([self.post.nodes[a][0] for a in arrays])
                 region = _bytes_of(owner)[
                     lo - objgraph.address(owner) : hi - objgraph.address(owner)
                 ]
@@ -263,38 +263,17 @@ def _covering(
     graph: objgraph.Graph, arrays: list[int], arr: Any, replaced: set[int]
 ) -> tuple[Any, int] | None:
     """(input array, its id) over the memory `arr` views, one containing `arr` if any."""
-    lo, hi = _span([arr])
+    lo, hi = objgraph.span([arr])
     best = None
     for a in arrays:
         if a in replaced:
             continue
         obj = graph.nodes[a][0]
-        alo, ahi = _span([obj])
+        alo, ahi = objgraph.span([obj])
         if alo <= lo and hi <= ahi:
             return obj, a
         best = best or (obj, a)
     return best
-
-
-def _span(arrays: list[Any]) -> tuple[int, int]:
-    """The lowest and one past the highest byte address the arrays touch (of at least
-    one array)."""
-    lo: int | None = None
-    hi: int | None = None
-    for a in arrays:
-        start = objgraph.address(a)
-        low = high = start
-        if a.size:
-            for n, stride in zip(a.shape, a.strides):
-                if stride < 0:
-                    low += stride * (n - 1)
-                else:
-                    high += stride * (n - 1)
-            high += a.itemsize
-        lo = low if lo is None else min(lo, low)
-        hi = high if hi is None else max(hi, high)
-    assert lo is not None and hi is not None  # every caller passes an array or more
-    return lo, hi
 
 
 def _bytes_of(owner: Any) -> Any:
