@@ -21,7 +21,8 @@ same both times. A step that cannot be served right runs live again, saying why.
   rebound to a new one) was looked for among the objects the unit's stream refers to,
   where it is not: whoever else held the old one kept it (`engine/units/stream.py`).
 - A served result was a copy apart from the names: `_` and `Out[n]` no longer the
-  object `h` holds (`engine/units/result_refs.py`).
+  object `h` holds (`engine/units/result_refs.py`); an iterator over an array or a tuple
+  that a hit replaces ran over a copy of it (`engine/objects/objgraph.py`).
 """
 
 from __future__ import annotations
@@ -298,3 +299,32 @@ def test_a_served_result_is_the_object_the_names_hold(
             assert "served" in r.status_lines()[0], r.status_lines()
     kernel.ok(change)
     assert live == kernel.ok(f"print(repr(({probe})))").stdout == expected + "\n"
+
+
+@pytest.mark.parametrize(
+    "make, change, expected",
+    [
+        ("import numpy as np\nc = np.arange(4.0)", "c[1] = 9", "9.0"),
+        ("c = ([1], [2])", "c[1].append(5)", "[2, 5]"),
+    ],
+    ids=["array", "tuple"],
+)
+@pytest.mark.parametrize("restart", [False, True], ids=["same-kernel", "after-restart"])
+def test_an_iterator_a_hit_advances_runs_over_the_object_it_ran_over(
+    kernel, make, change, expected, restart
+):
+    # `next(b)` on an iterator over an array: a hit replaces the iterator, and the walk
+    # saw through iterators over lists only, so the new one ran over a copy of `c`: a
+    # later change to `c` did not reach it. Found by `test_sequences_random.py`.
+    cells = [f"%%step make\n{make}", "%%step it\nb = iter(c)", "%%step advance\nnext(b, None)"]
+    for c in cells:
+        kernel.ok(c)
+    kernel.ok(change)
+    live = kernel.ok("print(next(b))").stdout
+    if restart:
+        kernel.restart()
+        kernel.ok("%load_ext resumable_cells")
+    for c in cells:
+        assert "served" in kernel.ok(c).status_lines()[0]
+    kernel.ok(change)
+    assert live == kernel.ok("print(next(b))").stdout == expected + "\n"

@@ -68,11 +68,23 @@ _KEYS = frozenset({str, bytes, int, bool, type(None)})
 SKIP, SEQ, TUPLE, MAP, SET, BYTES, ARRAY, FRAME, FUNC, CELL, METHOD, OBJ, DRAWING = range(13)
 CLASS, WRAPPER = 13, 14  # a class; a staticmethod, classmethod or property of one
 
+
+class _Indexed:
+    """A sequence known only by `__getitem__`: `iter()` of it is the iterator Python
+    makes for any such sequence, numpy's arrays among them."""
+
+    def __getitem__(self, i: int) -> Any:
+        raise IndexError(i)
+
+
+# Iterators over any sequence, whose one referent is that sequence (until exhausted).
+_SEQUENCE_ITERATORS = frozenset({type(iter(_Indexed())), type(iter(()))})
 # Objects that show another (their one referent): a mapping proxy and a dict's keys,
 # values and items show the dict; an iterator over a list runs over the list, which a
-# later cell may extend. Each is a node of its own (an iterator's position changes), and
-# the object it shows is walked as its child.
-_SHOWS: frozenset[type] = VIEW_TYPES | {type(iter([])), type(reversed([]))}
+# later cell may extend, and one over an array or a tuple over that object, which a
+# later cell may change. Each is a node of its own (an iterator's position changes),
+# and the object it shows is walked as its child.
+_SHOWS: frozenset[type] = VIEW_TYPES | {type(iter([])), type(reversed([]))} | _SEQUENCE_ITERATORS
 NODE_KINDS = frozenset({SEQ, MAP, SET, BYTES, ARRAY, FRAME, FUNC, CELL, OBJ, DRAWING, CLASS})
 _GLOBAL_TYPES: tuple[type, ...] = (type, types.ModuleType, types.BuiltinFunctionType, enum.Enum)
 _GLOBAL_TYPES += (types.MethodDescriptorType, types.WrapperDescriptorType)
@@ -394,11 +406,15 @@ class Graph:
 
 
 def _shown(view: Any) -> Any:
-    """The dict a view shows, or the list an iterator runs over (None once exhausted)."""
+    """The dict a view shows, or the sequence an iterator runs over (None once
+    exhausted)."""
     if type(view) in VIEW_TYPES:
         return viewed(view)
     referents = gc.get_referents(view)
-    return referents[0] if len(referents) == 1 and isinstance(referents[0], list) else None
+    if len(referents) != 1:
+        return None
+    shown = referents[0]
+    return shown if type(view) in _SEQUENCE_ITERATORS or isinstance(shown, list) else None
 
 
 def _attributes(obj: Any, oid: int, stack: list[Node]) -> None:
