@@ -22,7 +22,9 @@ same both times. A step that cannot be served right runs live again, saying why.
   where it is not: whoever else held the old one kept it (`engine/units/stream.py`).
 - A served result was a copy apart from the names: `_` and `Out[n]` no longer the
   object `h` holds (`engine/units/result_refs.py`); an iterator over an array or a tuple
-  that a hit replaces ran over a copy of it (`engine/objects/objgraph.py`).
+  that a hit replaces ran over a copy of it (`engine/objects/objgraph.py`); an input
+  given an object equal to the one it held (`h['j'] = e`) kept its digest, so was taken
+  as unchanged and left holding the old one (`engine/keep/changes.py`).
 """
 
 from __future__ import annotations
@@ -328,3 +330,31 @@ def test_an_iterator_a_hit_advances_runs_over_the_object_it_ran_over(
         assert "served" in kernel.ok(c).status_lines()[0]
     kernel.ok(change)
     assert live == kernel.ok("print(next(b))").stdout == expected + "\n"
+
+
+@pytest.mark.parametrize(
+    "setup, step, probe",
+    [
+        ("h = {'k': 4, 'j': [1, 2]}", "e = [1, 2]\nh['j'] = e", "h['j'] is e, h"),
+        ("import types\no = types.SimpleNamespace(v=[1])", "e = [1]\no.v = e", "o.v is e, o.v"),
+        ("l = [[1], [1]]\nfirst = l[0]", "l.reverse()", "l[1] is first, l"),
+    ],
+    ids=["dict-item", "attribute", "equal-items-reordered"],
+)
+@pytest.mark.parametrize("restart", [False, True], ids=["same-kernel", "after-restart"])
+def test_an_input_given_an_equal_object_in_place_of_its_own_is_changed(
+    kernel, setup, step, probe, restart
+):
+    # `h['j'] = e` with an `e` equal to what `h['j']` held leaves `h`'s digest as it was:
+    # the step was taken not to change `h`, and a hit bound `e` alone, leaving `h['j']`
+    # the old list (`h['j'] is e` False). Found by `test_sequences_random.py`.
+    kernel.ok(setup)
+    kernel.ok(f"%%step change\n{step}")
+    live = kernel.ok(f"print(repr(({probe})))").stdout
+    if restart:
+        kernel.restart()
+        kernel.ok("%load_ext resumable_cells")
+    kernel.ok(setup)
+    assert "served" in kernel.ok(f"%%step change\n{step}").status_lines()[0]
+    assert kernel.ok(f"print(repr(({probe})))").stdout == live
+    assert live.startswith("(True, ")

@@ -471,7 +471,10 @@ class Execution:
                 sharing.add_inputs(inputs_before, engine.ns, trace.reads)
         key_digests = self.key.digests if self.key is not None else {}
         objects = inputs_before.values if inputs_before is not None else {}
-        changed = changes.of_run(engine.ns, before, self.info.binds, objects, key_digests, digests)
+        graph = inputs_before.graph if inputs_before is not None else None
+        changed = changes.of_run(
+            engine.ns, before, self.info.binds, objects, key_digests, digests, graph
+        )
         note = None
         who = self._provenance()
         if key_problem is not None:

@@ -221,7 +221,9 @@ def plan_of(
     pre = sharing.before(ns, reads, limit=limit)
     exec(cell, ns)
     info = analysis.analyse(cell)
-    changed = changes.of_run(ns, before, info.binds, pre.values, key, changes.Digests(ns))
+    changed = changes.of_run(
+        ns, before, info.binds, pre.values, key, changes.Digests(ns), pre.graph
+    )
     return changed, sharing.analyse(pre, ns, changed.bound, changed.inputs, hidden or {})
 
 

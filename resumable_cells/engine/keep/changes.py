@@ -4,13 +4,17 @@ objects it changed, each decided once.
 A name is bound when its value is another object than before the run, or the cell
 assigns it; an input is changed when its digest after the run differs from the one in
 the key (`df.dropna(inplace=True)`), whether or not the name still holds that object
-(`a.append(1); a = a + [2]`). `Digests` digests each value once: the change check, the
+(`a.append(1); a = a + [2]`), or when an object its walk met before the run is no
+longer where it was in a list, dict, closure cell or notebook object (`h['j'] = e`
+with an `e` equal to the one `h['j']` held: the digest is the same, but `h['j'] is e`
+is now true, as a hit must leave it). `Digests` digests each value once: the change check, the
 entry and the record all need them, and a frame is worth hashing once.
 """
 
 from __future__ import annotations
 
 import io
+import types
 from typing import Any
 
 import msgspec
@@ -98,10 +102,12 @@ def of_run(
     inputs_before: dict[str, Any],
     key_digests: dict[str, str],
     digests: Digests,
+    graph: objgraph.Graph | None = None,
 ) -> Changes:
     """The changes of a run that started with the identities `before`, whose cell
     assigns `assigned`; `inputs_before` are the input objects it started with (name ->
-    object; empty when they were not kept) and `key_digests` their digests in the key."""
+    object; empty when they were not kept), `key_digests` their digests in the key and
+    `graph` the walk of them before the run (`sharing.before`), when it was made."""
     bound = [
         k
         for k in before.rebound(ns, set(assigned))
@@ -109,6 +115,7 @@ def of_run(
     ]
     deleted = [k for k in before.deleted(ns) if user_names.is_users(k)]
     changed = {}
+    moved = _moved(graph) if graph is not None else set()
     for name, old in key_digests.items():
         obj = inputs_before.get(name, ns.get(name, _MISSING))
         if obj is _MISSING or type(obj) in objgraph.NO_IDENTITY:
@@ -120,12 +127,49 @@ def of_run(
                 now = Hasher(ns).value_digest(obj, name)
         except Unhashable:
             continue  # the key already failed on it: nothing is stored
-        if now == old:
+        if now == old and name not in moved:
             continue
         changed[name] = obj
         if name in ns and name not in bound and ns[name] is obj:
             bound.append(name)
     return Changes(bound, deleted, changed)
+
+
+def _moved(graph: objgraph.Graph) -> set[str]:
+    """The roots of `graph` under which an object is no longer where the walk met it:
+    its holder, a container or an object of the notebook's, now holds another object
+    there, or nothing. A library's object is left alone: its own caches come and go
+    (sympy replaces an expression's assumptions as it learns them), and what it holds
+    is its business, as the digest says. One step from each holder, no walk: a fraction
+    of the walk before the run."""
+    out: set[str] = set()
+    nodes, roots = graph.nodes, graph.root
+    for oid, (obj, parent, step) in nodes.items():
+        if parent is None or roots[oid] in out:
+            continue
+        holder = nodes[parent][0]
+        if not _users(holder):
+            continue
+        try:
+            if objgraph.step(holder, step) is obj:
+                continue
+        except objgraph.PATH_ERRORS:
+            pass
+        out.add(roots[oid])
+    return out
+
+
+_USERS_KINDS = frozenset({objgraph.SEQ, objgraph.MAP, objgraph.CELL})
+
+
+def _users(holder: Any) -> bool:
+    """A holder whose parts are the user's to place: a list, dict or closure cell, an
+    instance of a notebook class or a namespace."""
+    t = type(holder)
+    kind = objgraph.kind_of(t)
+    if kind in _USERS_KINDS:
+        return True
+    return kind == objgraph.OBJ and (t.__module__ == "__main__" or t is types.SimpleNamespace)
 
 
 def _spent_handle(value: Any) -> bool:
