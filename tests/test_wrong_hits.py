@@ -24,7 +24,9 @@ same both times. A step that cannot be served right runs live again, saying why.
   object `h` holds (`engine/units/result_refs.py`); an iterator over an array or a tuple
   that a hit replaces ran over a copy of it (`engine/objects/objgraph.py`); an input
   given an object equal to the one it held (`h['j'] = e`) kept its digest, so was taken
-  as unchanged and left holding the old one (`engine/keep/changes.py`).
+  as unchanged and left holding the old one (`engine/keep/changes.py`); a name that held
+  the object a hit replaces when the step ran live was rebound by every hit, whatever
+  it held by then (`engine/units/stream.py: unalias`).
 """
 
 from __future__ import annotations
@@ -358,3 +360,28 @@ def test_an_input_given_an_equal_object_in_place_of_its_own_is_changed(
     assert "served" in kernel.ok(f"%%step change\n{step}").status_lines()[0]
     assert kernel.ok(f"print(repr(({probe})))").stdout == live
     assert live.startswith("(True, ")
+
+
+@pytest.mark.parametrize(
+    "then, expected",
+    [
+        ("b = 2\nc = itertools.count(9)", "2 count(10) False"),
+        ("c = itertools.count(9)\nb = c", "count(10) count(10) True"),
+    ],
+    ids=["moved-on", "still-the-same"],
+)
+@pytest.mark.parametrize("restart", [False, True], ids=["same-kernel", "after-restart"])
+def test_a_name_that_held_what_a_hit_replaces_is_rebound_only_while_it_holds_it(
+    kernel, then, expected, restart
+):
+    # Live, `b` held the count the step advanced, so the entry rebinds `b` to the new
+    # count as well; a hit did so whatever `b` held by then, though the step never
+    # reads `b`: `b = 2` became a count. Found by `test_sequences_random.py`.
+    kernel.ok("import itertools\nc = itertools.count(9)\nb = c")
+    kernel.ok("%%step advance\nx = next(c, None)")
+    if restart:
+        kernel.restart()
+        kernel.ok("%load_ext resumable_cells\nimport itertools")
+    kernel.ok(then)
+    assert "served" in kernel.ok("%%step advance\nx = next(c, None)").status_lines()[0]
+    assert kernel.ok("print(b, c, b is c)").stdout == expected + "\n"

@@ -197,6 +197,7 @@ class Notebook:
         was = ChainMap(before, ns)
         try:
             payload = stream.load(kept.unit, store, roots)
+            stream.unalias(payload, roots, was)
             ours = (roots, before, *(whole_roots or ()))
             replaced.check(stream.replaced_by(payload, roots, was), payload, ns, {}, ours)
             load.check_payload(payload, ns)

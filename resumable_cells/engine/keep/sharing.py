@@ -28,7 +28,9 @@ how the entry stores each name:
   value changed with it. An input changed in place that holds no other object is stored
   alone (by digest) and restored in place; otherwise its state goes in the unit.
 - **Replaced.** An object that cannot be restored in place (`inplace.restorable`) is
-  stored as a new object, and each name bound to it is rebound to that one new object.
+  stored as a new object, and each name bound to it is rebound to that one new object;
+  a name the step neither reads nor binds only while, on the hit, it still holds the
+  object replaced (`aliases`: the step's key says nothing of such a name).
 
 What it cannot make faithful it refuses (`Unfaithful`: the step runs and is not cached,
 and the message names the value and the way out): a value sharing an object with a name
@@ -382,6 +384,7 @@ def _look_at(plan: StoragePlan, name: str, value: Any, region: set[int]) -> None
     oid = id(value)
     if oid in plan.replaced:
         plan.unit_bind[name] = value
+        plan.aliases[name] = plan.graphs()[0].path(oid)
     elif oid in region:
         plan.seen.append(name)
     elif _data(value, objgraph.kind_of(type(value))):

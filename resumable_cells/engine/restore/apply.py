@@ -55,8 +55,9 @@ def apply(
         if pending is not None:
             pending.drop(b.name)
     if pending is not None:
+        left = _left_alone(loaded)
         for b in entry.bindings:
-            if b.unit:
+            if b.unit and b.name not in left:
                 pending.drop(b.name)
     for n in entry.deleted:
         ns.pop(n, None)
@@ -80,6 +81,14 @@ def apply(
     if loaded.shown is not None and value is not None:
         shown_result.show_as(shell, value, loaded.shown)
     return value, wrote
+
+
+def _left_alone(loaded: Loaded) -> set[str]:
+    """The names the unit left alone: bound live only as holders of an object it
+    replaces, which they no longer hold here (`stream.unalias`)."""
+    if loaded.unit is None:
+        return set()
+    return set(loaded.unit.get("aliases", {})).difference(loaded.unit["bind"])
 
 
 def _referring(

@@ -127,6 +127,7 @@ def _unit(
     ours = (roots, before, *history, *(kept_roots or ()))
     try:
         payload = stream.load(unit.stream, store, roots)
+        stream.unalias(payload, roots, was)
         replaced.check(stream.replaced_by(payload, roots, was), payload, ns, hidden, ours)
         check_payload(payload, ns)
         return payload

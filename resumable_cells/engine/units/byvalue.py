@@ -87,6 +87,7 @@ def payload_of(
         "modules": plan.modules,
         "orphans": stream.orphans(plan, whole),
         "handed": list(handed or []),
+        "aliases": dict(plan.aliases),
     }
 
 
@@ -122,7 +123,9 @@ def load(
     when nothing was)."""
     refs, targets = roots
     payload = stream.load(ref, store, refs)
-    old = {**stream.replaced_by(payload, refs, ns if was is None else was), **targets}
+    before = ns if was is None else was
+    stream.unalias(payload, refs, before)
+    old = {**stream.replaced_by(payload, refs, before), **targets}
     replaced.check(old, payload, ns, hidden, (refs, targets, *ours))
     return payload
 

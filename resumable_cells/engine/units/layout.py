@@ -32,6 +32,9 @@ class Payload(_PayloadParts, total=False):
     rooted: list[int]  # indices of `inplace` whose objects are the values of names
     orphans: list[objgraph.Path]  # paths of the objects it replaces (`replaced.py`)
     handed: list[Handed]  # objects a class's own code is handed, as the live run left them
+    # names bound only because they held an object it replaces (`b = c` before
+    # `next(c)`): name -> that object's path among the inputs (`stream.unalias`)
+    aliases: dict[str, objgraph.Path]
 
 
 class StoragePlan(msgspec.Struct):
@@ -47,6 +50,8 @@ class StoragePlan(msgspec.Struct):
     unit_inplace: list[Any] = msgspec.field(default_factory=list)  # objects restored in place
     seen: list[str] = msgspec.field(default_factory=list)  # not bound; changed with the step
     replaced: set[int] = msgspec.field(default_factory=set)  # input objects stored anew
+    # names the step neither read nor bound, bound to an object it replaces: name -> path
+    aliases: dict[str, objgraph.Path] = msgspec.field(default_factory=dict)
     modules: module_attrs.Changes = msgspec.field(default_factory=dict)  # module attributes set
     changed_roots: dict[str, Any] = msgspec.field(
         default_factory=dict

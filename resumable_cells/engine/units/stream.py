@@ -298,6 +298,7 @@ def payload_of(plan: StoragePlan, raw: bool = False, handed: list[Handed] | None
         "modules": plan.modules,
         "orphans": orphans(plan),
         "handed": list(handed or []),
+        "aliases": dict(plan.aliases),
     }
 
 
@@ -422,6 +423,24 @@ def replaced_by(payload: Payload, roots: dict[str, Any], ns: Mapping[str, Any]) 
         except objgraph.PATH_ERRORS:
             continue  # nothing there to be left holding the old one
     return out
+
+
+def unalias(payload: Payload, roots: dict[str, Any], ns: Mapping[str, Any]) -> None:
+    """Leave alone the names the payload binds only because, live, they held an object
+    it replaces (`b = c` before `next(c)`), where they no longer hold that object here
+    (`b = 2` since): the step's change would not have reached them. `ns`: the namespace
+    as it was before the hit bound anything."""
+    for name, path in payload.get("aliases", {}).items():
+        try:
+            start = roots if path[0] in roots else {path[0]: objgraph.lookup(ns, path[0])}
+            old = objgraph.resolve(path, start)
+        except (KeyError, *objgraph.PATH_ERRORS):
+            old = _NOTHING
+        if ns.get(name, _NOTHING) is not old:
+            payload["bind"].pop(name, None)
+
+
+_NOTHING = object()
 
 
 def _resolve_ref(path: objgraph.Path, type_name: str, roots: dict[str, Any]) -> Any:
