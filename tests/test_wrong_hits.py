@@ -26,7 +26,8 @@ same both times. A step that cannot be served right runs live again, saying why.
   given an object equal to the one it held (`h['j'] = e`) kept its digest, so was taken
   as unchanged and left holding the old one (`engine/keep/changes.py`); a name that held
   the object a hit replaces when the step ran live was rebound by every hit, whatever
-  it held by then (`engine/units/stream.py: unalias`).
+  it held by then (`engine/units/stream.py: unalias`); a name a step made and deleted
+  (`a = 5; del a`) was not among the names it deleted (`engine/keep/changes.py`).
 """
 
 from __future__ import annotations
@@ -385,3 +386,18 @@ def test_a_name_that_held_what_a_hit_replaces_is_rebound_only_while_it_holds_it(
     kernel.ok(then)
     assert "served" in kernel.ok("%%step advance\nx = next(c, None)").status_lines()[0]
     assert kernel.ok("print(b, c, b is c)").stdout == expected + "\n"
+
+
+@pytest.mark.parametrize("restart", [False, True], ids=["same-kernel", "after-restart"])
+def test_a_name_a_step_makes_and_deletes_is_deleted_by_its_hit_too(kernel, restart):
+    # `a` was not there when the step first ran: the names it deleted were read as
+    # those there before and gone after, so `del a` was not recorded, and a hit in a
+    # namespace where `a` held something left it there. Found by `test_sequences_random.py`.
+    step = "%%step tidy\na = 5\ndel a\nprint('done')"
+    kernel.ok(step)
+    if restart:
+        kernel.restart()
+        kernel.ok("%load_ext resumable_cells")
+    kernel.ok("a = bytearray(b'ab6')")
+    assert "served" in kernel.ok(step).status_lines()[0]
+    assert kernel.ok("print('a' in globals())").stdout == "False\n"

@@ -473,7 +473,14 @@ class Execution:
         objects = inputs_before.values if inputs_before is not None else {}
         graph = inputs_before.graph if inputs_before is not None else None
         changed = changes.of_run(
-            engine.ns, before, self.info.binds, objects, key_digests, digests, graph
+            engine.ns,
+            before,
+            self.info.binds,
+            objects,
+            key_digests,
+            digests,
+            graph,
+            self.info.top_deletes,
         )
         note = None
         who = self._provenance()

@@ -30,7 +30,7 @@ class CellInfo(msgspec.Struct, frozen=True):
     normalised: str
     reads: tuple[str, ...]  # names read before the cell binds them, in order of first use
     binds: tuple[str, ...]  # names the cell assigns, imports, defines (incl. `global` in defs)
-    deletes: tuple[str, ...]
+    deletes: tuple[str, ...]  # names a `del` statement deletes
     calls: tuple[tuple[str, ...], ...]  # dotted call targets, e.g. ("time", "time")
     imports: dict[str, str] = msgspec.field(default_factory=dict)  # alias -> module path
     star_imports: tuple[str, ...] = ()  # modules imported with `from module import *`
@@ -40,6 +40,9 @@ class CellInfo(msgspec.Struct, frozen=True):
     # chains whose items the cell's top level assigns or deletes: ("os", "environ")
     item_writes: tuple[tuple[str, ...], ...] = ()
     dynamic: tuple[str, ...] = ()  # reads of the namespace that cannot be resolved
+    # names a `del` at the cell's top level deletes: gone once the cell ran, whatever the
+    # namespace held before (`tmp = f(); del tmp`)
+    top_deletes: tuple[str, ...] = ()
 
     def default_name(self) -> str:
         if self.binds:
@@ -67,6 +70,15 @@ def analyse(transformed_source: str) -> CellInfo:
         attr_writes=tuple(dict.fromkeys(walker.attr_writes)),
         item_writes=tuple(dict.fromkeys(walker.item_writes)),
         dynamic=tuple(dict.fromkeys(walker.dynamic)),
+        top_deletes=tuple(
+            dict.fromkeys(
+                t.id
+                for s in tree.body
+                if isinstance(s, ast.Delete)
+                for t in s.targets
+                if isinstance(t, ast.Name)
+            )
+        ),
     )
 
 

@@ -103,17 +103,21 @@ def of_run(
     key_digests: dict[str, str],
     digests: Digests,
     graph: objgraph.Graph | None = None,
+    dels: tuple[str, ...] = (),
 ) -> Changes:
     """The changes of a run that started with the identities `before`, whose cell
     assigns `assigned`; `inputs_before` are the input objects it started with (name ->
     object; empty when they were not kept), `key_digests` their digests in the key and
-    `graph` the walk of them before the run (`sharing.before`), when it was made."""
+    `graph` the walk of them before the run (`sharing.before`), when it was made, and
+    `dels` the names its top level deletes (deleted even where they were not there
+    before it ran: it made them and deleted them, `tmp = f(); del tmp`)."""
     bound = [
         k
         for k in before.rebound(ns, set(assigned))
         if user_names.is_users(k) and not _spent_handle(ns[k])
     ]
     deleted = [k for k in before.deleted(ns) if user_names.is_users(k)]
+    deleted += [k for k in dels if k not in ns and k not in deleted and user_names.is_users(k)]
     changed = {}
     moved = _moved(graph) if graph is not None else set()
     for name, old in key_digests.items():
