@@ -109,7 +109,7 @@ def _referring(
     try:
         return read(result_refs.resolver(ns, materialise))
     except Exception as err:
-        log.warning("a served result's references did not resolve", exc_info=True)
+        log.debug("a served result's references did not resolve", exc_info=True)
         warn(f"its result is not where the live run left it ({err}): `_` is None")
         return None
 
