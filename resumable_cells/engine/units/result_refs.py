@@ -164,19 +164,21 @@ def resolver(ns: dict[str, Any], read: Callable[[list[str]], Any]) -> Callable[[
     `read(names)` reads those a hit left unread (`Pending.materialise`). Raises
     LookupError (or one of `objgraph.PATH_ERRORS`) where an id leads nowhere."""
 
+    def at(path: objgraph.Path) -> Any:
+        read([path[0].split(".")[0]])
+        return resolve(path, ns)
+
     def load(pid: PersistentId) -> Any:
         if pid[0] == NAME:
             read([pid[1].split(".")[0]])
             return objgraph.lookup(ns, pid[1])
         if pid[0] == PATH:
-            read([pid[1][0].split(".")[0]])
-            obj = resolve(pid[1], ns)
+            obj = at(pid[1])
             if type(obj).__qualname__ != pid[2]:
                 raise TypeError(f"{objgraph.describe(pid[1])} is a {type(obj).__qualname__}")
             return obj
         if pid[0] == VIEW:
-            read([pid[1][0].split(".")[0]])
-            over = resolve(pid[1], ns)
+            over = at(pid[1])
             if (over.shape, over.strides, over.dtype) != pid[7]:
                 raise TypeError(f"{objgraph.describe(pid[1])} is laid out otherwise")
             return stream.array_of((stream.VIEW, 0, pid[1], *pid[2:7]), lambda _: over)

@@ -418,8 +418,7 @@ def replaced_by(payload: Payload, roots: dict[str, Any], ns: Mapping[str, Any]) 
     for path in payload.get("orphans", ()):
         try:
             label = path[0] if path[0] not in out else f"{path[0]} ({len(out)})"
-            start = roots if path[0] in roots else {path[0]: objgraph.lookup(ns, path[0])}
-            out[label] = objgraph.resolve(path, start)
+            out[label] = _replaced(path, roots, ns)
         except objgraph.PATH_ERRORS:
             continue  # nothing there to be left holding the old one
     return out
@@ -432,15 +431,21 @@ def unalias(payload: Payload, roots: dict[str, Any], ns: Mapping[str, Any]) -> N
     as it was before the hit bound anything."""
     for name, path in payload.get("aliases", {}).items():
         try:
-            start = roots if path[0] in roots else {path[0]: objgraph.lookup(ns, path[0])}
-            old = objgraph.resolve(path, start)
-        except (KeyError, *objgraph.PATH_ERRORS):
+            old = _replaced(path, roots, ns)
+        except objgraph.PATH_ERRORS:
             old = _NOTHING
         if ns.get(name, _NOTHING) is not old:
             payload["bind"].pop(name, None)
 
 
 _NOTHING = object()
+
+
+def _replaced(path: objgraph.Path, roots: dict[str, Any], ns: Mapping[str, Any]) -> Any:
+    """The object at the path of one the payload replaces: from the unit's roots, or
+    from `ns` for an input the stream does not refer to (errors as `objgraph.resolve`)."""
+    start = roots if path[0] in roots else {path[0]: objgraph.lookup(ns, path[0])}
+    return objgraph.resolve(path, start)
 
 
 def _resolve_ref(path: objgraph.Path, type_name: str, roots: dict[str, Any]) -> Any:
