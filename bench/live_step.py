@@ -5,7 +5,9 @@ cell that runs live every time (`--force`: the key is computed, the body runs un
 tripwire and output capture, the sharing analysis and the process-state snapshot look at
 what it did, and the entry is stored) against the same cell without the magic,
 interleaved. In the kernel: `run_cell_magic("step", "trivial --force", ...)` against a
-cell magic that does nothing.
+cell magic that does nothing; then the same in the same kernel after 5,000 more names
+(IPython binds `_i<n>` for every cell it runs: a long session's namespace, which a live
+step compares before and after it runs).
 
 Target (DESIGN.md): a live trivial step costs <= 1 ms more than the plain cell end to
 end, with the sharing and process-state checks on.
@@ -22,6 +24,7 @@ from common import BenchKernel, Row, interleaved, main, private_env, scratch_dir
 
 CELL = "x = 1"
 STEP = "%%step trivial --force\nx = 1"
+LONG = 5000  # names a long session adds (IPython's `_i<n>` for each cell run)
 
 
 def run(args) -> list[Row]:
@@ -43,6 +46,10 @@ def run(args) -> list[Row]:
             warmup=5,
         )
         inside = k.time_magic("trivial --force", CELL, n)
+        # A long session: IPython binds a name for every cell it runs (`_i42`), and a
+        # live step compares the whole namespace before and after.
+        k.check(f"for _k in range({LONG}): globals()[f'_i{{_k + 100000}}'] = f'x = {{_k}}'")
+        long = k.time_magic("trivial --force", CELL, n)
     finally:
         k.close()
     med = {name: sorted(ts)[len(ts) // 2] for name, ts in times.items()}
@@ -63,6 +70,11 @@ def run(args) -> list[Row]:
         Row("live run of a trivial step", "x = 1", "%%step live run, inside the kernel",
             inside["step"], ours=True, note="run_cell_magic, timed in the kernel"),
         Row("live run of a trivial step", "x = 1", "no-op cell magic (floor)", inside["noop"]),
+        Row("live run of a trivial step", f"x = 1, {LONG:,} more names",
+            "%%step live run, inside the kernel, in a long session", long["step"], ours=True,
+            note=f"the namespace holds {LONG:,} more names, as after {LONG:,} cells"),
+        Row("live run of a trivial step", f"x = 1, {LONG:,} more names",
+            "%%step live run, inside the kernel, the same kernel before", inside["step"]),
     ]  # fmt: skip
 
 

@@ -20,6 +20,7 @@ import threading
 import pytest
 
 from resumable_cells.engine.live import tripwire, watchpoints
+from resumable_cells.engine.objects.identities import Identities
 
 np = pytest.importorskip("numpy")
 EVAL = builtins.eval  # (as it is outside any watch)
@@ -177,6 +178,22 @@ def test_what_the_step_binds_to_a_watched_function_is_the_original_after(folder)
         exec("from os import remove, system", ns)
         assert ns["remove"] is os.remove is not remove  # the wrapper, meanwhile
     assert ns["remove"] is os.remove is remove and ns["system"] is os.system
+
+
+def test_a_long_namespace_is_read_from_the_identities_the_step_took(folder):
+    """A long session's namespace (a string for each cell run): the names bound to a
+    watched function are found from the ids the step took of it, and a name the step
+    binds to one holds the original after, among thousands that hold none."""
+    ns: dict = {f"_i{k}": f"x = {k}" for k in range(3000)}
+    ns["system"] = os.system
+    ns.update({f"_i{k}": f"y = {k}" for k in range(3000, 4000)})
+    ns["helper"] = lambda: None  # a function, not a wrapper
+    remove, system = os.remove, os.system
+    with watched(folder, namespace=ns, names=Identities(ns)) as findings:
+        assert ns["system"] is not system  # the wrapper, meanwhile
+        exec("system('true')\nfrom os import remove", ns)
+    assert any(e.startswith("started a subprocess") for e in findings.effects), findings.effects
+    assert ns["system"] is system and ns["remove"] is remove and os.remove is remove
 
 
 # -- compiled strings ------------------------------------------------------------------------

@@ -62,6 +62,7 @@ if TYPE_CHECKING:
 
     from .live import trace as live_trace
     from .live import tripwire
+    from .objects.identities import Identities
 
 log = logging.getLogger(__name__)
 WAYS_OUT = (
@@ -461,7 +462,7 @@ class Execution:
         trace = live_trace.Trace(engine.ns, before) if traced else None
         current = watch and engine.carry.state_current()
         with process_state.watching(engine.shell, current) if watch else nullcontext() as state:
-            result, outputs, findings, shown = await self._run_body(ctx, reason, trace)
+            result, outputs, findings, shown = await self._run_body(ctx, reason, trace, before)
         engine.pending.settle(engine.ns)  # names it bound hold their new values
         opaque.advance(self.key.address if self.key is not None and not effect else None)
         digests = changes.Digests(engine.ns)
@@ -546,12 +547,17 @@ class Execution:
             engine.pending.materialise([*key.digests, *self.info.reads], engine.ns)
 
     async def _run_body(
-        self, ctx: step_object.StepContext, reason: str | None, trace: live_trace.Trace | None
+        self,
+        ctx: step_object.StepContext,
+        reason: str | None,
+        trace: live_trace.Trace | None,
+        names: Identities,
     ) -> tuple[Any, list[Any], tripwire.Findings | None, shown_result.Bundle | None]:
         """(result, outputs, tripwire findings, the result's MIME bundle) of the body,
         run under the step's context, output capture and (for a pure step) the tripwire,
-        which tells `trace` what strings it compiles as code. The result's display is
-        watched too: a `_repr_html_` may read the namespace through `eval`."""
+        which tells `trace` what strings it compiles as code and finds the names bound to
+        a watched function from `names` (the namespace as the step began). The result's
+        display is watched too: a `_repr_html_` may read the namespace through `eval`."""
         __tracebackhide__ = True  # noqa: F841
         from .live import tripwire  # a live run's (see `_run_live`)
 
@@ -561,7 +567,7 @@ class Execution:
         watch = (
             nullcontext(None)
             if effect
-            else tripwire.watching(engine.store.dir, network, told, engine.ns, engine.shell)
+            else tripwire.watching(engine.store.dir, network, told, engine.ns, engine.shell, names)
         )
         rec.wrote_streams = True  # live code may write anywhere while it runs
         try:

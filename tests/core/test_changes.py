@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import io
 import threading
+from unittest import mock
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from resumable_cells.engine.keep import changes
+from resumable_cells.engine.objects import identities
 from resumable_cells.engine.objects.identities import Identities
 from resumable_cells.hashing.values import Hasher
 
@@ -104,13 +106,23 @@ _OPS = st.lists(
 )
 
 
-@given(st.integers(0, 12), _OPS, st.sets(st.integers(0, 15), max_size=3))
-def test_rebound_and_deleted_names_are_those_a_name_by_name_comparison_finds(size, ops, also):
-    """`Identities` compares in C while the names keep their order, name by name after a
-    deletion: either way, the names and their order are the plain loop's."""
+@given(
+    st.integers(0, 12), _OPS, st.sets(st.integers(0, 15), max_size=3), st.sampled_from([1, 3, 512])
+)
+def test_rebound_and_deleted_names_are_those_a_name_by_name_comparison_finds(
+    size, ops, also, chunk
+):
+    """`Identities` compares in C while the names keep their order (a slice of `chunk`
+    names at a time), name by name after a deletion: either way, the names and their
+    order are the plain loop's."""
     ns: dict = {f"n{i}": object() for i in range(size)}
     ids = {k: id(v) for k, v in ns.items()}
     before = Identities(ns)
+    with mock.patch.object(identities, "_CHUNK", chunk):
+        check_rebound(before, ns, ids, ops, also)
+
+
+def check_rebound(before: Identities, ns: dict, ids: dict, ops: list, also: set) -> None:
     kept = []  # (no object freed during the run: its id could be reused)
     for op, i in ops:
         names = list(ns)

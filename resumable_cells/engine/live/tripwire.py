@@ -39,6 +39,7 @@ from typing import Any, TypeAlias
 
 import msgspec
 
+from ..objects.identities import Identities
 from . import left_running, registrations, system_queries, watchpoints
 
 
@@ -132,6 +133,7 @@ def watching(
     on_compile: Callable[[Any], None] | None = None,
     namespace: dict[str, Any] | None = None,
     shell: Any = None,
+    names: Identities | None = None,
 ) -> Iterator[Findings]:
     """Yields the Findings of the block it guards (only the current thread is watched).
     `network`: connections are allowed (reads of a live source), not effects.
@@ -140,14 +142,18 @@ def watching(
     and the notebook's code the block leaves to run later is an effect (`left_running`),
     as is what it registers with a library (`registrations`).
     `shell` (IPython's, when there is one): its registries are watched, and in a kernel
-    the kernel's requests for input."""
+    the kernel's requests for input. `names`: the namespace's identities, taken as the
+    step began with nothing run since (its values' ids: the namespace of a long session
+    is not walked again to find the names bound to a watched function)."""
     findings = Findings(on_compile=on_compile)
     active = (findings, _ignored_roots(store_dir), network)
     left = left_running.watching(shell) if namespace is not None else nullcontext(None)
     told = registrations.watching(namespace) if namespace is not None else nullcontext(None)
     try:
         with (
-            watchpoints.watching(partial(_on_event, active), on_compile is not None, namespace),
+            watchpoints.watching(
+                partial(_on_event, active), on_compile is not None, namespace, names
+            ),
             _asking(getattr(shell, "kernel", None), findings),
             left as held,
             told as registered,

@@ -32,11 +32,13 @@ modules imported since): IPython's `open`, the one a notebook's cells call, call
 `io.open` IPython bound when imported; tarfile, bz2 and tokenize bind `open` so; a
 notebook's own module may bind `remove`. Numpy's table of file openers (`np.loadtxt`,
 `np.savetxt`). And at each watch, the namespace it is given (the notebook's: `from os
-import system` in an earlier cell). A name bound to a wrapper while watched, in that
-namespace or in a module imported meanwhile, is bound to the original when the watch
-ends. What else holds an original from before the watch (a default argument, an
-object's attribute, a closure, C code) escapes it, and so do `io.FileIO` called
-directly, files C libraries open themselves, and processes started by
+import system` in an earlier cell), read from the ids of its values the step took as it
+began (a long session's namespace holds a string for every cell it ran: it is not walked
+again). A name bound to a wrapper while watched, in that namespace (found by its type:
+every wrapper is a function) or in a module imported meanwhile, is bound to the original
+when the watch ends. What else holds an original from before the watch (a default
+argument, an object's attribute, a closure, C code) escapes it, and so do `io.FileIO`
+called directly, files C libraries open themselves, and processes started by
 `_posixsubprocess` alone (multiprocessing's spawn and forkserver starts), as they
 escaped the audit hook. A wrapper the watched code stores elsewhere stays a wrapper:
 it calls the original, reports only while a watch runs, and digests as the original
@@ -57,10 +59,13 @@ import sys
 import threading
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
-from types import FrameType, ModuleType
+from itertools import compress, repeat
+from types import FrameType, FunctionType, ModuleType
 from typing import Any, NamedTuple, TypeAlias
 
 import msgspec
+
+from ..objects.identities import Identities
 
 log = logging.getLogger(__name__)
 
@@ -343,6 +348,8 @@ def _wrapper_of(original: Any, make: Callable[[], Any]) -> Any:
     if known is not None and known[0] is original:
         return known[1]
     wrapper = make()
+    if type(wrapper) is not FunctionType:  # (`_wrappers_in` finds them by their type)
+        raise TypeError(f"a wrapper must be a function, not {type(wrapper).__name__}")
     _WRAPPERS[id(original)] = (original, wrapper)
     _ORIGINALS[id(wrapper)] = (wrapper, original)
     return wrapper
@@ -443,6 +450,26 @@ def _holding(space: dict[Any, Any], originals: dict[int, Any]) -> tuple[Any, ...
     return tuple(k for k, v in list(space.items()) if id(v) in originals)
 
 
+def _holding_of(names: Identities, originals: dict[int, Any]) -> list[str]:
+    """The names of a namespace, as `names` took it, that held one of `originals`: from
+    the ids it took, so a long session's namespace is not walked a second time."""
+    if originals.keys().isdisjoint(names.ids):  # (at C speed: most hold none)
+        return []
+    return [
+        names.names[i]
+        for i in compress(range(len(names.ids)), map(originals.__contains__, names.ids))
+    ]
+
+
+def _wrappers_in(namespace: dict[str, Any]) -> list[str]:
+    """The names of `namespace` bound to a wrapper. Only a function can be one, so the
+    values' types are compared (in C, no int made per name), then the few functions'
+    ids: a long session's namespace holds a string for each cell it ran (`_i42`)."""
+    values = list(namespace.values())
+    functions = compress(namespace, map(operator.is_, map(type, values), repeat(FunctionType)))
+    return [k for k in functions if id(namespace.get(k)) in _ORIGINALS]
+
+
 def _module_references(originals: dict[int, Any]) -> Iterator[tuple[dict[str, Any], str]]:
     if len(sys.modules) != _swept_count:
         _sweep(originals, unwrap=False)
@@ -499,6 +526,24 @@ def _references(spots: list[_Spot], spaces: list[dict[Any, Any]], modules: bool)
         places += _module_references(by_id)
     for space in spaces:
         places += [(space, k) for k in _holding(space, by_id)]
+    return _spots_at(spots, by_id, places)
+
+
+def _namespace_references(
+    spots: list[_Spot], namespace: dict[str, Any], names: Identities | None
+) -> list[_Spot]:
+    """The names of `namespace` holding one of the spots' originals; from `names` when
+    given (its identities, taken just before: a name it missed is one bound since)."""
+    if names is None:
+        return _references(spots, [namespace], modules=False)
+    by_id = {id(s.original): s for s in spots}
+    return _spots_at(spots, by_id, [(namespace, k) for k in _holding_of(names, by_id)])
+
+
+def _spots_at(
+    spots: list[_Spot], by_id: dict[int, _Spot], places: list[tuple[dict[Any, Any], Hashable]]
+) -> list[_Spot]:
+    """A spot for each place that still holds an original, and is not one of `spots`."""
     taken = {(id(s.where), s.key) for s in spots}
     out = []
     for space, key in places:
@@ -520,7 +565,7 @@ def _unwrap_new_modules(originals: dict[int, Any]) -> None:
 def _unwrap(namespace: dict[str, Any]) -> None:
     """Bind each name of `namespace` bound to a wrapper to its original: what the watched
     code bound (`from os import remove` in a step) is what it would have bound."""
-    for name in _holding(namespace, _ORIGINALS):
+    for name in _wrappers_in(namespace):
         namespace[name] = original_of(namespace[name])
 
 
@@ -552,7 +597,7 @@ class _Group:
             self.known, self.known_at = spots, len(sys.modules)
         return self.known
 
-    def enter(self, namespace: dict[str, Any] | None) -> None:
+    def enter(self, namespace: dict[str, Any] | None, names: Identities | None = None) -> None:
         with _lock:
             self.depth += 1
             if self.depth > 1:
@@ -560,7 +605,7 @@ class _Group:
             try:
                 spots = self._known()
                 if self.sweep and namespace is not None:
-                    spots = spots + _references(spots, [namespace], modules=False)
+                    spots = spots + _namespace_references(spots, namespace, names)
                     self.namespace = namespace
                 self.put = spots  # (taken back whole, should an interrupt cut this short)
                 _put_all(spots)
@@ -596,13 +641,17 @@ _COMPILE = _Group(_compile_spots, sweep=False)  # (eval, exec, compile: the buil
 
 @contextmanager
 def watching(
-    report: Report, compiled: bool = False, namespace: dict[str, Any] | None = None
+    report: Report,
+    compiled: bool = False,
+    namespace: dict[str, Any] | None = None,
+    names: Identities | None = None,
 ) -> Iterator[None]:
     """Within the block, this thread's calls of the targets (and of eval, exec and
     compile if `compiled`) are told to `report(event, args)`. `namespace` is swept for
-    names bound to an original before, and after for names bound to a wrapper."""
+    names bound to an original before (from `names`, its identities taken just before,
+    when given), and after for names bound to a wrapper."""
     previous = getattr(_local, "report", None)
-    _EFFECTS.enter(namespace)
+    _EFFECTS.enter(namespace, names)
     try:
         if compiled:
             _COMPILE.enter(None)

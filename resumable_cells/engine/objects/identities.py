@@ -4,16 +4,19 @@ hold another object after it (`rebound`) and which are gone (`deleted`).
 A notebook's namespace holds a name for every cell IPython ran (`_i42`, `_42`), so it
 grows with the session and a loop over it in Python costs a live step more the longer
 the notebook runs. Here both passes run in C: a list of the names and a list of the
-values' ids, compared element by element, which holds while the names are in the same
-order (a dict keeps the order of insertion; new names come last). A name deleted
-meanwhile shifts them: then the names are compared one by one.
-"""
+values' ids, compared a slice at a time and element by element only in a slice that
+differs, which holds while the names are in the same order (a dict keeps the order of
+insertion; new names come last). A name deleted meanwhile shifts them: then the names
+are compared one by one. The tripwire reads the same ids to find the names bound to a
+function it watches, so the namespace is walked once before a step and twice after."""
 
 from __future__ import annotations
 
 from itertools import compress
 from operator import ne
 from typing import Any
+
+_CHUNK = 512  # names whose ids are compared as one list, then one by one if they differ
 
 
 class Identities:
@@ -44,12 +47,18 @@ class Identities:
         n = len(self.names)
         if not self._same_order(names):
             return [k for k, v in ns.items() if self.get(k) != id(v) or k in also]
-        ids = list(map(id, ns.values()))
-        at = list(compress(range(n), map(ne, ids, self.ids)))
+        ids, old = list(map(id, ns.values())), self.ids
+        at: list[int] = []
+        for a in range(0, n, _CHUNK):  # most are the same: compared a chunk at a time
+            b = min(a + _CHUNK, n)
+            if ids[a:b] != old[a:b]:
+                at.extend(compress(range(a, b), map(ne, ids[a:b], old[a:b])))
         at.extend(range(n, len(names)))
-        more = {names.index(k) for k in also if k in ns}  # (a scan in C for each)
-        if not more.issubset(at):
-            at = sorted(more.union(at))
+        if also:  # those bound again to the object they held: found by a scan in C each
+            found = {names[i] for i in at}
+            more = {names.index(k) for k in also if k in ns and k not in found}
+            if more:
+                at = sorted(more.union(at))
         return [names[i] for i in at]
 
     def deleted(self, ns: dict[str, Any]) -> list[str]:
