@@ -7,7 +7,7 @@ what it did, and the entry is stored) against the same cell without the magic,
 interleaved. In the kernel: `run_cell_magic("step", "trivial --force", ...)` against a
 cell magic that does nothing; then the same in the same kernel after 5,000 more names
 (IPython binds `_i<n>` for every cell it runs: a long session's namespace, which a live
-step compares before and after it runs).
+step compares before and after it runs), and a step binding 40 names there.
 
 Target (DESIGN.md): a live trivial step costs <= 1 ms more than the plain cell end to
 end, with the sharing and process-state checks on.
@@ -25,6 +25,7 @@ from common import BenchKernel, Row, interleaved, main, private_env, scratch_dir
 CELL = "x = 1"
 STEP = "%%step trivial --force\nx = 1"
 LONG = 5000  # names a long session adds (IPython's `_i<n>` for each cell run)
+MANY = "\n".join(f"v{i} = [{i}]" for i in range(40))  # a step binding 40 names
 
 
 def run(args) -> list[Row]:
@@ -50,6 +51,7 @@ def run(args) -> list[Row]:
         # live step compares the whole namespace before and after.
         k.check(f"for _k in range({LONG}): globals()[f'_i{{_k + 100000}}'] = f'x = {{_k}}'")
         long = k.time_magic("trivial --force", CELL, n)
+        many = k.time_magic("many --force", MANY, n)
     finally:
         k.close()
     med = {name: sorted(ts)[len(ts) // 2] for name, ts in times.items()}
@@ -75,6 +77,9 @@ def run(args) -> list[Row]:
             note=f"the namespace holds {LONG:,} more names, as after {LONG:,} cells"),
         Row("live run of a trivial step", f"x = 1, {LONG:,} more names",
             "%%step live run, inside the kernel, the same kernel before", inside["step"]),
+        Row("live run of a trivial step", f"40 names bound, {LONG:,} more names",
+            "%%step live run binding 40 names, inside the kernel, in a long session",
+            many["step"], ours=True, note="v0 = [0] ... v39 = [39]"),
     ]  # fmt: skip
 
 

@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections import Counter
 from collections.abc import Collection, Iterable
 from itertools import compress, repeat
 from operator import and_, attrgetter, is_, is_not, itemgetter
@@ -292,8 +291,8 @@ def _drawings(plan: StoragePlan, ns: dict[str, Any], hidden: dict[str, Any]) -> 
         return
     for root in touched:
         plan.replaced.update(old.drawings.get(root, ()))
-    for name, value in ns.items():
-        if objgraph.kind_of(type(value)) != objgraph.DRAWING or name.startswith("_"):
+    for name, value in _of_kinds(ns, {objgraph.DRAWING}):
+        if name.startswith("_"):
             continue
         if hidden.get(name, _MISSING) is not value and id(objgraph.drawing_root(value)) in touched:
             plan.unit_bind[name] = value
@@ -327,9 +326,8 @@ def _look_around(
     watched = region | {oid for oid in post.nodes if oid not in old.nodes}
     skip = set(pre.values).union(bound)
     ids = list(map(id, ns.values()))
-    own = Counter(id(ns[n]) for n in skip if n in ns)
-    suspects = {h for h in watched.intersection(ids) if ids.count(h) > own[h]}
-    for name in [k for k, v in ns.items() if id(v) in suspects] if suspects else ():
+    held = watched.intersection(ids)
+    for name in list(compress(ns, map(held.__contains__, ids))) if held else ():
         if name not in skip and user_names.is_users(name, ns[name], hidden):
             _look_at(plan, name, ns[name], region)
     arrays = {
@@ -357,10 +355,11 @@ def _of_kinds(ns: dict[str, Any], wanted: set[int]) -> list[tuple[str, Any]]:
     """The items of `ns` whose values are of the kinds `wanted`, chosen at C speed: in a
     namespace of `from numpy import *` and a long session's output cache, a few
     hundred arrays or functions among a few thousand names."""
-    types_ = {t for t in set(map(type, ns.values())) if objgraph.kind_of(t) in wanted}
+    kinds = list(map(type, ns.values()))
+    types_ = {t for t in set(kinds) if objgraph.kind_of(t) in wanted}
     if not types_:
         return []
-    return list(compress(ns.items(), map(types_.__contains__, map(type, ns.values()))))
+    return [(k, ns[k]) for k in compress(ns, map(types_.__contains__, kinds))]
 
 
 def _viewing(items: list[tuple[str, Any]], owners: set[int]) -> list[tuple[str, Any]]:

@@ -23,6 +23,7 @@ import gc
 import sys
 import weakref
 from collections import Counter
+from itertools import compress
 from typing import Any
 
 from ...errors import Unfaithful
@@ -118,8 +119,9 @@ def _check_one(
 def _check_names(
     label: str, parts: set[int], ns: dict[str, Any], hidden: dict[str, Any], bound: dict[str, Any]
 ) -> None:
-    for other, value in ns.items():
-        if id(value) in parts and other not in bound and user_names.is_users(other, value, hidden):
+    for other in list(compress(ns, map(parts.__contains__, map(id, ns.values())))):
+        value = ns[other]  # (one of the few names holding a part: chosen at C speed)
+        if other not in bound and user_names.is_users(other, value, hidden):
             raise Unfaithful(
                 label,
                 f"{other} holds a part of it, and a hit gives it a new one",
