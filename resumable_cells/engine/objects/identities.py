@@ -7,8 +7,8 @@ the notebook runs. Here both passes run in C: a list of the names and a list of 
 values' ids, compared a slice at a time and element by element only in a slice that
 differs, which holds while the names are in the same order (a dict keeps the order of
 insertion; new names come last). A name deleted meanwhile shifts them: then the names
-are compared one by one. The tripwire reads the same ids to find the names bound to a
-function it watches, so the namespace is walked once before a step and twice after."""
+are compared one by one. The tripwire reads the ids taken before a step to find the
+names bound to a function it watches, rather than taking them a second time."""
 
 from __future__ import annotations
 
