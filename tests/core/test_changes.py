@@ -4,11 +4,13 @@ digested once (`Digests`)."""
 
 from __future__ import annotations
 
+import copy
 import io
 import threading
+from collections import defaultdict
 from unittest import mock
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from resumable_cells.engine.keep import changes
@@ -141,3 +143,75 @@ def check_rebound(before: Identities, ns: dict, ids: dict, ops: list, also: set)
         k for k, v in ns.items() if ids.get(k) != id(v) or k in assigned
     ]
     assert before.deleted(ns) == [k for k in ids if k not in ns]
+
+
+def _table(kind: str, n: int = 80):
+    rows = [{"a": i} if i % 3 else [i] for i in range(n)]
+    if kind == "list":
+        return rows
+    table = {} if kind == "dict" else defaultdict(list)
+    table.update({f"k{i}": r for i, r in enumerate(rows)})
+    return table
+
+
+def _walked(ns):
+    from resumable_cells.engine.objects.objgraph import Graph
+
+    g = Graph(ns)
+    for name, value in ns.items():
+        g.add(name, value)
+    return g
+
+
+MUTATIONS = ["none", "copy", "delete", "append", "swap", "edit", "insert"]
+
+
+def _mutate(table, how: str, at: int) -> None:
+    keys = list(table) if isinstance(table, dict) else list(range(len(table)))
+    k, k2 = keys[at % len(keys)], keys[(at * 7 + 1) % len(keys)]
+    if how == "copy":  # an equal row in its place: the digest is the same, the object not
+        table[k] = copy.copy(table[k])
+    elif how == "delete":
+        del table[k]
+    elif how == "append":
+        table.append([0]) if isinstance(table, list) else table.__setitem__("new", [0])
+    elif how == "swap":
+        table[k], table[k2] = table[k2], table[k]
+    elif how == "edit":  # in place: every row still where it was
+        table[k].append(1) if isinstance(table[k], list) else table[k].update(a=-1)
+    elif how == "insert" and isinstance(table, list):
+        table.insert(0, {"a": 0})
+
+
+@given(
+    kinds=st.lists(st.sampled_from(["list", "dict", "defaultdict"]), min_size=1, max_size=3),
+    how=st.sampled_from(MUTATIONS),
+    at=st.integers(0, 200),
+    which=st.integers(0, 2),
+)
+@settings(max_examples=200, deadline=None, database=None)
+def test_rows_checked_at_once_move_as_rows_checked_one_by_one(kinds, how, at, which):
+    """The rows of a table the walk recorded at once are checked at once after the step
+    (`Graph.rows`): the same tables found moved as when each row is checked in turn."""
+    from resumable_cells.engine.objects import objgraph
+
+    ns = {f"t{i}": _table(kind) for i, kind in enumerate(kinds)}
+    at_once = _walked(ns)
+    with mock.patch.object(objgraph, "_ROWS", 1 << 40):
+        one_by_one = _walked(ns)
+    assert at_once.rows and not one_by_one.rows
+    _mutate(ns[f"t{which % len(kinds)}"], how, at)
+    assert changes._moved(at_once) == changes._moved(one_by_one)
+
+
+def test_a_row_replaced_by_an_equal_one_moves_its_table_a_missing_key_adds_none():
+    table = _table("defaultdict")
+    g = _walked({"t": table})
+    assert changes._moved(g) == set()
+    table["k5"] = copy.copy(table["k5"])
+    assert changes._moved(g) == {"t"}
+    table = _table("defaultdict")
+    g = _walked({"t": table})
+    del table["k5"]
+    assert changes._moved(g) == {"t"}
+    assert "k5" not in table  # (read without the defaultdict's __missing__)

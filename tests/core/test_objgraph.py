@@ -4,6 +4,7 @@ links a shared object makes, array owners, the walk limit, and the roots' kinds.
 
 from __future__ import annotations
 
+import copy
 import datetime
 import types
 import weakref
@@ -443,3 +444,86 @@ def test_every_container_reached_is_one_node_whose_paths_all_lead_to_it(ns):
     for oid, obj in reached.items():
         for path in g.paths(oid):
             assert objgraph.resolve(path, ns) is obj
+
+
+def _record(g: Graph) -> tuple:
+    """What a graph recorded: nodes (in order, objects by identity), roots, holders,
+    links and the names it did not finish."""
+    nodes = [(oid, id(obj), parent, step) for oid, (obj, parent, step) in g.nodes.items()]
+    return nodes, dict(g.root), dict(g.parents), list(g.links), set(g.truncated)
+
+
+@st.composite
+def tables(draw):
+    """Namespaces of tables: a list, tuple, deque or dict of 60 to 90 rows (dicts, lists
+    and tuples of atomic values, atomic values, now and then a row held twice, a deeper
+    one, an object), some tables sharing rows."""
+    shared: list = []
+
+    def row():
+        kind = draw(st.sampled_from(["dict", "dict", "list", "tuple", "atom", "deep", "again"]))
+        if kind == "again" and shared:
+            return draw(st.sampled_from(shared))
+        if kind == "deep":
+            return {"k": [1, [2]]} if draw(st.booleans()) else Obj()
+        if kind == "atom":
+            return draw(st.sampled_from([1, "s", None, 2.5]))
+        items = draw(st.lists(st.sampled_from([1, "x", None]), max_size=3))
+        made = (
+            dict(zip("abc", items)) if kind == "dict" else items if kind == "list" else tuple(items)
+        )
+        if draw(st.integers(0, 9)) == 0:
+            shared.append(made)
+        return made
+
+    def table():
+        items = [row() for _ in range(draw(st.integers(60, 90)))]
+        if draw(st.booleans()):  # (half the time: leaves and atomic values only, none shared)
+            items = [r if type(r) in (dict, list, tuple, int, str) else [1] for r in items]
+            items = [{"a": 1} if isinstance(r, dict) and "k" in r else copy.copy(r) for r in items]
+            items = [(*r, 0) if type(r) is tuple else r for r in items]  # (`()` is one object)
+        shape = draw(st.sampled_from(["list", "tuple", "deque", "dict", "defaultdict"]))
+        if shape in ("dict", "defaultdict"):
+            d = {} if shape == "dict" else defaultdict(list)
+            d.update({f"k{i}": v for i, v in enumerate(items)})
+            return d
+        return {"list": list, "tuple": tuple, "deque": deque}[shape](items)
+
+    return {f"t{i}": table() for i in range(draw(st.integers(1, 3)))}
+
+
+@given(ns=tables(), limit=st.sampled_from([1_000_000, 120, 200]))
+@settings(max_examples=150, deadline=None, database=None)
+def test_rows_recorded_at_once_are_what_the_walk_records_one_by_one(ns, limit):
+    """A table's leaf rows are recorded in passes over all of them (`Graph.rows`): the
+    same nodes in the same order, the same holders and links, the same names left
+    unfinished at the limit, as when each row is taken in turn."""
+    from unittest import mock
+
+    def walk():
+        g = Graph(ns, limit)
+        for name, value in ns.items():
+            g.add(name, value)
+        return g
+
+    at_once = walk()
+    with mock.patch.object(objgraph, "_ROWS", 1 << 40):
+        one_by_one = walk()
+    assert _record(at_once) == _record(one_by_one)
+    assert not one_by_one.rows
+
+
+def test_a_table_of_leaf_rows_is_recorded_at_once_and_one_held_twice_is_not():
+    rows = [{"a": i, "b": str(i)} for i in range(100)]
+    pairs = {f"k{i}": [i, i] for i in range(100)}
+    g = _graph({"rows": rows, "pairs": pairs})
+    assert set(g.rows) == {id(rows), id(pairs)}
+    assert g.rows[id(pairs)][:2] == ("k", list(pairs))
+    assert g.path(id(pairs["k7"])) == ("pairs", ("k", "k7"))
+    op, where, ids = g.rows[id(rows)]
+    assert (op, where, ids) == ("i", list(range(100)), [id(r) for r in rows])
+    assert g.path(id(rows[7])) == ("rows", ("i", 7))
+    twice = rows[:70] + [rows[3]]
+    g = _graph({"twice": twice})
+    assert id(twice) not in g.rows  # (taken one by one: the second holder is recorded)
+    assert g.parents[id(rows[3])] == [(id(twice), ("i", 70))]

@@ -124,7 +124,7 @@ def analyse(
     kept = [n for n in bound if n not in by_reference and not _changed_itself(n, ns, pre, changed)]
     post = objgraph.Graph(ns, old.limit)
     post.old = old.nodes
-    post.open = {oid for oid, root in old.root.items() if root in changed}
+    post.open = {oid for oid, root in old.root.items() if root in changed} if changed else set()
     post.new_classes = False
     for name in kept:
         post.add(name, ns[name])
@@ -323,7 +323,7 @@ def _look_around(
     Python only when its object is one of those, or for arrays and closures when the
     step made or changed some."""
     old, post = plan.graphs()
-    watched = region | {oid for oid in post.nodes if oid not in old.nodes}
+    watched = region | (post.nodes.keys() - old.nodes.keys())  # (at C speed)
     skip = set(pre.values).union(bound)
     ids = list(map(id, ns.values()))
     held = watched.intersection(ids)

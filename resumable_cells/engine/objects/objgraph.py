@@ -42,6 +42,8 @@ import types
 import weakref
 from collections import deque
 from collections.abc import Iterable, Mapping
+from itertools import compress, repeat
+from operator import is_, is_not, not_
 from typing import Any, TypeAlias
 
 from ...hashing.objects import VIEW_TYPES, viewed
@@ -102,6 +104,8 @@ _WRAPPED = ("__func__", "fget", "fset", "fdel", "func")  # what a wrapper holds
 _HOLDS: dict[type, tuple[str, ...]] = {functools.partial: ("func", "args", "keywords")}
 _HELD = frozenset(_WRAPPED).union(*_HOLDS.values())
 _OBJECT_ARRAY_MAX = 100_000  # elements of an object array walked one by one
+_ROWS = 64  # children of a container from which leaves are recorded at once (`_rows`)
+_ROW_TYPES = frozenset({dict, list, tuple})
 
 
 def kind_of(t: type) -> int:
@@ -219,6 +223,9 @@ class Graph:
         self.owner_obj: dict[int, Any] = {}
         self.shape: dict[int, tuple[Any, Any]] = {}  # array id -> (shape, dtype) when walked
         self.drawings: dict[int, list[int]] = {}  # id(figure) -> ids of its artists met
+        # containers whose leaf children were recorded at once (`_rows`): id -> (the op
+        # of their steps, the index or key of each, the ids of the children)
+        self.rows: dict[int, tuple[str, list[Any], list[int]]] = {}
         self.truncated: set[str] = set()
         self.links: list[tuple[str, str]] = []  # (root, root) pairs that reach one node
         self.old: dict[int, Node] = {}  # nodes of an earlier graph: not walked into...
@@ -295,14 +302,20 @@ class Graph:
 
     def _children(self, obj: Any, oid: int, kind: int, stack: list[Node], name: str) -> None:
         if kind == SEQ or kind == TUPLE:
-            items = enumerate(obj)
             if not set(map(type, obj)) <= NO_IDENTITY:
-                self._items(((x, ("i", i)) for i, x in items), oid, stack, name)
+                if len(obj) < _ROWS or not self._rows(list(obj), range(len(obj)), "i", oid, name):
+                    steps = ((x, ("i", i)) for i, x in enumerate(obj))
+                    self._items(steps, oid, stack, name)
         elif kind == MAP:
             if not set(map(type, dict.values(obj))) <= NO_IDENTITY:
-                pairs = enumerate(dict.items(obj))
-                steps = ((v, ("k", k) if type(k) in _KEYS else ("p", i)) for i, (k, v) in pairs)
-                self._items(steps, oid, stack, name)
+                if (
+                    len(obj) < _ROWS
+                    or not set(map(type, dict.keys(obj))) <= _KEYS
+                    or not self._rows(list(dict.values(obj)), list(dict.keys(obj)), "k", oid, name)
+                ):
+                    pairs = enumerate(dict.items(obj))
+                    steps = ((v, ("k", k) if type(k) in _KEYS else ("p", i)) for i, (k, v) in pairs)
+                    self._items(steps, oid, stack, name)
         elif kind == ARRAY:
             self._array(obj, oid, stack)
         elif kind == FUNC:  # its closure, and its defaults (a call may fill a list one)
@@ -374,6 +387,43 @@ class Graph:
             else:
                 self.truncated.add(name)
                 return
+
+    def _rows(self, items: list[Any], where: Iterable[Any], op: str, oid: int, name: str) -> bool:
+        """Record the children of a container at once (`items`, each at `(op, where[i])`)
+        when every one that can be a node is a leaf (a dict, list or tuple of atomic
+        values: the rows of a table) met for the first time, and all fit under the
+        limit: what `_items` would record, in its order, in passes at C speed. False,
+        having recorded nothing, otherwise (`_items` then takes them one by one)."""
+        kinds = list(map(type, items))
+        mask = list(map(not_, map(NO_IDENTITY.__contains__, kinds)))
+        rows = list(compress(items, mask))
+        present = set(compress(kinds, mask))
+        if not present <= _ROW_TYPES:
+            return False
+        if dict in present:
+            dicts = compress(rows, map(is_, compress(kinds, mask), repeat(dict)))
+            if not set(map(type, itertools.chain.from_iterable(map(dict.values, dicts)))) <= (
+                NO_IDENTITY
+            ):
+                return False
+        if present - {dict}:
+            seqs = compress(rows, map(is_not, compress(kinds, mask), repeat(dict)))
+            if not set(map(type, itertools.chain.from_iterable(seqs))) <= NO_IDENTITY:
+                return False
+        ids = list(map(id, rows))
+        nodes = self.nodes
+        if len(nodes) + len(ids) > self.limit or not nodes.keys().isdisjoint(ids):
+            return False
+        where = list(compress(where, mask))
+        before = len(nodes)
+        nodes.update(zip(ids, zip(rows, repeat(oid), zip(repeat(op), where))))
+        if len(nodes) != before + len(ids):  # a row held twice: take them back
+            for i in ids:
+                nodes.pop(i, None)
+            return False
+        self.root.update(zip(ids, repeat(name)))
+        self.rows[oid] = (op, where, ids)
+        return True
 
     def _array(self, arr: Any, oid: int, stack: list[Node]) -> None:
         owner = memory_owner(arr)
