@@ -30,7 +30,7 @@ from common import Row, fmt_time, module_versions  # noqa: E402
 
 FIGURES = ["hash_array", "hash_frame", "hash_dict", "store_restore", "store_frame", "trivial_hit"]
 FIGURES += ["live_step", "sharing"]
-FIGURES += ["step_100mb", "chain_1gb", "keep_share", "keep_unit", "audit_hook"]
+FIGURES += ["step_100mb", "chain_1gb", "keep_share", "keep_unit", "records_step", "audit_hook"]
 FIGURES += ["resume", "long_record", "chain_resume", "remote_hit", "bucket_hit", "seal", "corpus"]
 FIGURES += ["sidebar_view", "sidebar_scale"]  # need `make ui-deps` (and labext)
 TIMEOUT = 900  # seconds for one figure
