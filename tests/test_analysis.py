@@ -219,3 +219,22 @@ def test_reads_of_the_namespace_that_cannot_be_resolved_are_dynamic():
     assert analyse("ns = get_ipython().user_ns").dynamic == ("get_ipython().user_ns",)
     assert analyse("def f():\n    return globals()[k]").dynamic == ("globals()[k]",)
     assert analyse("def f():\n    return vars(), locals()").dynamic == ()
+
+
+@pytest.mark.parametrize(
+    ("src", "reads", "binds"),
+    [
+        ("exec('g = g')", ("g",), ("g",)),  # read, then bound: an input
+        ("exec('g += 1')", ("g",), ("g",)),
+        ("exec('h = 1\\nk = h + g')", ("g",), ("h", "k")),  # h is its own before it is read
+        ("exec('for x in g: y = x')", ("g",), ("x", "y")),
+        ("exec('(g := g)')", ("g",), ("g",)),
+    ],
+)
+def test_a_literal_given_to_exec_is_read_in_the_order_it_runs(src, reads, binds):
+    """Code exec'd in the notebook's namespace is read as the cell's own statements:
+    a name it reads before binding it is an input (it was dropped as bound, and a step
+    whose exec read a changed name was served the old value)."""
+    info = analyse(src)
+    assert info.reads == reads
+    assert tuple(sorted(info.binds)) == binds

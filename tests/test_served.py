@@ -491,3 +491,16 @@ def test_what_a_step_writes_through_a_stream_taken_before_it_is_replayed(kernel)
     served = kernel.ok(step)
     assert "served from cache" in served.status_lines()[0]
     assert _streams(served) == live
+
+
+def test_a_name_an_exec_literal_reads_then_binds_is_an_input(kernel):
+    """`exec('g = g')` reads g: run again after g changed, the step runs, and g keeps
+    its new value (a random notebook was served the list g held when the step first
+    ran)."""
+    kernel.ok("g = [5]")
+    assert "ran" in kernel.ok("%%step s\nexec('g = g')").status_lines()[0]
+    kernel.ok("g = bytearray(b'ab')")
+    line = kernel.ok("%%step s\nexec('g = g')").status_lines()[0]
+    assert "served" not in line and "ran" in line, line
+    assert kernel.value("(type(g).__name__, bytes(g))") == ("bytearray", b"ab")
+    assert "served" in kernel.ok("%%step s\nexec('g = g')").status_lines()[0]

@@ -126,7 +126,12 @@ class NamespaceReads:
                 parsed = None  # the call raises: it reads nothing
             if parsed is not None:
                 for part in ast.iter_child_nodes(parsed):
-                    self.visit(part)
+                    if isinstance(part, ast.stmt) and self.local is None:
+                        # run in the notebook's namespace: a statement of the cell's own,
+                        # in the order it runs (`exec('g = g')` reads g, then binds it)
+                        self.w.stmt(part)
+                    else:
+                        self.visit(part)
         elif not own_namespace:
             self.w.dynamic.append(source(node))
         for a in node.args[1:] + [k.value for k in node.keywords]:
