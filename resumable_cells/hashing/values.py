@@ -532,9 +532,13 @@ def _h_pickle_buffer(h: Hasher, v: pickle.PickleBuffer) -> None:
     h.raw(v.raw())
 
 
-def _h_int(h: Hasher, v: int) -> None:
+def _int_encoding(v: int) -> bytes:
     b = v.to_bytes((v.bit_length() + 8) // 8 or 1, "little", signed=True)
-    h._h.update(_TAG_LEN(b"i", len(b)) + b)
+    return _TAG_LEN(b"i", len(b)) + b
+
+
+def _h_int(h: Hasher, v: int) -> None:
+    h._h.update(_int_encoding(v))
 
 
 def _h_bool(h: Hasher, v: bool) -> None:
@@ -548,9 +552,13 @@ def _h_none(h: Hasher, v: None) -> None:
 _PACK_FLOAT = struct.Struct("<cd").pack
 
 
-def _h_float(h: Hasher, v: float) -> None:
+def _float_encoding(v: float) -> bytes:
     # All NaNs are one value for our purposes; -0.0 stays distinct from 0.0.
-    h._h.update(_PACK_FLOAT(b"r", math.nan if v != v else v))
+    return _PACK_FLOAT(b"r", math.nan if v != v else v)
+
+
+def _h_float(h: Hasher, v: float) -> None:
+    h._h.update(_float_encoding(v))
 
 
 def _h_complex(h: Hasher, v: complex) -> None:
@@ -560,16 +568,7 @@ def _h_complex(h: Hasher, v: complex) -> None:
 
 def _str_digest(v: str) -> bytes:
     b = v.encode("utf-8", "surrogatepass")
-    return _XXH(_TAG_LEN(b"u", len(b)) + b)
-
-
-def _int_digest(v: int) -> bytes:
-    b = v.to_bytes((v.bit_length() + 8) // 8 or 1, "little", signed=True)
-    return _XXH(_TAG_LEN(b"i", len(b)) + b)
-
-
-def _float_digest(v: float) -> bytes:
-    return _XXH(_PACK_FLOAT(b"r", math.nan if v != v else v))
+    return _XXH(_TAG_LEN(b"u", len(b)) + b)  # (what `_h_str` writes, in one piece)
 
 
 # The digest `Hasher.part` gives an element of these types (what its `_FAST` writer
@@ -578,13 +577,11 @@ def _float_digest(v: float) -> bytes:
 _XXH = xxhash.xxh3_128_digest
 _ELEMENT_DIGESTS: dict[type, Callable[[Any], bytes]] = {
     str: _str_digest,
-    int: _int_digest,
-    float: _float_digest,
+    int: lambda v: _XXH(_int_encoding(v)),
+    float: lambda v: _XXH(_float_encoding(v)),
     bool: lambda v: _XXH(b"T" if v else b"B"),
     type(None): lambda v: _XXH(b"N"),
 }
-
-
 _ELEMENT_TYPES = frozenset(_ELEMENT_DIGESTS)
 
 
@@ -597,6 +594,7 @@ def _same_kind(v: set | frozenset, kinds: set[type]) -> list[bytes]:
     `_ELEMENT_DIGESTS` (or none); strings in passes at C speed."""
     if kinds != {str}:
         return sorted(map(_ELEMENT_DIGESTS[next(iter(kinds))], v)) if kinds else []
+    # (`_str_digest` in passes over all of them)
     encoded = list(map(str.encode, v, repeat("utf-8"), repeat("surrogatepass")))
     framed = map(bytes.__add__, map(_TAG_LEN, repeat(b"u"), map(len, encoded)), encoded)
     return sorted(map(_XXH, framed))

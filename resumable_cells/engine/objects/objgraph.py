@@ -397,17 +397,18 @@ class Graph:
         kinds = list(map(type, items))
         mask = list(map(not_, map(NO_IDENTITY.__contains__, kinds)))
         rows = list(compress(items, mask))
-        present = set(compress(kinds, mask))
+        kinds = list(compress(kinds, mask))  # (the rows')
+        present = set(kinds)
         if not present <= _ROW_TYPES:
             return False
         if dict in present:
-            dicts = compress(rows, map(is_, compress(kinds, mask), repeat(dict)))
+            dicts = compress(rows, map(is_, kinds, repeat(dict)))
             if not set(map(type, itertools.chain.from_iterable(map(dict.values, dicts)))) <= (
                 NO_IDENTITY
             ):
                 return False
         if present - {dict}:
-            seqs = compress(rows, map(is_not, compress(kinds, mask), repeat(dict)))
+            seqs = compress(rows, map(is_not, kinds, repeat(dict)))
             if not set(map(type, itertools.chain.from_iterable(seqs))) <= NO_IDENTITY:
                 return False
         ids = list(map(id, rows))
