@@ -59,6 +59,25 @@ def test_a_step_reading_a_figure_is_served_with_what_it_changed(kernel):
     assert kernel.ok(FIGURE_PROBE).stdout == live == "2 three points [6.4, 4.8]\n"
 
 
+PANEL_STEPS = [
+    SETUP,
+    "%%step panels\nfig, (left, right) = plt.subplots(1, 2)\nleft.plot([1, 2])",
+    "%%step titles\nright.set_title('right')\nleft.set_title('left')",
+]
+
+
+def test_every_axes_of_a_figure_is_itself_again_after_a_restart(kernel):
+    # A restored artist carries the tokens its digest had, so the steps after it find
+    # the same keys: the second axes (of a type met earlier in the same pickle) too.
+    for cell in PANEL_STEPS:
+        kernel.ok(cell)
+    kernel.restart()
+    kernel.ok("%load_ext resumable_cells")
+    replies = [kernel.ok(cell) for cell in PANEL_STEPS]
+    assert [c for c, r in zip(PANEL_STEPS[1:], replies[1:]) if not _served(r)] == []
+    assert kernel.ok("print(left.get_title(), right.get_title())").stdout == "left right\n"
+
+
 def test_a_figure_changed_outside_steps_is_never_served_stale(kernel):
     kernel.ok(SETUP)
     kernel.ok("%%step draw\nfig, ax = plt.subplots()")

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import builtins
 import enum
+import functools
 import importlib
 import io
 import logging
@@ -41,6 +42,7 @@ from typing import Any
 
 from ..errors import ResumableCellsError, Unstorable
 from ..hashing import opaque
+from ..hashing.objects import DICT_VIEWS
 from ..hashing.registry import PROCESS_TYPES, process_object, process_token
 from . import decorated
 
@@ -156,10 +158,16 @@ class _Pickler(pickle.Pickler):
             token = process_token(obj)
             if token is not None:
                 return process_object, (token,)
-        if t in _PLAIN:  # a figure pickles tens of thousands of objects: decide once
+        # A figure pickles tens of thousands of objects of a few dozen types: what the
+        # override can do with a type is decided once, at its first object.
+        if t in _PLAIN:
             return NotImplemented
+        if t in _DRAWINGS:
+            return opaque.reduce(obj)
         reduced = self._reduce(obj)
-        if reduced is NotImplemented and not _depends_on_value(t):
+        if _drawing_only(t):
+            _DRAWINGS.add(t)
+        elif reduced is NotImplemented and not _depends_on_value(t):
             _PLAIN.add(t)
         return reduced
 
@@ -208,6 +216,8 @@ class _Pickler(pickle.Pickler):
 
 # Types whose instances `reducer_override` leaves to pickle, whatever their value.
 _PLAIN: set[type] = set()
+# Drawing types no other branch of `_reduce` is about: `opaque.reduce` decides alone.
+_DRAWINGS: set[type] = set()
 
 
 def load_back(
@@ -245,6 +255,21 @@ def _depends_on_value(t: type) -> bool:
         or t is decorated.LRU_WRAPPER
         or decorated.is_sentinel_type(t)
         or t is re.Match
+    )
+
+
+def _drawing_only(t: type) -> bool:
+    """Whether `_reduce` of any instance of `t` is `opaque.reduce` of it: a drawing type
+    that no other branch of `_reduce` is about."""
+    others = (types.ModuleType, types.FunctionType, types.CellType, type, weakref.ReferenceType,
+              staticmethod, classmethod, property, functools.cached_property,
+              types.MappingProxyType, re.Match)  # fmt: skip
+    return opaque.is_drawing_type(t) and not (
+        issubclass(t, others)
+        or any(c.__name__ == "ndarray" for c in t.__mro__)
+        or t is decorated.LRU_WRAPPER
+        or decorated.is_sentinel_type(t)
+        or t in DICT_VIEWS
     )
 
 
