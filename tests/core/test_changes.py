@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 import io
 import threading
-from collections import defaultdict
+from collections import defaultdict, deque
 from unittest import mock
 
 from hypothesis import given, settings
@@ -149,6 +149,8 @@ def _table(kind: str, n: int = 80):
     rows = [{"a": i} if i % 3 else [i] for i in range(n)]
     if kind == "list":
         return rows
+    if kind == "deque":  # (read by index, a deque walks its blocks: listed once instead)
+        return deque(rows)
     table = {} if kind == "dict" else defaultdict(list)
     table.update({f"k{i}": r for i, r in enumerate(rows)})
     return table
@@ -174,17 +176,19 @@ def _mutate(table, how: str, at: int) -> None:
     elif how == "delete":
         del table[k]
     elif how == "append":
-        table.append([0]) if isinstance(table, list) else table.__setitem__("new", [0])
+        table.append([0]) if isinstance(table, (list, deque)) else table.__setitem__("new", [0])
     elif how == "swap":
         table[k], table[k2] = table[k2], table[k]
     elif how == "edit":  # in place: every row still where it was
         table[k].append(1) if isinstance(table[k], list) else table[k].update(a=-1)
-    elif how == "insert" and isinstance(table, list):
+    elif how == "insert" and isinstance(table, (list, deque)):
         table.insert(0, {"a": 0})
 
 
 @given(
-    kinds=st.lists(st.sampled_from(["list", "dict", "defaultdict"]), min_size=1, max_size=3),
+    kinds=st.lists(
+        st.sampled_from(["list", "deque", "dict", "defaultdict"]), min_size=1, max_size=3
+    ),
     how=st.sampled_from(MUTATIONS),
     at=st.integers(0, 200),
     which=st.integers(0, 2),

@@ -453,6 +453,22 @@ def _record(g: Graph) -> tuple:
     return nodes, dict(g.root), dict(g.parents), list(g.links), set(g.truncated)
 
 
+def _walked_both_ways(ns: dict, limit: int, old: dict | None = None) -> tuple[Graph, Graph]:
+    """The graph of `ns` walked as it is, and walked taking each row in turn."""
+    from unittest import mock
+
+    def walk():
+        g = Graph(ns, limit)
+        g.old = old or {}
+        for name, value in ns.items():
+            g.add(name, value)
+        return g
+
+    at_once = walk()
+    with mock.patch.object(objgraph, "_ROWS", 1 << 40):
+        return at_once, walk()
+
+
 @st.composite
 def tables(draw):
     """Namespaces of tables: a list, tuple, deque or dict of 60 to 90 rows (dicts, lists
@@ -498,17 +514,7 @@ def test_rows_recorded_at_once_are_what_the_walk_records_one_by_one(ns, limit):
     """A table's leaf rows are recorded in passes over all of them (`Graph.rows`): the
     same nodes in the same order, the same holders and links, the same names left
     unfinished at the limit, as when each row is taken in turn."""
-    from unittest import mock
-
-    def walk():
-        g = Graph(ns, limit)
-        for name, value in ns.items():
-            g.add(name, value)
-        return g
-
-    at_once = walk()
-    with mock.patch.object(objgraph, "_ROWS", 1 << 40):
-        one_by_one = walk()
+    at_once, one_by_one = _walked_both_ways(ns, limit)
     assert _record(at_once) == _record(one_by_one)
     assert not one_by_one.rows
 
@@ -527,3 +533,123 @@ def test_a_table_of_leaf_rows_is_recorded_at_once_and_one_held_twice_is_not():
     g = _graph({"twice": twice})
     assert id(twice) not in g.rows  # (taken one by one: the second holder is recorded)
     assert g.parents[id(rows[3])] == [(id(twice), ("i", 70))]
+
+
+class Record:
+    """A notebook's record class: its attributes in its instance dict."""
+
+    def __init__(self, **attrs):
+        self.__dict__.update(attrs)
+
+
+class SlottedRecord:
+    __slots__ = ("a", "__dict__")
+
+
+class Rows(list):
+    """A list with attributes of its own, stacked after its items."""
+
+
+@st.composite
+def object_tables(draw):
+    """Namespaces of tables of objects: a list, tuple, deque, dict or list subclass of 60
+    to 90 instances whose attributes are atomic values and dicts, lists and tuples of
+    them, each table with at most one flaw, once or twice: a deeper attribute, a leaf or
+    an instance held twice, an instance or a leaf of an earlier table, one with slots, an
+    atomic value or a leaf row among the instances."""
+    made: list = []  # every instance, for the next tables' flaws
+
+    def leaf(kind):
+        items = draw(st.lists(st.sampled_from([1, "x", None]), max_size=3))
+        return {"dict": dict(zip("abc", items)), "list": items, "tuple": (*items, 0)}[kind]
+
+    def record(cls=None):
+        obj = (cls or Record)()
+        for a in draw(st.lists(st.sampled_from("uvwxyz"), max_size=4, unique=True)):
+            kind = draw(st.sampled_from(["atom", "list", "dict", "tuple"]))
+            value = draw(st.sampled_from([1, "s", None, 2.5])) if kind == "atom" else leaf(kind)
+            setattr(obj, a, value)
+        return obj
+
+    def table():
+        rows = [record() for _ in range(draw(st.integers(60, 90)))]
+        flaw = draw(st.sampled_from(["none", "deep", "leaf twice", "twice", "earlier", "earlier",
+                                     "earlier leaf", "slotted", "atom", "leaf row"]))  # fmt: skip
+        for _ in range(draw(st.integers(1, 2))):
+            at = draw(st.integers(0, len(rows) - 1))
+            other = rows[draw(st.integers(0, len(rows) - 1))]
+            if flaw == "deep":
+                rows[at].deep = [[1]]
+            elif flaw == "leaf twice" and vars(other):
+                rows[at].shared = next(iter(vars(other).values()))
+            elif flaw == "twice":
+                rows[at] = other
+            elif flaw == "earlier" and made:
+                rows[at] = draw(st.sampled_from(made))
+            elif flaw == "earlier leaf" and made:
+                rows[at].shared = [*vars(draw(st.sampled_from(made))).values(), [0]][0]
+            elif flaw in ("slotted", "atom", "leaf row"):
+                rows[at] = {"slotted": record(SlottedRecord), "atom": 7, "leaf row": [1]}[flaw]
+        made.extend(r for r in rows if isinstance(r, Record))
+        shape = draw(st.sampled_from(["list", "tuple", "deque", "dict", "defaultdict", "Rows"]))
+        if shape in ("dict", "defaultdict"):
+            d = {} if shape == "dict" else defaultdict(list)
+            d.update({f"k{i}": v for i, v in enumerate(rows)})
+            return d
+        out = {"list": list, "tuple": tuple, "deque": deque, "Rows": Rows}[shape](rows)
+        if shape == "Rows":
+            out.meta = [1]
+        return out
+
+    return {f"t{i}": table() for i in range(draw(st.integers(1, 3)))}
+
+
+@given(ns=object_tables(), limit=st.sampled_from([1_000_000, 150, 300]), after=st.booleans())
+@settings(max_examples=150, deadline=None, database=None)
+def test_tables_of_objects_recorded_at_once_are_what_the_walk_records_one_by_one(ns, limit, after):
+    """A table of plain instances is recorded with their attributes in passes (`Graph.rows`):
+    the same nodes in the same order, holders, links and unfinished names as when each
+    instance is taken in turn; after a step too, where the inputs' objects are not walked
+    into (`old`: here the first table's)."""
+    inputs = _graph({"t0": ns["t0"]})
+    at_once, one_by_one = _walked_both_ways(ns, limit, inputs.nodes if after else {})
+    assert _record(at_once) == _record(one_by_one)
+    assert not one_by_one.rows
+
+
+def test_a_table_of_records_is_recorded_at_once_with_their_attributes():
+    records = [Record(name=f"r{i}", score=i / 3, tags=[i, "x"], at={"k": i}) for i in range(80)]
+    by_name = {r.name: r for r in records[:70]}
+    g = _graph({"records": records, "by_name": by_name})
+    assert g.rows[id(records)] == ("i", list(range(80)), list(map(id, records)))
+    assert g.path(id(records[5].tags)) == ("records", ("i", 5), ("a", "tags"))
+    assert id(by_name) not in g.rows  # (its records were met before: taken one by one)
+    assert g.parents[id(records[3])] == [(id(by_name), ("k", "r3"))]
+    slotted = [SlottedRecord() for _ in range(80)]
+    g = _graph({"slotted": slotted})
+    assert id(slotted) not in g.rows  # (a slot is stacked after the dict: one by one)
+    assert len(g.nodes) == 81
+
+
+SHARES = [
+    "an earlier table's record",
+    "an earlier table's record of atoms",
+    "an earlier table's leaf",
+]
+
+
+@pytest.mark.parametrize("shares", SHARES)
+@pytest.mark.parametrize("after", [False, True])
+def test_a_table_of_records_sharing_an_object_met_before_is_taken_one_by_one(shares, after):
+    t0 = [Record(a=[i]) if i != 3 or "atoms" not in shares else Record(a=i) for i in range(70)]
+    t1 = [Record(a=[i]) for i in range(70)]
+    if shares == "an earlier table's leaf":
+        t1[5].shared = t0[3].a
+    else:
+        t1[5] = t0[3]
+    ns = {"t0": t0, "t1": t1}
+    inputs = _graph({"t0": t0})  # (after a step: the inputs' objects are not walked into)
+    at_once, one_by_one = _walked_both_ways(ns, 1_000_000, inputs.nodes if after else {})
+    # (a leaf of the inputs is recorded, not walked into, either way: no reason to stop)
+    assert (id(t1) in at_once.rows) == (after and shares == "an earlier table's leaf")
+    assert _record(at_once) == _record(one_by_one)

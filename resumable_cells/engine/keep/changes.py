@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import types
+from collections import deque
 from itertools import repeat
 from typing import Any
 
@@ -178,7 +179,10 @@ def _rows_in_place(holder: Any, op: str, where: list[Any], ids: list[int]) -> bo
         return True
     try:
         if op == "i":
-            at = map(holder.__getitem__, where)
+            # A deque finds an index by walking its blocks: listed once, it is read in
+            # one pass, in the order the walk met its rows (it iterated it too).
+            seq = list(holder) if isinstance(holder, deque) else holder
+            at = map(seq.__getitem__, where)
         else:
             at = map(dict.get, repeat(holder), where, repeat(_MISSING))
         return list(map(id, at)) == ids

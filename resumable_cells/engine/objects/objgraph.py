@@ -303,7 +303,7 @@ class Graph:
     def _children(self, obj: Any, oid: int, kind: int, stack: list[Node], name: str) -> None:
         if kind == SEQ or kind == TUPLE:
             if not set(map(type, obj)) <= NO_IDENTITY:
-                if len(obj) < _ROWS or not self._rows(list(obj), range(len(obj)), "i", oid, name):
+                if len(obj) < _ROWS or not self._table(obj, list(obj), range(len(obj)), "i", name):
                     steps = ((x, ("i", i)) for i, x in enumerate(obj))
                     self._items(steps, oid, stack, name)
         elif kind == MAP:
@@ -311,7 +311,7 @@ class Graph:
                 if (
                     len(obj) < _ROWS
                     or not set(map(type, dict.keys(obj))) <= _KEYS
-                    or not self._rows(list(dict.values(obj)), list(dict.keys(obj)), "k", oid, name)
+                    or not self._table(obj, list(dict.values(obj)), list(dict.keys(obj)), "k", name)
                 ):
                     pairs = enumerate(dict.items(obj))
                     steps = ((v, ("k", k) if type(k) in _KEYS else ("p", i)) for i, (k, v) in pairs)
@@ -388,6 +388,16 @@ class Graph:
                 self.truncated.add(name)
                 return
 
+    def _table(
+        self, table: Any, items: list[Any], where: Iterable[Any], op: str, name: str
+    ) -> bool:
+        """Record the children of a container of `_ROWS` or more at once when it is a
+        table (`_rows`, `_object_rows`); False, having recorded nothing, otherwise."""
+        where = list(where)
+        return self._rows(items, where, op, id(table), name) or (
+            type(table) in _PLAIN and self._object_rows(items, where, op, id(table), name)
+        )
+
     def _rows(self, items: list[Any], where: Iterable[Any], op: str, oid: int, name: str) -> bool:
         """Record the children of a container at once (`items`, each at `(op, where[i])`)
         when every one that can be a node is a leaf (a dict, list or tuple of atomic
@@ -397,20 +407,8 @@ class Graph:
         kinds = list(map(type, items))
         mask = list(map(not_, map(NO_IDENTITY.__contains__, kinds)))
         rows = list(compress(items, mask))
-        kinds = list(compress(kinds, mask))  # (the rows')
-        present = set(kinds)
-        if not present <= _ROW_TYPES:
+        if not _leaves(rows):
             return False
-        if dict in present:
-            dicts = compress(rows, map(is_, kinds, repeat(dict)))
-            if not set(map(type, itertools.chain.from_iterable(map(dict.values, dicts)))) <= (
-                NO_IDENTITY
-            ):
-                return False
-        if present - {dict}:
-            seqs = compress(rows, map(is_not, kinds, repeat(dict)))
-            if not set(map(type, itertools.chain.from_iterable(seqs))) <= NO_IDENTITY:
-                return False
         ids = list(map(id, rows))
         nodes = self.nodes
         if len(nodes) + len(ids) > self.limit or not nodes.keys().isdisjoint(ids):
@@ -424,6 +422,57 @@ class Graph:
             return False
         self.root.update(zip(ids, repeat(name)))
         self.rows[oid] = (op, where, ids)
+        return True
+
+    def _object_rows(
+        self, items: list[Any], where: list[Any], op: str, oid: int, name: str
+    ) -> bool:
+        """Record at once a table of instances of plain classes (a list of a notebook's
+        dataclass records) whose attributes are atomic values or leaf rows, in the order
+        the walk would record them one by one: it stacks the instances and meets them
+        last first, each followed by its attributes, last first. Only for a list, tuple
+        or dict, which has no attributes of its own to stack after its items. False,
+        having recorded nothing, when an instance or a leaf is met again, was walked
+        before the step (`old`), or does not fit under the limit."""
+        kinds = list(map(type, items))
+        mask = list(map(not_, map(NO_IDENTITY.__contains__, kinds)))
+        objs = list(compress(items, mask))
+        if not objs or not all(map(_plain_instances, set(compress(kinds, mask)))):
+            return False
+        dicts = list(map(object.__getattribute__, objs, repeat("__dict__")))
+        if set(map(type, dicts)) != {dict}:
+            return False
+        values = list(itertools.chain.from_iterable(map(dict.values, dicts)))
+        held = list(map(not_, map(NO_IDENTITY.__contains__, map(type, values))))
+        leaves = list(compress(values, held))
+        if not _leaves(leaves):
+            return False
+        obj_ids, leaf_ids = list(map(id, objs)), list(map(id, leaves))
+        nodes = self.nodes
+        if (
+            len(nodes) + len(obj_ids) + len(leaf_ids) > self.limit
+            or not nodes.keys().isdisjoint(obj_ids)
+            or not nodes.keys().isdisjoint(leaf_ids)
+            or not self.old.keys().isdisjoint(obj_ids)
+            or len({*obj_ids, *leaf_ids}) != len(obj_ids) + len(leaf_ids)
+        ):
+            return False
+        keys = list(compress(itertools.chain.from_iterable(map(dict.keys, dicts)), held))
+        owners = list(compress(itertools.chain.from_iterable(map(repeat, range(len(objs)), map(len, dicts))), held))  # fmt: skip
+        where = list(compress(where, mask))
+        ids: list[int] = []
+        met: list[Node] = []
+        k = len(leaves) - 1
+        for i in range(len(objs) - 1, -1, -1):
+            ids.append(obj_ids[i])
+            met.append((objs[i], oid, (op, where[i])))
+            while k >= 0 and owners[k] == i:
+                ids.append(leaf_ids[k])
+                met.append((leaves[k], obj_ids[i], ("a", keys[k])))
+                k -= 1
+        nodes.update(zip(ids, met))
+        self.root.update(zip(ids, repeat(name)))
+        self.rows[oid] = (op, where, obj_ids)
         return True
 
     def _array(self, arr: Any, oid: int, stack: list[Node]) -> None:
@@ -454,6 +503,46 @@ class Graph:
         for parent, step in self.parents.get(oid, ()):
             out.append((step[1],) if parent is None else (*self.path(parent), step))
         return out
+
+
+def _plain_instances(t: type) -> bool:
+    """Whether the walk takes an instance of `t` as its instance dict alone: an object
+    of its own (no view, weak reference or holder of C slots, not the kernel's) with a
+    dict and no slots."""
+    plain = _PLAIN_INSTANCES.get(t)
+    if plain is None:
+        plain = _PLAIN_INSTANCES[t] = (
+            kind_of(t) == OBJ
+            and t not in _SHOWS
+            and t not in _HOLDS
+            and t not in PROCESS_TYPES
+            and not issubclass(t, weakref.ReferenceType)
+            and bool(t.__dictoffset__)
+            and not slot_names(t)
+        )
+    return plain
+
+
+_PLAIN_INSTANCES: dict[type, bool] = {}
+
+
+def _leaves(rows: list[Any]) -> bool:
+    """Whether each of `rows` is a leaf: a dict, list or tuple of atomic values."""
+    kinds = list(map(type, rows))
+    present = set(kinds)
+    if not present <= _ROW_TYPES:
+        return False
+    if dict in present:
+        dicts = compress(rows, map(is_, kinds, repeat(dict)))
+        if not set(map(type, itertools.chain.from_iterable(map(dict.values, dicts)))) <= (
+            NO_IDENTITY
+        ):
+            return False
+    if present - {dict}:
+        seqs = compress(rows, map(is_not, kinds, repeat(dict)))
+        if not set(map(type, itertools.chain.from_iterable(seqs))) <= NO_IDENTITY:
+            return False
+    return True
 
 
 def _shown(view: Any) -> Any:
