@@ -42,6 +42,8 @@ export const cell = (page: Page, i: number): Locator =>
 /** JupyterLab: run cell `i` (Ctrl+Enter) and wait until the kernel is idle again. */
 export async function runCell(page: Page, i: number): Promise<void> {
   await cell(page, i).locator('.jp-InputPrompt').click();
+  // the key goes to the active cell: press it once the click has made this one active
+  await expect(cell(page, i)).toHaveClass(/\bjp-mod-active\b/);
   await page.keyboard.press('Control+Enter');
   await expect(cell(page, i).locator('.jp-InputPrompt')).toHaveText(/\[\d+\]/);
   await waitForKernelIdle(page);

@@ -102,12 +102,15 @@ test('Notebook 7: Restore session brings back cells run out of order', async ({ 
   await waitForIdle(page);
   const run = async (i: number) => {
     await cells.nth(i).locator('.jp-InputPrompt').click();
+    // (once seen: the first key press, sent as the panel opened, ran nothing)
+    await expect(cells.nth(i)).toHaveClass(/\bjp-mod-active\b/);
     await page.keyboard.press('Control+Enter');
     await expect(cells.nth(i).locator('.jp-InputPrompt')).toHaveText(/\[\d+\]/);
     await waitForIdle(page);
   };
   const sidebar = page.locator(SIDEBAR);
   await showPanel(page);
+  await expect(sidebar).toBeVisible();
   for (const i of [0, 1, 3, 2, 4]) {
     await run(i);
   }
