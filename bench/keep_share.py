@@ -4,8 +4,9 @@ plotly figure.
 
 Each cell runs on IPython's in-process shell through the engine, as a plain cell and as a
 live step (`--force`), one after the other in each round (the order swapped every
-round), so that the machine's drift slows both alike. What the step adds is, round by
-round, its time minus the plain cell's: keeping the values it binds (their digests,
+round, a full collection of the garbage collector before each, untimed), so that the
+machine's drift slows both alike. What the step adds is, round by round, its time minus
+the plain cell's: keeping the values it binds (their digests,
 pickles, the round-trip check, the entry) and the step's fixed cost. The engine's own
 collector pause applies, as in a kernel. The rule docs/hashing.md states: keeping a
 step's values costs at most a quarter of the step, or 50 ms when the step is shorter than
@@ -14,6 +15,7 @@ step's values costs at most a quarter of the step, or 50 ms when the step is sho
 
 from __future__ import annotations
 
+import gc
 import sys
 import time
 from pathlib import Path
@@ -84,6 +86,7 @@ def _round(sh, eng, body: str, step_first: bool) -> tuple[float, float]:
     }
     times = {}
     for which in sorted(cells, reverse=step_first):
+        gc.collect()  # (a full collection falls in neither cell: its cost is the heap's)
         t0 = time.perf_counter()
         cells[which]()
         times[which] = time.perf_counter() - t0
@@ -98,12 +101,15 @@ def run(args) -> list[Row]:
         body = cell.format(n=quick_n if args.quick else n)
         if not sh.run_cell(setup).success:
             raise SystemExit(f"{label}: the setup cell failed")
+        warm = sum(_round(sh, eng, body, step_first=False))
+        # seven rounds, or as many as fit in two seconds up to 31: a short cell's
+        # difference is a few milliseconds, as noisy as the cell itself
+        rounds = 3 if args.quick else max(7, min(31, int(2.0 / warm)))
         plain, stepped = [], []
-        for r in range(1 + (3 if args.quick else 7)):  # the first round warms both up
+        for r in range(rounds):
             p, s = _round(sh, eng, body, step_first=bool(r % 2))
-            if r:
-                plain.append(p)
-                stepped.append(s)
+            plain.append(p)
+            stepped.append(s)
         eng.wait_for_writes()
         if [r.action for r in plan.make(eng, [("keep", body, None)])] != ["serve"]:
             raise SystemExit(f"{label}: the step stored no entry to serve")
