@@ -6,8 +6,8 @@ Each cell runs on IPython's in-process shell through the engine, as a plain cell
 live step (`--force`), one after the other in each round (the order swapped every
 round, a full collection of the garbage collector before each, untimed), so that the
 machine's drift slows both alike. What the step adds is, round by round, its time minus
-the plain cell's: keeping the values it binds (their digests,
-pickles, the round-trip check, the entry) and the step's fixed cost. The engine's own
+the plain cell's: keeping the values it binds (their digests, pickles, the round-trip
+check, the entry) and the step's fixed cost. The engine's own
 collector pause applies, as in a kernel. The rule docs/hashing.md states: keeping a
 step's values costs at most a quarter of the step, or 50 ms when the step is shorter than
 0.2 s.

@@ -258,14 +258,17 @@ def _depends_on_value(t: type) -> bool:
     )
 
 
+# The types other branches of `_reduce` are about (beside arrays and those `decorated` names).
+_OTHER_BRANCHES = (types.ModuleType, types.FunctionType, types.CellType, type,
+                   weakref.ReferenceType, staticmethod, classmethod, property,
+                   functools.cached_property, types.MappingProxyType, re.Match)  # fmt: skip
+
+
 def _drawing_only(t: type) -> bool:
     """Whether `_reduce` of any instance of `t` is `opaque.reduce` of it: a drawing type
     that no other branch of `_reduce` is about."""
-    others = (types.ModuleType, types.FunctionType, types.CellType, type, weakref.ReferenceType,
-              staticmethod, classmethod, property, functools.cached_property,
-              types.MappingProxyType, re.Match)  # fmt: skip
     return opaque.is_drawing_type(t) and not (
-        issubclass(t, others)
+        issubclass(t, _OTHER_BRANCHES)
         or any(c.__name__ == "ndarray" for c in t.__mro__)
         or t is decorated.LRU_WRAPPER
         or decorated.is_sentinel_type(t)

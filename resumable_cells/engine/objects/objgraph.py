@@ -392,28 +392,26 @@ class Graph:
         self, table: Any, items: list[Any], where: Iterable[Any], op: str, name: str
     ) -> bool:
         """Record the children of a container of `_ROWS` or more at once when it is a
-        table (`_rows`, `_object_rows`); False, having recorded nothing, otherwise."""
-        where = list(where)
-        return self._rows(items, where, op, id(table), name) or (
-            type(table) in _PLAIN and self._object_rows(items, where, op, id(table), name)
+        table (`_rows`, `_object_rows`); False, having recorded nothing, otherwise. Its
+        atomic children are no nodes: only the others (`rows`) and their places count."""
+        mask = list(map(not_, map(NO_IDENTITY.__contains__, map(type, items))))
+        rows, at = list(compress(items, mask)), list(compress(where, mask))
+        return self._rows(rows, at, op, id(table), name) or (
+            type(table) in _PLAIN and self._object_rows(rows, at, op, id(table), name)
         )
 
-    def _rows(self, items: list[Any], where: Iterable[Any], op: str, oid: int, name: str) -> bool:
-        """Record the children of a container at once (`items`, each at `(op, where[i])`)
-        when every one that can be a node is a leaf (a dict, list or tuple of atomic
-        values: the rows of a table) met for the first time, and all fit under the
-        limit: what `_items` would record, in its order, in passes at C speed. False,
-        having recorded nothing, otherwise (`_items` then takes them one by one)."""
-        kinds = list(map(type, items))
-        mask = list(map(not_, map(NO_IDENTITY.__contains__, kinds)))
-        rows = list(compress(items, mask))
+    def _rows(self, rows: list[Any], where: list[Any], op: str, oid: int, name: str) -> bool:
+        """Record the children of a container at once (`rows`, each at `(op, where[i])`)
+        when every one is a leaf (a dict, list or tuple of atomic values: the rows of a
+        table) met for the first time, and all fit under the limit: what `_items` would
+        record, in its order, in passes at C speed. False, having recorded nothing,
+        otherwise (`_items` then takes them one by one)."""
         if not _leaves(rows):
             return False
         ids = list(map(id, rows))
         nodes = self.nodes
         if len(nodes) + len(ids) > self.limit or not nodes.keys().isdisjoint(ids):
             return False
-        where = list(compress(where, mask))
         before = len(nodes)
         nodes.update(zip(ids, zip(rows, repeat(oid), zip(repeat(op), where))))
         if len(nodes) != before + len(ids):  # a row held twice: take them back
@@ -424,9 +422,7 @@ class Graph:
         self.rows[oid] = (op, where, ids)
         return True
 
-    def _object_rows(
-        self, items: list[Any], where: list[Any], op: str, oid: int, name: str
-    ) -> bool:
+    def _object_rows(self, objs: list[Any], where: list[Any], op: str, oid: int, name: str) -> bool:
         """Record at once a table of instances of plain classes (a list of a notebook's
         dataclass records) whose attributes are atomic values or leaf rows, in the order
         the walk would record them one by one: it stacks the instances and meets them
@@ -434,10 +430,7 @@ class Graph:
         or dict, which has no attributes of its own to stack after its items. False,
         having recorded nothing, when an instance or a leaf is met again, was walked
         before the step (`old`), or does not fit under the limit."""
-        kinds = list(map(type, items))
-        mask = list(map(not_, map(NO_IDENTITY.__contains__, kinds)))
-        objs = list(compress(items, mask))
-        if not objs or not all(map(_plain_instances, set(compress(kinds, mask)))):
+        if not objs or not all(map(_plain_instances, set(map(type, objs)))):
             return False
         dicts = list(map(object.__getattribute__, objs, repeat("__dict__")))
         if set(map(type, dicts)) != {dict}:
@@ -459,7 +452,6 @@ class Graph:
             return False
         keys = list(compress(itertools.chain.from_iterable(map(dict.keys, dicts)), held))
         owners = list(compress(itertools.chain.from_iterable(map(repeat, range(len(objs)), map(len, dicts))), held))  # fmt: skip
-        where = list(compress(where, mask))
         ids: list[int] = []
         met: list[Node] = []
         k = len(leaves) - 1
