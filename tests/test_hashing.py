@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import subprocess
 import sys
+import types
 
 import numpy as np
 import pandas as pd
@@ -14,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from resumable_cells.hashing import Unhashable, digest, register_hasher
-from resumable_cells.hashing.values import ReadAs, hex_digest
+from resumable_cells.hashing.values import Hasher, ReadAs, hex_digest
 from resumable_cells.storage.store import Store
 
 atoms = st.one_of(
@@ -393,6 +394,50 @@ def test_a_function_a_library_made_is_digested_with_what_it_closes_over():
     assert digest(plain) != digest(floats_as_text)
 
 
+# A library whose functions each close over one context that holds them all, as
+# mpmath's `sqrt`, `exp`, ... close over its `mp` (and through it its other contexts).
+_CONTEXT_LIBRARY = """
+READS = [0]
+
+class Context:
+    def __init__(self, n):
+        self.prec = 53
+        for i in range(n):
+            setattr(self, f"f{i}", self._make(i))
+
+    def _make(self, i):
+        ctx = self
+        def f(x):
+            return x * i + ctx.prec
+        return f
+
+    def __getstate__(self):
+        READS[0] += 1
+        return self.__dict__
+"""
+
+
+def test_functions_a_library_made_over_one_context_walk_it_once():
+    lib = types.ModuleType("contextlib_of_a_library")
+    exec(_CONTEXT_LIBRARY, lib.__dict__)
+    ctx = lib.Context(40)
+    before = lib.READS[0]
+    first = digest(ctx.f0)
+    # once, not once for each of the 40 functions the context holds (and again for
+    # each function those reach): mpmath's `sqrt` took 100 ms so, the names of
+    # `from mpmath import *` 24 s
+    assert lib.READS[0] - before == 1
+    assert digest(ctx.f0) == first
+    assert digest(ctx.f1) != first  # (closes over another `i`)
+    ctx.prec = 113  # what it was made with changed: another function (`mp.dps = 30`)
+    assert digest(ctx.f0) != first
+    ctx.prec = 53
+    assert digest(ctx.f0) == first
+    assert digest({"a": ctx.f0, "b": ctx.f0, "c": ctx.f2}) != digest(
+        {"a": ctx.f0, "b": ctx.f2, "c": ctx.f2}
+    )
+
+
 set_atoms = st.one_of(
     st.none(), st.booleans(), st.integers(), st.floats(), st.text(alphabet=st.characters())
 )
@@ -458,3 +503,73 @@ def test_many_rows_are_plain_data_when_each_one_is(items):
     assert flat_items(items) == each
     assert flat_items(tuple(items)) == each
     assert flat_items(dict(enumerate(items)).values()) == each
+
+
+def test_mpmath_functions_are_what_their_context_computes_with():
+    import mpmath
+
+    sqrt = digest(mpmath.sqrt)
+    mp = digest(mpmath.mp)
+    try:
+        mpmath.mp.dps = 30  # `sqrt(2)` now has 30 digits: a step reading `sqrt` runs again
+        assert digest(mpmath.sqrt) != sqrt
+        assert digest(mpmath.mp) != mp
+    finally:
+        mpmath.mp.dps = 15
+    assert digest(mpmath.sqrt) == sqrt
+    assert digest(mpmath.mp) == mp
+    # the same in another process: a key after a restart is the key before it
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import mpmath\nfrom resumable_cells.hashing import digest\n"
+            "print(digest(mpmath.sqrt).hex())",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert out == sqrt.hex()
+
+
+_NOTEBOOK_CLOSURES = """
+reads = [0]
+
+class Data:
+    def __init__(self):
+        self.rows = list(range(1000))
+
+    def __getstate__(self):
+        reads[0] += 1
+        return self.__dict__
+
+data = Data()
+ops = {}
+
+def make(i, data=data, ops=ops):
+    def op(x):
+        return ops[(i + 1) % 150](x - 1) if x else data.rows[i]
+    return op
+
+for i in range(150):
+    ops[i] = make(i)
+"""
+
+
+def test_notebook_functions_sharing_their_state_walk_it_once():
+    # 150 closures over one object and over the dict that holds them all: each walked
+    # the object, and the dict, afresh (the dict's digest was refused as nested too
+    # deeply past 100 of them)
+    ns: dict = {"__name__": "__main__"}
+    exec(_NOTEBOOK_CLOSURES, ns)
+    first = Hasher(ns).value_digest(ns["ops"], "ops")
+    assert ns["reads"][0] == 1
+    assert Hasher(ns).value_digest(ns["ops"], "ops") == first
+    assert Hasher(ns).value_digest(ns["ops"][3], "op") != Hasher(ns).value_digest(
+        ns["ops"][4], "op"
+    )  # (another `i` in its closure)
+    ns["data"].rows[7] = -1  # what they close over changed: other functions
+    assert Hasher(ns).value_digest(ns["ops"], "ops") != first
+    ns["data"].rows[7] = 7
+    assert Hasher(ns).value_digest(ns["ops"], "ops") == first

@@ -216,6 +216,25 @@ def test_reading_an_installed_module_s_object_or_changing_a_notebook_value_stays
     assert kernel.value("table") == {".rcz": "text/plain"}
 
 
+def test_a_function_a_library_made_is_read_with_the_context_it_closes_over(kernel):
+    # mpmath's `sqrt` is a closure over its context `mp`: the precision set in a plain
+    # cell is an input of the step that calls it (and digesting it stays cheap: the
+    # names of `from mpmath import *` each walked the whole context, 24 s)
+    names = "%%step names\nfrom mpmath import *"
+    root = "%%step root\nr = str(sqrt(2))"
+    assert "ran" in status(kernel.ok(names))
+    assert "ran" in status(kernel.ok(root))
+    restart(kernel)
+    assert served(kernel.ok(names))
+    assert served(kernel.ok(root)) and kernel.value("r") == "1.4142135623731"
+    kernel.ok("mp.dps = 30")
+    line = status(kernel.ok(root))
+    assert "ran" in line and "input sqrt changed" in line
+    assert kernel.value("r") == "1.41421356237309504880168872421"
+    kernel.ok("mp.dps = 15")
+    assert served(kernel.ok(root)) and kernel.value("r") == "1.4142135623731"
+
+
 # -- globals of the functions a step reaches -------------------------------------------
 HELPER = "log = []\ndef record(x):\n    log.append(x)\n    return len(log)"
 

@@ -115,6 +115,29 @@ def test_a_frame_and_an_object_restored_lazily_behave_as_eager_ones(kernel):
     assert kernel.value("bool(again.equals(df))")
 
 
+def test_a_value_holding_a_function_with_state_is_read_with_the_hit(kernel):
+    # What a function reads is an input only where the key sees the function: a value
+    # that holds one (a closure a notebook function made, or one a library made) is
+    # never left unread for later, as a value of data alone is.
+    cells = [
+        "%%step hold\nimport numpy as np, json.scanner\n"
+        "def scale(k):\n    def by(x):\n        return x * k\n    return by\n"
+        "mine = {'arr': np.ones(300_000), 'f': scale(2)}\n"
+        "theirs = {'arr': np.ones(300_000), "
+        "'f': json.scanner.py_make_scanner(json.JSONDecoder())}\n"
+        "plain_box = {'arr': np.ones(300_000)}"
+    ]
+    kernel.ok(cells[0])
+    _resume(kernel, cells)
+    unread = _unread(kernel)
+    assert "plain_box" in unread, unread
+    assert "mine" not in unread and "theirs" not in unread, unread
+    assert kernel.value("(float(mine['f'](mine['arr']).sum()), theirs['f']('[1]', 0)[0])") == (
+        600_000.0,
+        [1],
+    )
+
+
 def test_a_name_rebound_before_it_is_read_is_the_new_value(kernel):
     for cell in CHAIN[:2]:
         kernel.ok(cell)

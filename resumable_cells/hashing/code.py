@@ -61,26 +61,74 @@ def _callable_digest(obj: Any, hasher: Hasher) -> bytes:
         _class(sub, obj)
     else:
         sub.tag(b"g")
-        module = getattr(obj, "__module__", None) or "builtins"
-        sub.text(f"{module}:{getattr(obj, '__qualname__', _name(obj))}")
+        module = _by_name(sub, obj)
         if isinstance(obj, types.FunctionType) and "<locals>" in obj.__qualname__:
             # A function a library's function made (a closure: json's `scan_once`,
             # optax's `update`) is its code, known by name and version, and what it
             # was made with: two made with other values are other functions.
             _made_with(sub, obj, obj.__qualname__)
-        top = module.partition(".")[0]
-        if top not in ("builtins", "__main__"):
-            hasher.modules.add(top)
         if hasher.reach is not None and is_local_module(module):
             _local_reads(obj, module, hasher.reach)
     return sub.digest()
 
 
+def function_with_state(fn: types.FunctionType, h: Hasher, path: str) -> bool:
+    """Write a function that holds state as a part of the digest that reaches it: its
+    code (a notebook function's by its bytecode, a library's by name and version), then
+    what it was made with (defaults, closure cells, attributes), walked in this digest's
+    memo as any object's state is, each object once. A digest of its own, as
+    `callable_digest` makes, walks afresh for each function what they share: mpmath's
+    45 functions of its context each walked the context, its other functions and two
+    sibling contexts (30-100 ms a function, 24 s for the names of `from mpmath import
+    *`), and notebook functions whose defaults hold a dict of them all grew with the
+    square of their number, past the recursion limit at 100. False for a function
+    `callable_digest` digests whole: one that holds nothing, a library's own function,
+    a `__main__` function whose globals are not the notebook's."""
+    if is_notebook_defined(fn, h.main_ns):
+        if fn.__globals__ is not h.main_ns or not _holds_state(fn):
+            return False
+        h.tag(b"n")
+        code = h.child("fresh")
+        _function_code(code, fn)
+        h.raw(code.digest())
+    elif "<locals>" in fn.__qualname__:
+        h.tag(b"c")
+        module = _by_name(h, fn)
+        if h.reach is not None and is_local_module(module):
+            _local_reads(fn, module, h.reach)
+    else:
+        return False
+    h.shared.code = True
+    _made_with(h, fn, path)
+    return True
+
+
+def _holds_state(fn: types.FunctionType) -> bool:
+    return bool(fn.__defaults__ or fn.__kwdefaults__ or fn.__closure__ or fn.__dict__)
+
+
+def _by_name(h: Hasher, obj: Any) -> str:
+    """Write an imported function or class by its module and qualified name (its
+    package's version goes into the key); returns the module's name."""
+    module = getattr(obj, "__module__", None) or "builtins"
+    h.text(f"{module}:{getattr(obj, '__qualname__', _name(obj))}")
+    top = module.partition(".")[0]
+    if top not in ("builtins", "__main__"):
+        h.modules.add(top)
+    return module
+
+
 def _function(h: Hasher, fn: types.FunctionType) -> None:
+    _function_code(h, fn)
+    _made_with(h, fn, fn.__qualname__)
+
+
+def _function_code(h: Hasher, fn: types.FunctionType) -> None:
+    """A notebook function's code, names and the globals it reads (or, when they are
+    the notebook's, what it reads told to `reach`): all of it but its state."""
     h.tag(b"f")
     _code(h, fn.__code__)
     path = fn.__qualname__
-    _made_with(h, fn, path)
     # (set beside the code by `functools.wraps`, or by a step: `f.__doc__ = ...`)
     h.value((fn.__name__, fn.__qualname__, fn.__doc__, fn.__module__), path)
     g = fn.__globals__

@@ -51,6 +51,7 @@ class Shared:
         "inline",
         "stand_ins",
         "plain",
+        "code",
     )
 
     def __init__(self, main_ns: dict | None):
@@ -69,3 +70,7 @@ class Shared:
         # -> the bytes every instance starts with, once the first one was written: a list
         # of 10,000 records pays the class's route to its encoding once, not each time.
         self.plain: dict[type, bytes] = {}
+        # Whether it reached a function or a class (`callables` holds those digested
+        # whole; a function whose state the digest walked is not there): a digest of
+        # code is not one of data alone (`engine/keep/changes.py`).
+        self.code = False

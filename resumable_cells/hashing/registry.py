@@ -2,7 +2,8 @@
 
 Three tables: hashers users register (`register_hasher`), handlers of library types
 (numpy, pandas: added the first time a value of the library is hashed, so hashing never
-imports a library on its own) and the digest of functions and classes. The package
+imports a library on its own) and the digest of functions and classes (with the
+state functions hold, which a digest walks with its other objects). The package
 fills the last two from `code` and `arrays` (`hashing/__init__.py`).
 """
 
@@ -83,6 +84,27 @@ def callable_digest(obj: Any, hasher: Any) -> bytes:
     """The 16-byte digest of a function, method or class (by code where it is the
     notebook's own)."""
     return _callable_digest(obj, hasher)
+
+
+def _no_state(obj: Any, hasher: Any, path: str) -> bool:
+    return False
+
+
+_function_with_state: Callable[[Any, Any, str], bool] = _no_state
+
+
+def use_function_with_state(fn: Callable[[Any, Any, str], bool]) -> None:
+    """Digest a function that holds state (what it closes over, its defaults, its
+    attributes) as part of the digest that reaches it with `fn(function, hasher, path)`,
+    which returns False for one it leaves to `callable_digest`."""
+    global _function_with_state
+    _function_with_state = fn
+
+
+def function_with_state(obj: Any, hasher: Any, path: str) -> bool:
+    """Write a function into `hasher` with the state it holds walked in the hasher's
+    memo; False for one that `callable_digest` digests whole."""
+    return _function_with_state(obj, hasher, path)
 
 
 def add_library(top: str, register: Callable[[str], None]) -> None:

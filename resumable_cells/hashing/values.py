@@ -43,6 +43,7 @@ from .registry import (
     PROCESS_TYPES,
     WHOLE,
     callable_digest,
+    function_with_state,
     handler_for,
     process_token,
     register_hasher,
@@ -393,6 +394,8 @@ class Hasher:
             self._h.update(self.callable(v.__func__))
             self.value(v.__self__, f"{path}.__self__")
             return
+        if t is types.FunctionType and function_with_state(v, self, path):
+            return
         if isinstance(v, (types.FunctionType, type)) or _named_builtin(v, t):
             self.tag(b"F")
             self._h.update(self.callable(v))
@@ -430,6 +433,7 @@ class Hasher:
         cached = self.shared.callables.get(id(obj))
         if cached is not None:
             return cached[0]
+        self.shared.code = True
         d = callable_digest(obj, self)
         if id(obj) not in self.shared.visiting:  # not a reference back into a recursion
             self.shared.callables[id(obj)] = (d, obj)

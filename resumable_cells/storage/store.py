@@ -51,7 +51,7 @@ from .entries import Entry, Value
 from .index import get_json, open_cache, set_json
 from .ledger import Ledger
 
-FORMAT_VERSION = 11  # bump on any change to keys, entries or blob layout
+FORMAT_VERSION = 12  # bump on any change to keys, entries or blob layout
 # Pickles up to this size, their out-of-band buffers included, live in the entry row,
 # not in a blob file: a small array costs no file to write, nor to open on every hit.
 INLINE_MAX = 4096

@@ -92,7 +92,7 @@ _EAGER_PACKAGES = frozenset({"matplotlib"})
 
 
 def _data_only(h: Hasher) -> tuple[str, ...] | None:
-    if h.shared.callables or h.modules & _EAGER_PACKAGES:
+    if h.shared.code or h.modules & _EAGER_PACKAGES:
         return None
     return tuple(sorted(h.modules))
 
