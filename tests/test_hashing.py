@@ -4,9 +4,9 @@ and nothing depends on the process or PYTHONHASHSEED."""
 from __future__ import annotations
 
 import copy
+import importlib
 import subprocess
 import sys
-import types
 
 import numpy as np
 import pandas as pd
@@ -417,9 +417,11 @@ class Context:
 """
 
 
-def test_functions_a_library_made_over_one_context_walk_it_once():
-    lib = types.ModuleType("contextlib_of_a_library")
-    exec(_CONTEXT_LIBRARY, lib.__dict__)
+def test_functions_a_library_made_over_one_context_walk_it_once(tmp_path, monkeypatch):
+    (tmp_path / "contextual_library.py").write_text(_CONTEXT_LIBRARY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    lib = importlib.import_module("contextual_library")
+    monkeypatch.setitem(sys.modules, "contextual_library", lib)  # (gone after the test)
     ctx = lib.Context(40)
     before = lib.READS[0]
     first = digest(ctx.f0)
@@ -505,6 +507,14 @@ def test_many_rows_are_plain_data_when_each_one_is(items):
     assert flat_items(dict(enumerate(items)).values()) == each
 
 
+def _digest_elsewhere(setup: str, expression: str) -> bytes:
+    """The digest of `expression` in a new interpreter after `setup`: a key computed
+    after a restart is the key computed before it."""
+    code = f"{setup}\nfrom resumable_cells.hashing import digest\nprint(digest({expression}).hex())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return bytes.fromhex(out.stdout.strip())
+
+
 def test_mpmath_functions_are_what_their_context_computes_with():
     import mpmath
 
@@ -519,18 +529,7 @@ def test_mpmath_functions_are_what_their_context_computes_with():
     assert digest(mpmath.sqrt) == sqrt
     assert digest(mpmath.mp) == mp
     # the same in another process: a key after a restart is the key before it
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import mpmath\nfrom resumable_cells.hashing import digest\n"
-            "print(digest(mpmath.sqrt).hex())",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    assert out == sqrt.hex()
+    assert _digest_elsewhere("import mpmath", "mpmath.sqrt") == sqrt
 
 
 _NOTEBOOK_CLOSURES = """
@@ -573,3 +572,31 @@ def test_notebook_functions_sharing_their_state_walk_it_once():
     assert Hasher(ns).value_digest(ns["ops"], "ops") != first
     ns["data"].rows[7] = 7
     assert Hasher(ns).value_digest(ns["ops"], "ops") == first
+
+
+def test_a_class_a_function_made_at_run_time_is_hashed_by_what_it_holds():
+    # sympy's `Function('f')` is a class whose module is None and whose name is all
+    # that two of them with other assumptions share: by name, a step reading `f`
+    # would be served what it computed with the other
+    from sympy import Function
+
+    plain = digest(Function("f"))
+    assert digest(Function("f")) == plain
+    assert digest(Function("f", real=True)) != plain
+    assert digest(Function("g")) != plain
+    made = type("Made", (), {"scale": 2, "__module__": "no_such_module"})
+    other = type("Made", (), {"scale": 3, "__module__": "no_such_module"})
+    assert digest(made) != digest(other)
+    assert digest(made) == digest(type("Made", (), {"scale": 2, "__module__": "no_such_module"}))
+    assert _digest_elsewhere("from sympy import Function", "Function('f')") == plain
+
+
+def test_instances_of_a_class_made_at_run_time_are_hashed_with_their_class():
+    def made(scale):
+        cls = type("Made", (), {"scale": scale, "__module__": "no_such_module"})
+        obj = cls()
+        obj.label = "same state"
+        return obj
+
+    assert digest(made(2)) == digest(made(2))
+    assert digest(made(2)) != digest(made(3))  # (their state alike, their classes not)

@@ -235,6 +235,39 @@ def test_a_function_a_library_made_is_read_with_the_context_it_closes_over(kerne
     assert served(kernel.ok(root)) and kernel.value("r") == "1.4142135623731"
 
 
+LAMBDIFY = "from sympy import symbols, sin, cos, lambdify\nx = symbols('x')\n"
+
+
+@pytest.mark.parametrize(
+    "made",
+    [
+        "lambdify(x, {e}(x))",  # sympy's: every one is `_lambdifygenerated`, module None
+        "(lambda ns: exec('def f(v):\\n    return {e}(v)', ns) or ns['f'])({{'{e}': {e}}})",
+    ],
+    ids=["lambdify", "exec"],
+)
+def test_a_function_made_from_generated_source_is_read_by_its_code(kernel, made):
+    # Its name is the same whatever source it was made from: by name alone, the step
+    # below was served sin(1.0) after `f` became cos.
+    step = "%%step use\ny = float(f(1.0))"
+    kernel.ok(LAMBDIFY + "f = " + made.format(e="sin"))
+    assert "ran" in status(kernel.ok(step))
+    kernel.ok("f = " + made.format(e="cos"))
+    line = status(kernel.ok(step))
+    assert "ran" in line and "input f changed" in line, line
+    assert kernel.value("y") == pytest.approx(0.5403023058681398)
+    restart(kernel, LAMBDIFY + "f = " + made.format(e="sin"))
+    assert served(kernel.ok(step)) and kernel.value("y") == pytest.approx(0.8414709848078965)
+    # and a step binding one keeps it (its code stored with it)
+    binds = "%%step binds\ng = " + made.format(e="cos") + "\nz = float(g(2.0))"
+    assert "ran" in status(kernel.ok(binds))
+    restart(kernel, LAMBDIFY)
+    assert served(kernel.ok(binds)) and kernel.value("(float(g(0.0)), z)") == (
+        1.0,
+        pytest.approx(-0.4161468365471424),
+    )
+
+
 # -- globals of the functions a step reaches -------------------------------------------
 HELPER = "log = []\ndef record(x):\n    log.append(x)\n    return len(log)"
 
@@ -353,3 +386,17 @@ def test_a_helper_that_reads_the_namespace_dynamically_is_named(kernel):
     kernel.ok("cfg = 1\ndef pick(n):\n    return globals()[n]")
     r = kernel.ok("%%step dyn\nv = pick('cfg')")
     assert "not cached" in r.stderr and "pick" in r.stderr and "globals()" in r.stderr
+
+
+def test_a_class_made_at_run_time_is_read_by_what_it_is(kernel):
+    # sympy's undefined functions are classes named `f` whatever their assumptions
+    setup = "from sympy import Function, Symbol\nx = Symbol('x')\n"
+    step = "%%step use\nreal = f(x).is_real"
+    kernel.ok(setup + "f = Function('f')")
+    assert "ran" in status(kernel.ok(step)) and kernel.value("real") is None
+    kernel.ok("f = Function('f', real=True)")
+    line = status(kernel.ok(step))
+    assert "ran" in line and "input f changed" in line, line
+    assert kernel.value("real") is True
+    restart(kernel, setup + "f = Function('f')")
+    assert served(kernel.ok(step)) and kernel.value("real") is None

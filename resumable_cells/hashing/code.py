@@ -13,13 +13,15 @@ module read from it is told to `reach` too.
 
 from __future__ import annotations
 
+import copyreg
 import functools
+import sys
 import types
 from typing import Any
 
 import xxhash
 
-from . import bytecode
+from . import bytecode, objects
 from .sources import is_local_module
 from .values import Hasher
 
@@ -55,10 +57,18 @@ def _callable_digest(obj: Any, hasher: Hasher) -> bytes:
     sub = hasher.child("fresh")
     if isinstance(obj, types.MethodType):
         sub.value(obj, _name(obj))
-    elif is_notebook_defined(obj, hasher.main_ns) and isinstance(obj, types.FunctionType):
+    elif isinstance(obj, types.FunctionType) and (
+        is_notebook_defined(obj, hasher.main_ns) or not _named(obj)
+    ):
         _function(sub, obj)
-    elif is_notebook_defined(obj, hasher.main_ns) and isinstance(obj, type):
+    elif isinstance(obj, type) and is_notebook_defined(obj, hasher.main_ns):
         _class(sub, obj)
+    elif isinstance(obj, type) and objects.made_at_run_time(obj):
+        if type(obj) in copyreg.dispatch_table:  # what its library pickles it as
+            sub.tag(b"y")
+            objects.encode(sub, obj, type(obj), _name(obj))
+        else:
+            _class(sub, obj)
     else:
         sub.tag(b"g")
         module = _by_name(sub, obj)
@@ -91,7 +101,7 @@ def function_with_state(fn: types.FunctionType, h: Hasher, path: str) -> bool:
         code = h.child("fresh")
         _function_code(code, fn)
         h.raw(code.digest())
-    elif "<locals>" in fn.__qualname__:
+    elif "<locals>" in fn.__qualname__ and _named(fn):
         h.tag(b"c")
         module = _by_name(h, fn)
         if h.reach is not None and is_local_module(module):
@@ -101,6 +111,23 @@ def function_with_state(fn: types.FunctionType, h: Hasher, path: str) -> bool:
     h.shared.code = True
     _made_with(h, fn, path)
     return True
+
+
+def _named(fn: types.FunctionType) -> bool:
+    """Whether a function's module and qualified name tell its code: it was defined in
+    a module loaded from its file (an installed package's, known by version; a local
+    one's, by its source). Not one made by `exec` of generated source into a namespace
+    of its own (sympy's `lambdify`, `namedtuple`'s methods, a dict a cell built): its
+    name is the same for every expression it was made from, so it is hashed by its
+    code, as a notebook function is."""
+    g = fn.__globals__
+    name = g.get("__name__")
+    module = sys.modules.get(name) if isinstance(name, str) else None
+    return (
+        module is not None
+        and getattr(module, "__dict__", None) is g
+        and getattr(module, "__file__", None) is not None
+    )
 
 
 def _holds_state(fn: types.FunctionType) -> bool:

@@ -15,6 +15,7 @@ import copyreg
 import gc
 import re
 import struct
+import sys
 import types
 import weakref
 from collections.abc import Sequence
@@ -172,7 +173,8 @@ _HEADERS: dict[type, tuple[bytes, str, bool]] = {}
 
 def header(t: type) -> tuple[bytes, str, bool]:
     """An object's tag and qualified class name, its package (for the key's versions)
-    and whether its class is the notebook's: once per type."""
+    and whether its class is hashed by what it is, not by its name (the notebook's, or
+    one made at run time): once per type."""
     found = _HEADERS.get(t)
     if found is None:
         name = f"{getattr(t, '__module__', '?')}.{getattr(t, '__qualname__', t.__name__)}".encode(
@@ -182,7 +184,27 @@ def header(t: type) -> tuple[bytes, str, bool]:
         top = module.partition(".")[0] if isinstance(module, str) else ""
         found = (b"o" + struct.pack("<Q", len(name)) + name,
                  "" if top in ("", "builtins", "__main__") else top,
-                 top == "__main__")  # fmt: skip
+                 top == "__main__" or made_at_run_time(t))  # fmt: skip
         if len(_HEADERS) < 65536:
             _HEADERS[t] = found
     return found
+
+
+def made_at_run_time(cls: type) -> bool:
+    """Whether a class defined in Python is not found again by its module and qualified
+    name: one a function made at run time (sympy's `Function('f')`, whose module is
+    None and whose name is all two such classes with other assumptions share). It is
+    hashed by what its library pickles it as when the library says (sympy does), else
+    by what it holds, as a notebook class is (`code.callable_digest`), and so are its
+    instances' classes."""
+    if not cls.__flags__ & _HEAP_TYPE:  # (a class of C: its name tells it)
+        return False
+    name = getattr(cls, "__module__", None)
+    found: Any = sys.modules.get(name) if isinstance(name, str) else None
+    for part in getattr(cls, "__qualname__", "").split("."):
+        # (by the namespaces themselves: a module's `__getattr__` may import)
+        found = vars(found).get(part) if hasattr(found, "__dict__") else None
+    return found is not cls
+
+
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class defined by a class statement or type()

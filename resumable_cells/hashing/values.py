@@ -417,16 +417,16 @@ class Hasher:
             self.tag(b"r")
             self.value(objects.match_parts(v), path)
             return
-        header, top, notebook = objects.header(t)
+        header, top, by_code = objects.header(t)
         if top:
             self.shared.modules.add(top)
         self._h.update(header)
-        if notebook:
-            self._h.update(self.callable(t))  # a notebook class: by code
+        if by_code:
+            self._h.update(self.callable(t))  # a notebook class (or one made at run time)
         objects.encode(self, v, t, path)
-        if objects.plain_class(t) and (not notebook or id(t) in self.shared.callables):
+        if objects.plain_class(t) and (not by_code or id(t) in self.shared.callables):
             # (`objects.encode` wrote b"Nd" before the __dict__: see `mapping_body`)
-            self.shared.plain[t] = header + (self.callable(t) if notebook else b"") + b"Nd"
+            self.shared.plain[t] = header + (self.callable(t) if by_code else b"") + b"Nd"
 
     def callable(self, obj: Any) -> bytes:
         """The digest of a function or class (`code`), computed once per digest."""
