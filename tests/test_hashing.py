@@ -600,3 +600,14 @@ def test_instances_of_a_class_made_at_run_time_are_hashed_with_their_class():
 
     assert digest(made(2)) == digest(made(2))
     assert digest(made(2)) != digest(made(3))  # (their state alike, their classes not)
+
+
+def test_an_object_known_by_a_name_no_module_holds_is_refused():
+    # numpy.frompyfunc's ufuncs reduce to their function's name, which all lambdas share
+    import scipy.special
+
+    one = np.frompyfunc(lambda x: x + 1, 1, 1)
+    with pytest.raises(Unhashable, match="no module holds it"):
+        digest(one)
+    assert digest(np.add) != digest(scipy.special.gamma)
+    assert digest([np.add, np.add]) == digest([np.add, np.add])

@@ -400,3 +400,12 @@ def test_a_class_made_at_run_time_is_read_by_what_it_is(kernel):
     assert kernel.value("real") is True
     restart(kernel, setup + "f = Function('f')")
     assert served(kernel.ok(step)) and kernel.value("real") is None
+
+
+def test_a_ufunc_made_at_run_time_runs_the_step_uncached_and_says_why(kernel):
+    kernel.ok("import numpy as np\nf = np.frompyfunc(lambda v: v + 1, 1, 1)")
+    step = "%%step use\ny = int(f(1))"
+    r = kernel.ok(step)
+    assert "not cached" in r.stderr and "f" in r.stderr and "no module holds it" in r.stderr
+    kernel.ok("f = np.frompyfunc(lambda v: v + 2, 1, 1)")
+    assert "ran" in status(kernel.ok(step)) and kernel.value("y") == 3

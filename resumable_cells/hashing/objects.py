@@ -43,7 +43,8 @@ def encode(h: Any, v: Any, t: type, path: str) -> None:
         raise Unhashable(path, f"{t.__name__} cannot be pickled ({e})") from None
     if isinstance(rv, str):  # a module-level object, stored by its name
         h.tag(b"G")
-        module = getattr(v, "__module__", None) or getattr(t, "__module__", "?")
+        module = _module_of(v, t, rv, path)
+        h.modules.add(module.partition(".")[0])
         h.text(f"{module}:{rv}")
         return
     if not isinstance(rv, tuple) or not 2 <= len(rv) <= 6:
@@ -59,6 +60,45 @@ def encode(h: Any, v: Any, t: type, path: str) -> None:
         h.value(list(listitems), path)
     if dictitems is not None:
         h.value(list(dictitems), path)
+
+
+def _module_of(v: Any, t: type, name: str, path: str) -> str:
+    """The module whose attribute `name` is `v`, as pickle finds it (its own module, or
+    whichever module holds it). Raises Unhashable when none does: a ufunc that
+    `numpy.frompyfunc` made is named after its function (`<lambda> (vectorized)`), a
+    name that is all two of them share and that pickle refuses too."""
+    known = _FOUND.get(id(v))
+    if known is not None and known[0] is v:
+        return known[1]
+    module = getattr(v, "__module__", None) or getattr(t, "__module__", None)
+    if not isinstance(module, str) or not _finds(module, name, v):
+        # (every loaded module, as pickle looks: only when its own does not hold it)
+        module = next((m for m in list(sys.modules) if _finds(m, name, v)), None)
+        if module is None:
+            raise Unhashable(
+                path,
+                f"{t.__name__} {name!r} is known by its name alone, and no module holds it "
+                "under that name (made at run time: numpy.frompyfunc's ufuncs are named "
+                "after their function), so its name does not tell what it is",
+            )
+    if len(_FOUND) < 65536:
+        _FOUND[id(v)] = (v, module)
+    return module
+
+
+def _finds(module: str, name: str, v: Any) -> bool:
+    """Whether module `module` holds `v` as `name` (dotted: a class's attribute). By the
+    module's namespace itself: its `__getattr__` may import, warn or raise."""
+    first, _, rest = name.partition(".")
+    found = getattr(sys.modules.get(module), "__dict__", {}).get(first)
+    for part in rest.split(".") if rest else ():
+        found = vars(found).get(part) if hasattr(found, "__dict__") else None
+    return found is v
+
+
+# Objects found by their names (id -> (the object, its module)): a module's objects live
+# as long as it does, so keeping them costs nothing.
+_FOUND: dict[int, tuple[Any, str]] = {}
 
 
 # A dict's views, each of the one dict it shows (a change to the dict shows in them):
@@ -199,12 +239,8 @@ def made_at_run_time(cls: type) -> bool:
     instances' classes."""
     if not cls.__flags__ & _HEAP_TYPE:  # (a class of C: its name tells it)
         return False
-    name = getattr(cls, "__module__", None)
-    found: Any = sys.modules.get(name) if isinstance(name, str) else None
-    for part in getattr(cls, "__qualname__", "").split("."):
-        # (by the namespaces themselves: a module's `__getattr__` may import)
-        found = vars(found).get(part) if hasattr(found, "__dict__") else None
-    return found is not cls
+    module = getattr(cls, "__module__", None)
+    return not (isinstance(module, str) and _finds(module, cls.__qualname__, cls))
 
 
 _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class defined by a class statement or type()
