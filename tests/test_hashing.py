@@ -404,6 +404,8 @@ class Context:
         self.prec = 53
         for i in range(n):
             setattr(self, f"f{i}", self._make(i))
+        # a class of its numbers made for it (no module attribute names it), as mpmath's
+        self.number = type("number", (), {"context": self})
 
     def _make(self, i):
         ctx = self
@@ -430,6 +432,9 @@ def test_functions_a_library_made_over_one_context_walk_it_once(tmp_path, monkey
     # `from mpmath import *` 24 s
     assert lib.READS[0] - before == 1
     assert digest(ctx.f0) == first
+    before = lib.READS[0]
+    assert digest([ctx.number(), ctx.number]) != digest([ctx.number(), ctx.f0])
+    assert lib.READS[0] - before == 2  # (once for each of the two digests)
     assert digest(ctx.f1) != first  # (closes over another `i`)
     ctx.prec = 113  # what it was made with changed: another function (`mp.dps = 30`)
     assert digest(ctx.f0) != first

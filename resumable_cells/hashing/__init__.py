@@ -18,7 +18,7 @@ from . import arrays, code, libraries, opaque, registry
 from .values import Hasher, Unhashable, digest, hex_digest, register_hasher
 
 registry.use_callable_digest(code.callable_digest)
-registry.use_function_with_state(code.function_with_state)
+registry.use_with_state(code.with_state)
 registry.add_handler(code.LRU_WRAPPER, code.h_lru_wrapper)
 registry.add_handler(functools.cached_property, code.h_cached_property)
 registry.add_library("numpy", arrays.register)

@@ -8,7 +8,11 @@ notebook globals they read are not part of their digest: they are inputs of the 
 that reaches them, told to the hasher's `reach` (see `reach`). Imported ones are hashed
 by module, qualified name and the module's version (the version goes into the key), or
 for a local module the digest of its source (`sources`); what functions of a local
-module read from it is told to `reach` too.
+module read from it is told to `reach` too. A name only tells what the module holds
+under it: a function made by `exec` of generated source (sympy's `lambdify`) or a class
+made at run time (sympy's `Function('f')`) is hashed by what it is, as the notebook's
+are. What a function holds (closure cells, defaults, attributes) is walked as part of
+the digest that reaches it (`with_state`), each object once.
 """
 
 from __future__ import annotations
@@ -82,7 +86,33 @@ def _callable_digest(obj: Any, hasher: Hasher) -> bytes:
     return sub.digest()
 
 
-def function_with_state(fn: types.FunctionType, h: Hasher, path: str) -> bool:
+def with_state(obj: Any, h: Hasher, path: str) -> bool:
+    """Write a function or class that holds state as a part of the digest that reaches
+    it (`_function_with_state`, `_made_class`); False for one `callable_digest`
+    digests whole."""
+    if isinstance(obj, type):
+        return _made_class(obj, h, path)
+    return _function_with_state(obj, h, path)
+
+
+def _made_class(cls: type, h: Hasher, path: str) -> bool:
+    """Write a class made at run time (`objects.made_at_run_time`) by what its library
+    pickles it as (sympy registers that), else by its attributes as a notebook class's,
+    walked in this digest's memo: mpmath makes a class of numbers for each of its
+    contexts, which holds the context, and a digest of each on its own walked the
+    context again. False for any other class."""
+    if is_notebook_defined(cls, h.main_ns) or not objects.made_at_run_time(cls):
+        return False
+    h.tag(b"y")
+    h.shared.code = True
+    if type(cls) in copyreg.dispatch_table:
+        objects.encode(h, cls, type(cls), path)
+    else:
+        _class(h, cls)
+    return True
+
+
+def _function_with_state(fn: types.FunctionType, h: Hasher, path: str) -> bool:
     """Write a function that holds state as a part of the digest that reaches it: its
     code (a notebook function's by its bytecode, a library's by name and version), then
     what it was made with (defaults, closure cells, attributes), walked in this digest's
@@ -151,8 +181,9 @@ def _function(h: Hasher, fn: types.FunctionType) -> None:
 
 
 def _function_code(h: Hasher, fn: types.FunctionType) -> None:
-    """A notebook function's code, names and the globals it reads (or, when they are
-    the notebook's, what it reads told to `reach`): all of it but its state."""
+    """A function's code, names and the globals it reads (when they are the notebook's,
+    what it reads is told to `reach` instead): all of it but its state. A notebook
+    function's, or one made from generated source."""
     h.tag(b"f")
     _code(h, fn.__code__)
     path = fn.__qualname__

@@ -213,8 +213,7 @@ _HEADERS: dict[type, tuple[bytes, str, bool]] = {}
 
 def header(t: type) -> tuple[bytes, str, bool]:
     """An object's tag and qualified class name, its package (for the key's versions)
-    and whether its class is hashed by what it is, not by its name (the notebook's, or
-    one made at run time): once per type."""
+    and whether its class is the notebook's: once per type."""
     found = _HEADERS.get(t)
     if found is None:
         name = f"{getattr(t, '__module__', '?')}.{getattr(t, '__qualname__', t.__name__)}".encode(
@@ -224,7 +223,7 @@ def header(t: type) -> tuple[bytes, str, bool]:
         top = module.partition(".")[0] if isinstance(module, str) else ""
         found = (b"o" + struct.pack("<Q", len(name)) + name,
                  "" if top in ("", "builtins", "__main__") else top,
-                 top == "__main__" or made_at_run_time(t))  # fmt: skip
+                 top == "__main__")  # fmt: skip
         if len(_HEADERS) < 65536:
             _HEADERS[t] = found
     return found
@@ -237,10 +236,16 @@ def made_at_run_time(cls: type) -> bool:
     hashed by what its library pickles it as when the library says (sympy does), else
     by what it holds, as a notebook class is (`code.callable_digest`), and so are its
     instances' classes."""
-    if not cls.__flags__ & _HEAP_TYPE:  # (a class of C: its name tells it)
-        return False
-    module = getattr(cls, "__module__", None)
-    return not (isinstance(module, str) and _finds(module, cls.__qualname__, cls))
+    made = _MADE.get(cls)
+    if made is None:
+        module = getattr(cls, "__module__", None)
+        made = bool(cls.__flags__ & _HEAP_TYPE) and not (  # (a class of C: its name tells it)
+            isinstance(module, str) and _finds(module, cls.__qualname__, cls)
+        )
+        if len(_MADE) < 65536:
+            _MADE[cls] = made
+    return made
 
 
 _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class defined by a class statement or type()
+_MADE: dict[type, bool] = {}

@@ -90,21 +90,22 @@ def _no_state(obj: Any, hasher: Any, path: str) -> bool:
     return False
 
 
-_function_with_state: Callable[[Any, Any, str], bool] = _no_state
+_with_state: Callable[[Any, Any, str], bool] = _no_state
 
 
-def use_function_with_state(fn: Callable[[Any, Any, str], bool]) -> None:
-    """Digest a function that holds state (what it closes over, its defaults, its
-    attributes) as part of the digest that reaches it with `fn(function, hasher, path)`,
-    which returns False for one it leaves to `callable_digest`."""
-    global _function_with_state
-    _function_with_state = fn
+def use_with_state(fn: Callable[[Any, Any, str], bool]) -> None:
+    """Digest a function or class that holds state (what a function closes over, its
+    defaults, its attributes; a class made at run time) as part of the digest that
+    reaches it with `fn(obj, hasher, path)`, which returns False for one it leaves to
+    `callable_digest`."""
+    global _with_state
+    _with_state = fn
 
 
-def function_with_state(obj: Any, hasher: Any, path: str) -> bool:
-    """Write a function into `hasher` with the state it holds walked in the hasher's
-    memo; False for one that `callable_digest` digests whole."""
-    return _function_with_state(obj, hasher, path)
+def with_state(obj: Any, hasher: Any, path: str) -> bool:
+    """Write a function or class into `hasher` with the state it holds walked in the
+    hasher's memo; False for one that `callable_digest` digests whole."""
+    return _with_state(obj, hasher, path)
 
 
 def add_library(top: str, register: Callable[[str], None]) -> None:

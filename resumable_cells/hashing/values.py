@@ -43,10 +43,10 @@ from .registry import (
     PROCESS_TYPES,
     WHOLE,
     callable_digest,
-    function_with_state,
     handler_for,
     process_token,
     register_hasher,
+    with_state,
 )
 
 __all__ = ["Hasher", "ReadAs", "Unhashable", "digest", "register_hasher", "hex_digest"]
@@ -394,7 +394,7 @@ class Hasher:
             self._h.update(self.callable(v.__func__))
             self.value(v.__self__, f"{path}.__self__")
             return
-        if t is types.FunctionType and function_with_state(v, self, path):
+        if (t is types.FunctionType or isinstance(v, type)) and with_state(v, self, path):
             return
         if isinstance(v, (types.FunctionType, type)) or _named_builtin(v, t):
             self.tag(b"F")
@@ -417,16 +417,20 @@ class Hasher:
             self.tag(b"r")
             self.value(objects.match_parts(v), path)
             return
-        header, top, by_code = objects.header(t)
+        header, top, notebook = objects.header(t)
         if top:
             self.shared.modules.add(top)
         self._h.update(header)
-        if by_code:
-            self._h.update(self.callable(t))  # a notebook class (or one made at run time)
+        if notebook:
+            self._h.update(self.callable(t))  # a notebook class: by code
+        elif objects.made_at_run_time(t):
+            self.value(t, path)  # its class, walked in this digest (its name tells nothing)
+            objects.encode(self, v, t, path)
+            return
         objects.encode(self, v, t, path)
-        if objects.plain_class(t) and (not by_code or id(t) in self.shared.callables):
+        if objects.plain_class(t) and (not notebook or id(t) in self.shared.callables):
             # (`objects.encode` wrote b"Nd" before the __dict__: see `mapping_body`)
-            self.shared.plain[t] = header + (self.callable(t) if by_code else b"") + b"Nd"
+            self.shared.plain[t] = header + (self.callable(t) if notebook else b"") + b"Nd"
 
     def callable(self, obj: Any) -> bytes:
         """The digest of a function or class (`code`), computed once per digest."""
