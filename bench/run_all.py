@@ -28,8 +28,8 @@ sys.path.insert(0, str(HERE))
 
 from common import Row, fmt_time, module_versions  # noqa: E402
 
-FIGURES = ["hash_array", "hash_frame", "hash_dict", "hash_functions", "store_restore", "store_frame"]
-FIGURES += ["trivial_hit"]
+FIGURES = ["hash_array", "hash_frame", "hash_dict", "hash_functions", "store_restore"]
+FIGURES += ["store_frame", "trivial_hit"]
 FIGURES += ["live_step", "sharing"]
 FIGURES += ["step_100mb", "chain_1gb", "keep_share", "keep_unit", "records_step", "audit_hook"]
 FIGURES += ["resume", "long_record", "chain_resume", "remote_hit", "bucket_hit", "seal", "corpus"]
