@@ -68,11 +68,7 @@ def _callable_digest(obj: Any, hasher: Hasher) -> bytes:
     elif isinstance(obj, type) and is_notebook_defined(obj, hasher.main_ns):
         _class(sub, obj)
     elif isinstance(obj, type) and objects.made_at_run_time(obj):
-        if type(obj) in copyreg.dispatch_table:  # what its library pickles it as
-            sub.tag(b"y")
-            objects.encode(sub, obj, type(obj), _name(obj))
-        else:
-            _class(sub, obj)
+        _made_class_body(sub, obj, _name(obj))
     else:
         sub.tag(b"g")
         module = _by_name(sub, obj)
@@ -103,13 +99,17 @@ def _made_class(cls: type, h: Hasher, path: str) -> bool:
     context again. False for any other class."""
     if is_notebook_defined(cls, h.main_ns) or not objects.made_at_run_time(cls):
         return False
-    h.tag(b"y")
     h.shared.code = True
-    if type(cls) in copyreg.dispatch_table:
+    _made_class_body(h, cls, path)
+    return True
+
+
+def _made_class_body(h: Hasher, cls: type, path: str) -> None:
+    h.tag(b"y")
+    if type(cls) in copyreg.dispatch_table:  # what its library pickles it as
         objects.encode(h, cls, type(cls), path)
     else:
         _class(h, cls)
-    return True
 
 
 def _function_with_state(fn: types.FunctionType, h: Hasher, path: str) -> bool:

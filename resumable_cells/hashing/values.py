@@ -421,13 +421,14 @@ class Hasher:
         if top:
             self.shared.modules.add(top)
         self._h.update(header)
+        made = not notebook and objects.made_at_run_time(t)
         if notebook:
             self._h.update(self.callable(t))  # a notebook class: by code
-        elif objects.made_at_run_time(t):
+        elif made:
             self.value(t, path)  # its class, walked in this digest (its name tells nothing)
-            objects.encode(self, v, t, path)
-            return
         objects.encode(self, v, t, path)
+        if made:  # (its class is a reference into this digest's memo: no shared prefix)
+            return
         if objects.plain_class(t) and (not notebook or id(t) in self.shared.callables):
             # (`objects.encode` wrote b"Nd" before the __dict__: see `mapping_body`)
             self.shared.plain[t] = header + (self.callable(t) if notebook else b"") + b"Nd"
