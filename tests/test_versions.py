@@ -20,6 +20,22 @@ def test_a_module_made_at_run_time_has_no_version_and_reads_no_package_list(monk
     assert versions._owners.cache_info().misses == 0
 
 
+def test_a_module_loaded_under_another_name_too_has_its_package_s_version(monkeypatch):
+    # pandas's Cython functions name `_cyutility` as their module: sys.modules holds
+    # `pandas._libs._cyutility` under that name too. Its version is pandas's, found
+    # without reading every installed package's file list.
+    import xxhash
+
+    alias = types.ModuleType("xxhash._shared_for_a_test")
+    alias.__file__ = xxhash.__file__
+    monkeypatch.setitem(sys.modules, "_shared_for_a_test", alias)
+    versions._owners.cache_clear()
+    versions.module_version.cache_clear()
+    assert versions.module_version("_shared_for_a_test") == versions.module_version("xxhash")
+    assert versions.module_version("xxhash") == metadata.version("xxhash")
+    assert versions._owners.cache_info().misses == 0
+
+
 def test_a_module_without_a_version_attribute_gets_its_distribution_s():
     import typing_extensions
 
