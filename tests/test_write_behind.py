@@ -191,3 +191,37 @@ def test_a_write_that_fails_never_fails_the_cell_and_is_said_at_the_next(kernel,
     kernel.ok("resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY,) * 2)")
     again = kernel.ok(step("full", seed)).status_lines()[0]
     assert "ran" in again and "the store failed" in again, again
+
+
+def test_a_small_entry_is_put_once_its_cell_is_done_not_while_the_user_waits(kernel, tmp_path):
+    # Nothing of it is left to write, but its put (a SQLite transaction) waits for the
+    # cell's reply: within the cell it is pending, by the next cell it is stored.
+    kernel.ok(
+        "get_ipython().run_cell_magic('step', 'small', 'w = 1')\n"
+        f"_seen = ({ENGINE}.writing()['entries'], bool({ENGINE}.store.history('small')))"
+    )
+    assert kernel.value("list(_seen)") == [1, False]
+    assert kernel.value(f"{ENGINE}.writing()['entries']") == 0
+    assert stored(tmp_path, "small")
+
+
+def test_a_step_run_again_in_the_same_cell_is_served_its_pending_entry(kernel):
+    kernel.ok("for _ in range(2):\n    get_ipython().run_cell_magic('step', 'twice', 'w = 2')")
+    statuses = kernel.value("[r['status'] for r in __import__('resumable_cells').record()]")
+    assert statuses[-2:] == ["live", "hit"], statuses
+
+
+def test_a_small_entry_whose_put_fails_is_said_at_the_next_cell(kernel, tmp_path):
+    kernel.ok(
+        f"_e = {ENGINE}\n"
+        "def _full(*a, **k):\n"
+        "    raise OSError(28, 'No space left on device')\n"
+        "_e.store.put_entry = _full"
+    )
+    assert kernel.ok("%%step tiny\nw = 3").stderr == ""
+    said = kernel.ok("del _e.store.put_entry").stderr
+    assert said.count("step tiny: not cached: the store failed (No space left on device)") == 1
+    assert not stored(tmp_path, "tiny")
+    again = kernel.ok("%%step tiny\nw = 3").status_lines()[0]
+    assert "ran" in again and "the store failed" in again, again
+    assert stored(tmp_path, "tiny")

@@ -112,6 +112,8 @@ class Engine:
         hooks = shell.events.callbacks["post_run_cell"]
         if opaque.after_cell not in hooks:
             shell.events.register("post_run_cell", opaque.after_cell)
+        # (first the entries put when idle, should the loop not have taken its turn)
+        shell.events.register("pre_execute", self.writes.put_idle)
         shell.events.register("pre_run_cell", self.report_writes)
         atexit.register(self.end_writes)
 
@@ -200,10 +202,15 @@ class Engine:
     # -- entries written behind -----------------------------------------------------------
     def write_behind(self, key: Key, step: str, entry: Entry, later: Batch) -> None:
         """Put `entry` under its key once the values in `later` are written and match
-        the digests they had when the step ended; returns at once."""
+        the digests they had when the step ended; returns at once. With none left to
+        write, it is put when the kernel is idle (`WriteBehind.put_when_idle`), or now
+        (raising why it failed) where no event loop runs."""
         code = key.preimage.get("code")
         job = Job(key.address, step, entry, later.blobs, self.store, self._put_written, code)
-        self.writes.submit(job)
+        if later.blobs:
+            self.writes.submit(job)
+        elif not self.writes.put_when_idle(job):  # (no event loop: a terminal, a script)
+            self._put_written(key.address, entry)
 
     def _put_written(self, key: str, entry: Entry) -> None:
         """Put an entry whose values are written: locally, then to the team cache set
@@ -278,10 +285,14 @@ class Engine:
         """The extension is unloaded: its writes ended, its hooks gone, the store closed."""
         self.end_writes()
         atexit.unregister(self.end_writes)
-        try:
-            self.shell.events.unregister("pre_run_cell", self.report_writes)
-        except ValueError:  # (not registered: nothing to undo)
-            log.debug("the write report was not registered", exc_info=True)
+        for event, hook in (
+            ("pre_execute", self.writes.put_idle),
+            ("pre_run_cell", self.report_writes),
+        ):
+            try:
+                self.shell.events.unregister(event, hook)
+            except ValueError:  # (not registered: nothing to undo)
+                log.debug("the hook on %s was not registered", event, exc_info=True)
         self.save_spend()
         self.journal.close()
         self.store.close()

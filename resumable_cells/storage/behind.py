@@ -12,6 +12,15 @@ were copied does not match: the entry is not stored, and the next run is a miss,
 the changed bytes under the old digest. A kernel killed mid-write leaves a temp file
 (swept when a store opens) and no entry.
 
+An entry with nothing left to write (every value small enough to write as the step
+ended) is not handed to the thread: `put_when_idle` has the kernel's own thread put it
+on its event loop's next turn, after the cell's reply and before the next request, so
+the user does not wait for its SQLite transaction (about a millisecond a live step)
+and nothing runs beside their next cell. Waiting for it (a lookup of its key, `wait`)
+puts it at once, and so does the start of the next execution, whichever comes
+first. Outside an event loop (a terminal, a script) it is put as the step
+ends.
+
 What failed is kept for the engine to say (`take_failures`); the blobs an entry that
 failed had written are released. Queued entries hold views of the values' memory, never
 copies; past `MAX_PENDING` bytes queued, `submit` waits for the writer. The writer runs
@@ -21,6 +30,7 @@ the user's next cell goes first, and the writes take what is left.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import sys
@@ -28,6 +38,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from functools import partial
 
 import msgspec
 
@@ -90,6 +101,10 @@ class WriteBehind:
         self._busy: Job | None = None
         self._worker: threading.Thread | None = None
         self._failures: list[Failure] = []
+        self._idle: deque[Job] = deque()  # put on the event loop's next turn
+        self._idle_busy: Job | None = None
+        self._idle_thread: int | None = None  # the thread whose loop puts them
+        self._idle_scheduled = False
         # told (from the writer's thread) each time an entry leaves the queue, stored or
         # not, once `pending()` no longer counts it: the sidebar's figures follow
         self.on_change: list[Callable[[], object]] = []
@@ -109,6 +124,40 @@ class WriteBehind:
                 self._worker.start()
             self._cv.notify_all()
 
+    def put_when_idle(self, job: Job) -> bool:
+        """Queue an entry with no blob left to write, to be put by this thread's event
+        loop on its next turn; False (nothing queued) when no loop runs in this thread:
+        the caller puts it now."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        with self._cv:
+            job.store.keep_writing(set(job.entry.blobs()))
+            self._idle.append(job)
+            self._idle_thread = threading.get_ident()
+            schedule, self._idle_scheduled = not self._idle_scheduled, True
+        if schedule:
+            loop.call_soon(self.put_idle)
+        return True
+
+    def put_idle(self) -> None:
+        """Put the entries `put_when_idle` queued, oldest first: on the loop's turn, for
+        someone waiting on them in the same thread, or before the next execution's code
+        runs (the engine's `pre_execute`: a kernel reads a request queued meanwhile
+        without the loop taking a turn, and an entry whose cell is done must not wait
+        for the next cell's end to be stored, or be lost if that cell crashes the
+        kernel)."""
+        with self._cv:
+            self._idle_scheduled = False
+        while True:
+            with self._cv:
+                if not self._idle:
+                    return
+                job = self._idle_busy = self._idle.popleft()
+                job.putting = True
+            self._done(job, self._attempt(job, partial(job.put, job.key, job.entry)))
+
     def pending(self) -> Pending:
         with self._cv:
             jobs = self._jobs()
@@ -121,6 +170,8 @@ class WriteBehind:
     def wait(self, timeout: float | None = None, key: str | None = None) -> bool:
         """Wait until no entry (with `key`: that key's) is queued or being written, at
         most `timeout` seconds (None: as long as it takes). Returns whether none is."""
+        if self._idle and self._idle_thread == threading.get_ident():
+            self.put_idle()  # (its loop cannot take its turn while this thread waits)
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cv:
             while any(key is None or j.key == key for j in self._jobs()):
@@ -146,12 +197,12 @@ class WriteBehind:
         failure with `why`."""
         with self._cv:
             gone = [j for j in self._jobs() if (step is None or j.step == step) and not j.putting]
-            queued = [j for j in gone if j in self._queue]
+            queued = [j for j in gone if j in self._queue or j in self._idle]
             for job in gone:
                 job.dropped = True
                 self._failures.append(Failure(job.step, job.key, job.code, why))
             for job in queued:
-                self._queue.remove(job)
+                (self._queue if job in self._queue else self._idle).remove(job)
             self._cv.notify_all()
         for job in queued:  # (the one being written finishes in the thread)
             self._finish(job, stored=False)
@@ -167,7 +218,8 @@ class WriteBehind:
 
     # -- the thread --------------------------------------------------------------------
     def _jobs(self) -> list[Job]:
-        return ([self._busy] if self._busy is not None else []) + list(self._queue)
+        busy = [j for j in (self._busy, self._idle_busy) if j is not None]
+        return busy + list(self._queue) + list(self._idle)
 
     def _bytes(self) -> int:
         return sum(j.nbytes for j in self._jobs())
@@ -184,22 +236,33 @@ class WriteBehind:
         bounce = bytearray(blobs.BOUNCE)
         while True:
             job = self._next()
-            stored = False
-            try:
-                self._write(job, bounce)
-                stored = True
-            except NotWritten as err:
-                log.debug("the entry of %s was not stored", job.step, exc_info=True)
-                self._failed(job, f"not cached: {err}")
-            except Exception as err:  # disk full, permission: the step already ran
-                log.debug("the entry of %s was not stored", job.step, exc_info=True)
-                why = getattr(err, "strerror", None) or err
-                self._failed(job, f"not cached: the store failed ({why})")
-            self._finish(job, stored)
-            with self._cv:
+            self._done(job, self._attempt(job, partial(self._write, job, bounce)))
+
+    def _attempt(self, job: Job, work: Callable[[], object]) -> bool:
+        """Run `work` (the job's writes, its put); whether the entry was stored. A
+        failure is kept for the engine to say."""
+        try:
+            work()
+            return True
+        except NotWritten as err:
+            log.debug("the entry of %s was not stored", job.step, exc_info=True)
+            self._failed(job, f"not cached: {err}")
+        except Exception as err:  # disk full, permission: the step already ran
+            log.debug("the entry of %s was not stored", job.step, exc_info=True)
+            why = getattr(err, "strerror", None) or err
+            self._failed(job, f"not cached: the store failed ({why})")
+        return False
+
+    def _done(self, job: Job, stored: bool) -> None:
+        """The job left the queue, stored or not: what waited for it is told."""
+        self._finish(job, stored)
+        with self._cv:
+            if self._busy is job:
                 self._busy = None
-                self._cv.notify_all()
-            self._changed()
+            if self._idle_busy is job:
+                self._idle_busy = None
+            self._cv.notify_all()
+        self._changed()
 
     def _changed(self) -> None:
         for fn in list(self.on_change):

@@ -4,8 +4,9 @@ entry stored.
 A run with an effect (the tripwire's findings, or a module attribute among its inputs
 that a hit could not set again) is not cached. Otherwise the sharing analysis plans
 how its names are stored, the process state it changed is recorded, the entry is built
-and put in the tiered store; when it has large values, their bytes are written behind
-and the entry is put once they are (`Engine.write_behind`). Every way this can fail is
+and handed to `Engine.write_behind`: its large values' bytes are written by a thread
+of their own and the entry put once they are; an entry with none is put when the cell
+is done. Every way this can fail is
 a note for the record and the user (what could not be kept, and what to do), never an
 error of the cell: the step has already run.
 """
@@ -153,10 +154,9 @@ def admit(engine: Engine, live: LiveRun, watched: Watched) -> Admitted:
         note = f"not cached: the store failed ({getattr(err, 'strerror', None) or err})"
         return Admitted(note, digests.describe(live.bound))
     try:
-        if later.blobs:  # its values' bytes are written while the user goes on
-            engine.write_behind(live.key, live.name, built, later)
-        else:
-            engine.cache.put(live.key.address, built)  # the team cache pushes in the background
+        # Its large values' bytes are written while the user goes on, and even a small
+        # entry's put (a SQLite transaction, signed JSON) waits for the cell's reply.
+        engine.write_behind(live.key, live.name, built, later)
     except Exception as err:
         log.debug("the entry of %s was not stored", live.name, exc_info=True)
         return Admitted(f"not cached: the store failed ({err})", built.described())
