@@ -182,11 +182,24 @@ class Kernel:
         assert done, f"entries still being written after {timeout} s"
 
     def restart(self, clean: bool = False) -> None:
-        """Restart the kernel: killed, or with `clean` asked to shut down first (as
-        Jupyter's restart does), so that what it does at exit runs."""
+        """Restart the kernel: killed once settled (`settle`; `kill` does not wait), or
+        with `clean` asked to shut down first (as Jupyter's restart does), so that what
+        it does at exit runs."""
+        if not clean:
+            self.settle()
         self.kc.stop_channels()
         self.km.restart_kernel(now=not clean)
         self._connect()
+
+    def settle(self) -> None:
+        """A silent execution: the engine puts the entries of the steps already done as
+        any execution starts (a small entry is put after its cell's reply, on the
+        kernel's next turn), as a clean shutdown would at exit. A kernel still busy, or
+        gone, is left as it is after a few seconds."""
+        try:
+            self.collect(self.kc.execute("None", silent=True), timeout=5)
+        except TimeoutError:
+            pass
 
     def kill(self) -> None:
         """SIGKILL, as a crash would, then start a fresh kernel in the same place."""
@@ -198,5 +211,8 @@ class Kernel:
         self._connect()
 
     def shutdown(self) -> None:
+        """Killed once settled (`settle`): the entries of the steps it ran are stored."""
+        if self.km.is_alive():
+            self.settle()
         self.kc.stop_channels()
         self.km.shutdown_kernel(now=True)

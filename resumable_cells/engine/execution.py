@@ -98,6 +98,9 @@ def run_step(engine: Engine, args: StepArgs, line: str, cell: str) -> Any:
     A body with top-level `await` gives an `AwaitedStep` instead, which the cell awaits
     (`ipython/awaiting.py` rewrites it so), or a UsageError when the cell does not."""
     __tracebackhide__ = True  # noqa: F841 (IPython hides this frame in tracebacks)
+    # The entry of a step before it in this cell (a loop of agent turns) is put first:
+    # a crash in this step must not take the last one's with it.
+    engine.writes.put_idle()
     transformed = engine.transform(cell)
     try:
         code = step_code.of(engine.shell, transformed)

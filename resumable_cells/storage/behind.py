@@ -17,8 +17,8 @@ ended) is not handed to the thread: `put_when_idle` has the kernel's own thread 
 on its event loop's next turn, after the cell's reply and before the next request, so
 the user does not wait for its SQLite transaction (about a millisecond a live step)
 and nothing runs beside their next cell. Waiting for it (a lookup of its key, `wait`)
-puts it at once, and so does the start of the next execution, whichever comes
-first. Outside an event loop (a terminal, a script) it is put as the step
+puts it at once, and so does the start of the next execution or of the next step
+(of a loop of steps in one cell), whichever comes first. Outside an event loop (a terminal, a script) it is put as the step
 ends.
 
 What failed is kept for the engine to say (`take_failures`); the blobs an entry that
@@ -143,11 +143,11 @@ class WriteBehind:
 
     def put_idle(self) -> None:
         """Put the entries `put_when_idle` queued, oldest first: on the loop's turn, for
-        someone waiting on them in the same thread, or before the next execution's code
-        runs (the engine's `pre_execute`: a kernel reads a request queued meanwhile
-        without the loop taking a turn, and an entry whose cell is done must not wait
-        for the next cell's end to be stored, or be lost if that cell crashes the
-        kernel)."""
+        someone waiting on them in the same thread, or before the next execution's or
+        step's code runs (the engine's `pre_execute`, `run_step`: a kernel reads a
+        request queued meanwhile without the loop taking a turn, a cell may run steps in
+        a loop, and an entry whose step is done must not wait for the next one's end to
+        be stored, or be lost if that one crashes the kernel)."""
         with self._cv:
             self._idle_scheduled = False
         while True:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 import time
 
+import pytest
 from conftest import LOAD, flag_code, flag_path, fresh_kernel, wait_until
 
 BIG_ROWS = 25_000_000  # 200 MB of float64
@@ -17,11 +18,29 @@ def statuses(k):
     return k.value("[(r['step'], r['status']) for r in __import__('resumable_cells').record()]")
 
 
-def test_kill_mid_step_then_resume(tmp_path):
+SLOW = f"import time\n{flag_code('slow')}\ntime.sleep(60)\nother = 1"
+
+
+@pytest.mark.parametrize(
+    "cells",
+    [
+        # a step done in one cell, the kernel killed in the next cell's step
+        ["%%step first\nvalue = 41", f"%%step slow\n{SLOW}"],
+        # an agent's turns as steps in one cell, the kernel killed in the second: the
+        # first one's entry is put at the latest as the next step starts
+        [
+            "get_ipython().run_cell_magic('step', 'first', 'value = 41')\n"
+            f"get_ipython().run_cell_magic('step', 'slow', {SLOW!r})"
+        ],
+    ],
+    ids=["cells", "steps-in-one-cell"],
+)
+def test_kill_mid_step_then_resume(tmp_path, cells):
     k = fresh_kernel(tmp_path)
     try:
-        k.ok("%%step first\nvalue = 41")
-        k.kc.execute(f"%%step slow\nimport time\n{flag_code('slow')}\ntime.sleep(60)\nother = 1")
+        for cell in cells[:-1]:
+            k.ok(cell)
+        k.kc.execute(cells[-1])
         wait_until(flag_path(tmp_path, "slow").exists, what="the step to start")
         k.kill()
         k.ok(LOAD)
