@@ -210,3 +210,30 @@ def test_the_writer_yields_to_the_kernels_thread(tmp_path):
     assert writes.wait(60)
     mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
     assert seen == [min(19, mine + NICENESS)]  # (19: the lowest priority there is)
+
+
+def test_an_entry_put_when_idle_waits_for_the_loop_and_is_never_left_pending(tmp_path):
+    import asyncio
+
+    store = Store(tmp_path / "s")
+    writes = WriteBehind()
+    put = []
+
+    def interrupted(key, e):
+        raise KeyboardInterrupt
+
+    async def cell():
+        small = entry(store, "k", [])
+        assert writes.put_when_idle(Job("k", "k", small, [], store, lambda k, e: put.append(k)))
+        assert put == [] and writes.pending().entries == 1  # (the cell has not ended)
+        await asyncio.sleep(0)  # the loop's turn
+        assert put == ["k"] and writes.pending().entries == 0
+        # Ctrl-C while it is being put (the next step started): it is not left pending
+        writes.put_when_idle(Job("i", "i", small, [], store, interrupted))
+        with pytest.raises(KeyboardInterrupt):
+            writes.put_idle()
+        assert writes.pending().entries == 0
+
+    asyncio.run(cell())
+    assert writes.put_when_idle(Job("k", "k", entry(store, "k", []), [], store, print)) is False
+    store.close()

@@ -224,4 +224,5 @@ def test_a_small_entry_whose_put_fails_is_said_at_the_next_cell(kernel, tmp_path
     assert not stored(tmp_path, "tiny")
     again = kernel.ok("%%step tiny\nw = 3").status_lines()[0]
     assert "ran" in again and "the store failed" in again, again
+    kernel.settle()  # (its entry is put after the cell's reply)
     assert stored(tmp_path, "tiny")

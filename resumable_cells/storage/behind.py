@@ -14,12 +14,12 @@ the changed bytes under the old digest. A kernel killed mid-write leaves a temp 
 
 An entry with nothing left to write (every value small enough to write as the step
 ended) is not handed to the thread: `put_when_idle` has the kernel's own thread put it
-on its event loop's next turn, after the cell's reply and before the next request, so
-the user does not wait for its SQLite transaction (about a millisecond a live step)
-and nothing runs beside their next cell. Waiting for it (a lookup of its key, `wait`)
-puts it at once, and so does the start of the next execution or of the next step
-(of a loop of steps in one cell), whichever comes first. Outside an event loop (a terminal, a script) it is put as the step
-ends.
+on its event loop's next turn, after the cell's reply, so the user does not wait for
+its SQLite transaction (about a millisecond a live step) and nothing runs beside their
+next cell. Waiting for it (a lookup of its key, `wait`) puts it at once, and so does
+the start of the next execution or of the next step (of a loop of steps in one cell),
+whichever comes first. Outside an event loop (a terminal, a script) it is put as the
+step ends.
 
 What failed is kept for the engine to say (`take_failures`); the blobs an entry that
 failed had written are released. Queued entries hold views of the values' memory, never
@@ -156,7 +156,11 @@ class WriteBehind:
                     return
                 job = self._idle_busy = self._idle.popleft()
                 job.putting = True
-            self._done(job, self._attempt(job, partial(job.put, job.key, job.entry)))
+            stored = False
+            try:
+                stored = self._attempt(job, partial(job.put, job.key, job.entry))
+            finally:  # (an interrupt of the cell that put it: not left pending forever)
+                self._done(job, stored)
 
     def pending(self) -> Pending:
         with self._cv:

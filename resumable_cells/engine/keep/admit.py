@@ -6,9 +6,8 @@ that a hit could not set again) is not cached. Otherwise the sharing analysis pl
 how its names are stored, the process state it changed is recorded, the entry is built
 and handed to `Engine.write_behind`: its large values' bytes are written by a thread
 of their own and the entry put once they are; an entry with none is put when the cell
-is done. Every way this can fail is
-a note for the record and the user (what could not be kept, and what to do), never an
-error of the cell: the step has already run.
+is done. Every way this can fail is a note for the record and the user (what could not
+be kept, and what to do), never an error of the cell: the step has already run.
 """
 
 from __future__ import annotations
