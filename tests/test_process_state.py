@@ -54,6 +54,13 @@ from replay import replay
         ),
         (
             [
+                "import socket\nsocket.setdefaulttimeout(3.0)",
+                "%%step untimed\nimport socket\nsocket.setdefaulttimeout(None)",
+            ],
+            "__import__('socket').getdefaulttimeout()",
+        ),
+        (
+            [
                 "import os\nos.makedirs('sub', exist_ok=True)",
                 "%%step into\nimport os\nos.chdir('sub')",
             ],
@@ -78,6 +85,7 @@ from replay import replay
         "sys.path",
         "sys.path-item",
         "environ-deleted-item",
+        "socket-timeout-to-none",
         "cwd",
         "interactivity",
     ],

@@ -287,3 +287,31 @@ def test_staleness_reaches_downstream_steps(kernel):
     assert set(stale) == {("clean", None), ("summary", None)}
     assert stale["clean", None].startswith("rows changed by step load (In [")
     assert stale["summary", None] == "kept comes from stale step clean"
+
+
+def test_a_stored_live_run_after_a_miss_with_no_note_reads_the_notes_once(tmp_path):
+    # The miss reason reads the step's `nocache:` row; the live run after it, stored,
+    # has nothing to forget, so it does not read the row a second time (a live step's
+    # usual case). A run that leaves a note still writes it, and a miss reads it.
+    import inprocess
+
+    eng = inprocess.engine(tmp_path / "store")
+    try:
+        reads: list[str] = []
+        index = eng.store.index
+        real_get = index.get
+
+        def get(key, *args, **kwargs):
+            reads.append(key)
+            return real_get(key, *args, **kwargs)
+
+        index.get = get
+        inprocess.step(eng, "%%step s\nx = 1")
+        assert [k for k in reads if k.startswith("nocache:")] == ["nocache:s"]
+        out = tmp_path / "out.txt"
+        writer = f"%%step w\nopen({str(out)!r}, 'w').write('x')"
+        inprocess.step(eng, writer)
+        assert eng.store.history("s") and real_get("nocache:s") is None
+        assert "wrote" in (real_get("nocache:w") or "")
+    finally:
+        inprocess.close(eng)

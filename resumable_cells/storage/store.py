@@ -78,6 +78,7 @@ class Store:
         self._told_at = time.monotonic()
         self._parsed: dict[str, tuple[str, bytes, Entry]] = {}  # `get_entry`
         self._put: dict[str, tuple[str, frozenset[str]]] = {}  # key -> row put, its blobs
+        self._no_notes: set[str] = set()  # steps whose `nocache:` row a read found absent
         self._writing: set[str] = set()  # blobs written behind whose entry is not put yet
         self._writing_lock = threading.Lock()
         # The blobs eviction must keep: those of values a kernel has not read yet
@@ -306,13 +307,24 @@ class Store:
     def uncached_note(self, step: str, code: str | None = None) -> str | None:
         """Why the last live run of `step` with `code` (any code, without one) left no
         entry, when it did not."""
-        notes = self._uncached_notes(step)
+        raw = self.index.get("nocache:" + step)
+        if raw is None:
+            self._no_notes.add(step)
+            return None
+        notes = _notes(json.loads(raw))
         return notes.get(code or ANY_CODE) or notes.get(ANY_CODE)
 
     def note_uncached(self, step: str, note: str | None, code: str | None = None) -> None:
         """Keep (or, with None, forget) why `step` with `code` has no entry: two cells
         may share a step name, and one of them may be cached while the other is not."""
-        raw = self.index.get("nocache:" + step)  # (one read: a live step's usual case)
+        if not note and step in self._no_notes:
+            # The miss before this live run read no note and this store wrote none since:
+            # nothing to forget, and no second read (a live step's usual case). A note
+            # another kernel wrote meanwhile is left as it is.
+            self._no_notes.discard(step)
+            return
+        self._no_notes.discard(step)
+        raw = self.index.get("nocache:" + step)
         notes = _notes(None if raw is None else json.loads(raw))
         if note:
             notes[code or ANY_CODE] = note
@@ -322,9 +334,6 @@ class Store:
             set_json(self.index, "nocache:" + step, dict(list(notes.items())[-_HISTORY:]))
         elif raw is not None:
             self.index.delete("nocache:" + step)
-
-    def _uncached_notes(self, step: str) -> dict[str, str]:
-        return _notes(get_json(self.index, "nocache:" + step))
 
     # -- blobs -------------------------------------------------------------------------
     def has_blob(self, name: str) -> bool:

@@ -127,14 +127,16 @@ def _gc_put(thresholds: tuple[int, ...]) -> None:
 
 
 # The timeout of sockets made without one (`socket.setdefaulttimeout(10)` before
-# downloads); read through the module, watched once something imported it.
-def _socket_timeout() -> float | None:
-    timeout: float | None = sys.modules["socket"].getdefaulttimeout()
-    return timeout
+# downloads); read through the module, watched once something imported it. Taken as a
+# 1-tuple: no timeout (None) is a setting a step may make, and a change of None would
+# read as no change.
+def _socket_timeout() -> tuple[float | None]:
+    return (sys.modules["socket"].getdefaulttimeout(),)
 
 
-def _set_socket_timeout(value: float | None) -> None:
-    sys.modules["socket"].setdefaulttimeout(value)
+def _set_socket_timeout(value: tuple[float | None] | float | None) -> None:
+    # (an entry of an earlier version recorded the bare number)
+    sys.modules["socket"].setdefaulttimeout(value[0] if isinstance(value, tuple) else value)
 
 
 # The locale (`locale.setlocale(locale.LC_ALL, "de_DE.UTF-8")`) formats numbers and

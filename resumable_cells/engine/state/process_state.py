@@ -70,6 +70,9 @@ log = logging.getLogger(__name__)
 _STATES: list[State] = list(BUILTIN)
 _BUILTIN = len(_STATES)
 _last: dict[str, Any] = {}
+# A state not read (not in a snapshot, not in `_last`): None is a value of its own (the
+# default socket timeout is None), which a step may change and need not be read again.
+_UNREAD = object()
 
 
 def register_state(name: str, get: Callable[[], Any], set: Callable[[Any], None]) -> None:
@@ -211,8 +214,8 @@ def snapshot(current: bool = False) -> dict[str, Any]:
     out = {}
     for s in _watched():
         try:
-            last = _last.get(s.name)
-            if last is None or (not current and s.differs(last)):
+            last = _last.get(s.name, _UNREAD)
+            if last is _UNREAD or (not current and s.differs(last)):
                 last = _last[s.name] = s.take()
             out[s.name] = last
         except Exception:  # a state that cannot be read now: the step is not held to it
@@ -227,22 +230,22 @@ def changes(watch: Watch | dict[str, Any]) -> list[tuple[str, Any]]:
     magics = watch.magics if isinstance(watch, Watch) else []
     out: list[tuple[str, Any]] = [("ipython.magics", list(magics))] if magics else []
     for s in _watched():
-        prior = before.get(s.name)
+        prior = before.get(s.name, _UNREAD)
         try:
-            if prior is not None and not s.differs(prior):
+            if prior is not _UNREAD and not s.differs(prior):
                 continue
             after = _last[s.name] = s.take()
         except Exception as err:
             _last.pop(s.name, None)  # not known now: the next snapshot reads it
-            if prior is None:  # it could not be read before either: not watched here
+            if prior is _UNREAD:  # it could not be read before either: not watched here
                 log.debug("process state %s could not be read", s.name, exc_info=True)
                 continue
             raise Unfaithful(
                 s.name, f"it cannot be read after the step ({err})", "mark the step `--effect`"
             ) from None
         try:
-            change = s.change(prior, after)
-            if change or prior is None:
+            change = s.change(None if prior is _UNREAD else prior, after)
+            if change or prior is _UNREAD:
                 serialize.dumps(change, s.name)
                 out.append((s.name, change))
         except Exception as err:
