@@ -10,6 +10,7 @@ listeners the executions are told to (the sidebar's comm). One step's execution 
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import logging
 import signal
@@ -112,8 +113,10 @@ class Engine:
         hooks = shell.events.callbacks["post_run_cell"]
         if opaque.after_cell not in hooks:
             shell.events.register("post_run_cell", opaque.after_cell)
-        # (first the entries put when idle, should the loop not have taken its turn)
-        shell.events.register("pre_execute", self.writes.put_idle)
+        self._record_scheduled = False  # `flush_record` is on the event loop's way
+        # (first the entries put and the rows written when idle, should the loop not
+        # have taken its turn)
+        shell.events.register("pre_execute", self.at_idle)
         shell.events.register("pre_run_cell", self.report_writes)
         atexit.register(self.end_writes)
 
@@ -148,6 +151,38 @@ class Engine:
                 listener(kind, payload)
             except Exception:  # a frontend that went away
                 log.debug("a listener failed on %s", kind, exc_info=True)
+
+    def record_soon(self) -> None:
+        """A row waits in the journal (an end row, a hit's): written on the event loop's
+        next turn, once the cell's reply is sent, unless something writes it first (the
+        next row, the next execution, a read of the record, the kernel's end). Where no
+        loop runs (a terminal, a script), now."""
+        if self._record_scheduled:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.flush_record()
+            return
+        self._record_scheduled = True
+        loop.call_soon(self.flush_record)
+
+    def flush_record(self) -> None:
+        """Write the journal's waiting rows; a failure is said and logged, never raised
+        (the rows stay in this kernel's view of the record)."""
+        self._record_scheduled = False
+        try:
+            self.journal.flush()
+        except Exception as err:
+            log.debug("rows of the record were not written", exc_info=True)
+            logs.warn(f"the record could not be written ({err})")
+
+    def at_idle(self, *_: Any) -> None:
+        """Before an execution's code runs: the entries and the record's rows the last
+        one left waiting are written, in that order (a row that says `live` after its
+        entry was put)."""
+        self.writes.put_idle()
+        self.flush_record()
 
     # -- the run --------------------------------------------------------------------------
     def start_step_spend(self) -> None:
@@ -261,6 +296,11 @@ class Engine:
         except Exception:  # at exit nobody may see a traceback: the log keeps it
             log.debug("the writes were not ended cleanly", exc_info=True)
             return []
+        finally:
+            try:
+                self.journal.flush()  # (after the entries: their rows say what they did)
+            except Exception:
+                log.debug("rows of the record were not written at exit", exc_info=True)
 
     def _give_up_writes(self, why: str, at_exit: bool = False) -> list[str]:
         if not self.writes.pending().entries:
@@ -286,7 +326,7 @@ class Engine:
         self.end_writes()
         atexit.unregister(self.end_writes)
         for event, hook in (
-            ("pre_execute", self.writes.put_idle),
+            ("pre_execute", self.at_idle),
             ("pre_run_cell", self.report_writes),
         ):
             try:

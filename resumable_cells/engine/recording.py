@@ -1,7 +1,8 @@
 """The record of one execution of a step, as it happens.
 
 A `start` row when it begins and an `end` row when it finishes go to the run's journal
-(a hit is one row), and each merged execution to the engine's listeners (the sidebar);
+(a hit is one row; the end row is written once the kernel is idle, `Engine.record_soon`),
+and each merged execution to the engine's listeners (the sidebar) at once;
 warnings go to stderr under the step's name; the one-line status follows the end. None
 of it may fail the user's cell: what cannot be written is said and logged.
 """
@@ -119,7 +120,7 @@ class Recording:
         )  # fmt: skip
         if status in _LEFT_VALUES:
             self.engine.producers.note(self.name, self.entry_key, self.outputs)
-        self._append(row)
+        self._append(row, later=True)
         self.ended = True
         if note:
             self.warn(note)
@@ -142,9 +143,11 @@ class Recording:
             "inputs": [{"name": n, **i} for n, i in self.inputs.items()],
         }  # fmt: skip
 
-    def _append(self, row: dict[str, Any]) -> None:
+    def _append(self, row: dict[str, Any], later: bool = False) -> None:
         try:
-            merged = self.engine.journal.append(row)
+            merged = self.engine.journal.append(row, later=later)
+            if later:
+                self.engine.record_soon()
         except Exception as err:  # the record must never fail the cell
             log.debug("a record row of %s was not written", self.name, exc_info=True)
             self.warn(f"the record could not be written ({err})")

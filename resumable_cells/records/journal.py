@@ -1,12 +1,19 @@
 """The completion record: an append-only journal of step events, one per run.
 
 Each execution writes a `start` row when it begins and an `end` row when it finishes
-(a hit, a whole execution, one row), as it happens. The journal is a file of JSON lines,
+(a hit, a whole execution, one row). A start row is written as it happens: a kernel
+killed mid-step has written it, so the execution reads as `interrupted`. An end row (and
+a hit's row) may wait (`append(..., later=True)`): it is written with the next row, at
+`flush` (the engine's, once the cell's reply is sent, when the kernel is idle, with the
+entries put then), or once 64 rows wait, whichever comes first; this process reads it
+merged at once. A step's own file write is then one, not two, and a hit's none while the
+user waits. A kernel killed before the flush loses those rows, as it loses the entries
+not yet put at that moment: the execution reads as `interrupted` (a hit's, as not run).
+The journal is a file of JSON lines,
 `record/{run}.jsonl` in the store, each row appended with one `write` to a descriptor
-opened with O_APPEND: a row costs a system call, not a database transaction, and
+opened with O_APPEND: rows cost a system call, not a database transaction, and
 kernels of one run appending at once never interleave their rows (the kernel writes
-each append whole at the end of the file). A kernel killed mid-step has written its
-start row, so the execution reads as `interrupted`. A row cut short (a disk full, a kill
+each append whole at the end of the file). A row cut short (a disk full, a kill
 in the middle of a write) is skipped when read, and the next kernel to append starts on
 a new line, so that it damages no other row.
 
@@ -40,6 +47,7 @@ from ..storage.store import Store
 from .staleness import FINAL
 
 log = logging.getLogger(__name__)
+_WAITING_MAX = 64  # rows appended `later` written at once at the latest (a loop of hits)
 EXECUTION_FIELDS = (
     "id", "run", "session", "step", "cell_id", "execution_count", "key", "status", "start", "end",
     "duration_s", "saved_s", "computed", "reason", "source", "inputs", "outputs", "spend",
@@ -64,21 +72,40 @@ class Journal:
         # execution's rows all come from the kernel that ran it, so `append` needs no
         # other row, and a resumed run's first step does not read its whole record.
         self._own: dict[str, dict] = {}
+        self._waiting: list[tuple[bytes, dict]] = []  # rows appended `later`, not written
 
-    def append(self, row: dict) -> dict:
-        """Write `row`; returns the execution it belongs to, merged so far."""
-        line = json.dumps(row, sort_keys=True, default=str) + "\n"
+    def append(self, row: dict, *, later: bool = False) -> dict:
+        """Write `row`, after the rows waiting; `later`: it waits too (see the module's
+        docstring). Returns the execution it belongs to, merged so far (waiting or not).
+        Raises OSError when the rows cannot be written (those waiting are dropped)."""
+        line = (json.dumps(row, sort_keys=True, default=str) + "\n").encode()
         with self._lock:
-            if self._fd is None:
-                self._fd = self._open()
-            _write_all(self._fd, line.encode())
-            self._note_names(row)
-            return _merge(self._merged if self._merged is not None else self._own, row)
+            merged = _merge(self._merged if self._merged is not None else self._own, row)
+            self._waiting.append((line, row))
+            if not later or len(self._waiting) >= _WAITING_MAX:
+                self._write_waiting()
+            return merged
+
+    def flush(self) -> None:
+        """Write the rows waiting. Raises OSError when they cannot be (they are dropped:
+        this process keeps them merged)."""
+        with self._lock:
+            self._write_waiting()
+
+    def _write_waiting(self) -> None:
+        if not self._waiting:
+            return
+        waiting, self._waiting = self._waiting, []  # (a failing write drops them: said once)
+        if self._fd is None:
+            self._fd = self._open()
+        _write_all(self._fd, b"".join(line for line, _ in waiting))
+        self._note_names([row for _, row in waiting])
 
     def input_names(self) -> set[str]:
         """The names that finished executions read: from the names file when it is
         current (a few hundred bytes), else from every row, and the file written again."""
         with self._lock:
+            self._write_waiting()
             names = self._names if self._names is not None else self._current_names()
             if names is not None:
                 self._names = names
@@ -91,14 +118,15 @@ class Journal:
             self._rewrite_names(journal_mtime)  # (not kept when it cannot be written)
             return set(names)
 
-    def _note_names(self, row: dict) -> None:
-        """After a row: its new names appended, and the file touched (it covers the row)."""
+    def _note_names(self, rows: list[dict]) -> None:
+        """After rows: their new names appended, and the file touched (it covers them)."""
         if self._names is None:
             return
         try:
             if self._names_fd is None:
                 self._names_fd = os.open(self.names_path, os.O_WRONLY | os.O_APPEND)
-            new = [n for n in dict.fromkeys(_names_read_by(row)) if n not in self._names]
+            read = dict.fromkeys(n for row in rows for n in _names_read_by(row))
+            new = [n for n in read if n not in self._names]
             if new:
                 _write_all(self._names_fd, "".join(json.dumps(n) + "\n" for n in new).encode())
                 self._names.update(new)
@@ -164,6 +192,7 @@ class Journal:
     def executions(self, current_session: str | None = None) -> list[dict]:
         """Like `executions(self.rows())`, without re-reading the store each time."""
         with self._lock:
+            self._write_waiting()
             return _finish(self._view().values(), current_session)
 
     def _view(self) -> dict[str, dict]:
@@ -178,6 +207,8 @@ class Journal:
         """Every row, oldest first (those of an earlier store's deque before the
         file's). A damaged row is skipped; a journal that cannot be read at all is
         said, and reads as empty."""
+        if self._waiting:  # (not under the lock: those who hold it wrote them)
+            self.flush()
         rows = self._legacy_rows()
         try:
             data = self.path.read_bytes()
@@ -213,7 +244,13 @@ class Journal:
         return [row for row in map(_row, raws) if row is not None]
 
     def close(self) -> None:
+        """Write the rows waiting (a failure is logged: the kernel goes on without this
+        journal) and let go of the files."""
         with self._lock:
+            try:
+                self._write_waiting()
+            except OSError:
+                log.warning("%s: rows of the record were not written", self.path, exc_info=True)
             if self._fd is not None:
                 os.close(self._fd)
                 self._fd = None
