@@ -156,3 +156,43 @@ def test_a_names_file_that_cannot_be_written_leaves_the_rows_read_each_time(jour
         assert again.input_names() == {"x", "y"}
     finally:
         again.close()
+
+
+def lines(journal: Journal) -> list[dict]:
+    """The rows in the file now, as another process reads them."""
+    if not journal.path.exists():
+        return []
+    return [json.loads(x) for x in journal.path.read_bytes().splitlines() if x.strip()]
+
+
+def test_an_end_row_waits_and_is_written_with_the_next_row_in_order(journal):
+    journal.append({"id": "a", "status": "running", "start": 1.0, "inputs": []})
+    merged = journal.append({"id": "a", "status": "live", "inputs": []}, later=True)
+    assert merged["status"] == "live"  # this process sees it merged at once
+    assert [r["status"] for r in lines(journal)] == ["running"]  # not written yet
+    journal.append({"id": "b", "status": "running", "start": 2.0, "inputs": []})
+    assert [(r["id"], r["status"]) for r in lines(journal)] == [
+        ("a", "running"), ("a", "live"), ("b", "running")
+    ]  # fmt: skip
+
+
+def test_waiting_rows_are_written_by_a_flush_a_read_a_close_or_their_number(journal, tmp_path):
+    journal.append({"id": "a", "status": "hit", "start": 1.0, "inputs": []}, later=True)
+    journal.flush()
+    assert [r["id"] for r in lines(journal)] == ["a"]
+    journal.append(
+        {"id": "b", "status": "hit", "start": 2.0, "inputs": [{"name": "x"}]}, later=True
+    )
+    assert [e["id"] for e in journal.executions()] == ["a", "b"]  # (a read writes them first)
+    assert [r["id"] for r in lines(journal)] == ["a", "b"]
+    assert "x" in journal.input_names()
+    journal.append({"id": "c", "status": "hit", "start": 3.0, "inputs": []}, later=True)
+    journal.close()
+    assert [r["id"] for r in lines(journal)] == ["a", "b", "c"]
+    again = Journal(tmp_path, "run1")
+    try:
+        for i in range(64):  # (a loop of hits: written 64 at a time at the latest)
+            again.append({"id": f"h{i}", "status": "hit", "start": 4.0, "inputs": []}, later=True)
+        assert len(lines(again)) == 3 + 64
+    finally:
+        again.close()

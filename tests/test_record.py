@@ -315,3 +315,19 @@ def test_a_stored_live_run_after_a_miss_with_no_note_reads_the_notes_once(tmp_pa
         assert "wrote" in (real_get("nocache:w") or "")
     finally:
         inprocess.close(eng)
+
+
+def test_a_steps_end_row_reaches_the_file_once_the_kernel_is_idle(kernel, tmp_path):
+    # The end row (and a hit's row) is written after the cell's reply, on the kernel's
+    # idle turn, not left for the next cell: another process reading the record finds
+    # it without anything else run in the kernel.
+    def rows() -> list[dict]:
+        found = list((tmp_path / ".resumable_cells" / "record").glob("*.jsonl"))
+        if not found:
+            return []
+        return [json.loads(x) for x in found[0].read_bytes().splitlines() if x.strip()]
+
+    kernel.ok("%%step s\nx = 1")
+    wait_until(lambda: [r["status"] for r in rows()] == ["running", "live"], what="the end row")
+    kernel.ok("%%step s\nx = 1")
+    wait_until(lambda: [r["status"] for r in rows()][-1:] == ["hit"], what="the hit's row")
