@@ -69,6 +69,23 @@ def test_streams_around_a_display_keep_their_places(kernel):
     assert shape(live) == shape(served) == shape(plain), (shape(plain), shape(live))
 
 
+def test_results_of_steps_one_cell_runs_are_not_shown_for_a_later_cell(kernel):
+    # A step's result is shown as the bundle it formatted (`display/result.show_as`).
+    # Two steps in one cell each wrapped the displayhook over the other's; after the
+    # cell the first one's wrapper was left in place, and a later cell showing the same
+    # object, changed since, showed its old formatting.
+    kernel.ok("lst = [1]")
+    cell = (
+        "first = get_ipython().run_cell_magic('step', 'a', 'lst')\n"
+        "get_ipython().run_cell_magic('step', 'b', '2')\n"
+        "first"
+    )
+    assert kernel.ok(cell).result() == "[1]"
+    kernel.ok("lst.append(5)")
+    assert kernel.ok("lst").result() == "[1, 5]"
+    assert kernel.ok(cell).result() == "[1, 5]"  # (a live run again: its input changed)
+
+
 def test_a_result_is_formatted_before_the_figure_is_drawn_as_in_a_plain_cell(kernel):
     kernel.ok("%matplotlib inline\nimport matplotlib.pyplot as plt")
     body = "plt.plot([1, 2, 3])\nplt.xlabel('Input feature')"

@@ -32,16 +32,29 @@ def bundle_of(shell: Any, value: Any) -> Bundle | None:
 def show_as(shell: Any, value: Any, bundle: Bundle) -> None:
     """The next time the displayhook shows `value` (this cell's result), it shows
     `bundle` instead of formatting the value again; after the cell, it formats as
-    before in any case."""
+    before in any case. The steps of one cell (a loop of them) share one wrapper, which
+    finds each value by its identity: a wrapper a step, each over the one before, left
+    all but the last in place after the cell (a later cell showing one of those objects,
+    changed since, showed its old formatting) and had each step's formatting walk
+    through all of them."""
     hook = shell.displayhook
-    own = hook.__dict__.get("compute_format_data")  # (set on the instance by someone else)
+    current = hook.__dict__.get("compute_format_data")
+    shown = getattr(current, "_rc_shown", None)  # this cell's wrapper, when a step set it
+    if shown is not None:
+        shown[id(value)] = (value, bundle)
+        return
+    own = current  # (set on the instance by someone else)
     original = hook.compute_format_data
+    shown = {id(value): (value, bundle)}  # (the value kept alive: its id stays its own)
 
     def compute(result: Any) -> Any:
-        if result is value:
+        found = shown.get(id(result))
+        if found is None or found[0] is not result:
+            return original(result)
+        del shown[id(result)]
+        if not shown:
             restore()
-            return bundle
-        return original(result)
+        return found[1]
 
     def restore(*_: Any) -> None:
         if hook.__dict__.get("compute_format_data") is compute:
@@ -54,5 +67,6 @@ def show_as(shell: Any, value: Any, bundle: Bundle) -> None:
         except ValueError:
             pass  # (already gone)
 
+    compute._rc_shown = shown  # type: ignore[attr-defined]
     hook.compute_format_data = compute
     shell.events.register("post_run_cell", restore)
