@@ -331,3 +331,11 @@ def test_a_steps_end_row_reaches_the_file_once_the_kernel_is_idle(kernel, tmp_pa
     wait_until(lambda: [r["status"] for r in rows()] == ["running", "live"], what="the end row")
     kernel.ok("%%step s\nx = 1")
     wait_until(lambda: [r["status"] for r in rows()][-1:] == ["hit"], what="the hit's row")
+
+
+def test_the_sidebars_snapshot_shows_an_execution_whose_end_row_waits(kernel):
+    # The snapshot reads the record from the store: rows waiting to be written (the
+    # end row of a step the same cell ran) are written first, not shown as running.
+    engine = "__import__('resumable_cells').ipython.magics.current_engine()"
+    kernel.ok(f"get_ipython().run_cell_magic('step', 's', 'x = 1')\nsnap = {engine}.snapshot()")
+    assert kernel.value("[(e['step'], e['status']) for e in snap['executions']]") == [("s", "live")]

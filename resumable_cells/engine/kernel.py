@@ -137,6 +137,7 @@ class Engine:
         from ..records.snapshot import build
 
         self.save_spend()
+        self.flush_record()  # (the snapshot reads the record from the store)
         snap = build(self.store, self.run, self.session)
         snap["cache"]["writing"] = self.writing()  # the kernel's own: not in the store
         return snap
