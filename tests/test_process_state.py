@@ -54,6 +54,13 @@ from replay import replay
         ),
         (
             [
+                "import sys\nsys.set_int_max_str_digits(5000)",
+                "%%step nolimit\nimport sys\nsys.set_int_max_str_digits(0)",
+            ],
+            "__import__('sys').get_int_max_str_digits()",
+        ),
+        (
+            [
                 "import socket\nsocket.setdefaulttimeout(3.0)",
                 "%%step untimed\nimport socket\nsocket.setdefaulttimeout(None)",
             ],
@@ -85,6 +92,7 @@ from replay import replay
         "sys.path",
         "sys.path-item",
         "environ-deleted-item",
+        "int-max-str-digits-to-0",
         "socket-timeout-to-none",
         "cwd",
         "interactivity",

@@ -27,7 +27,8 @@ class State:
     """One part of the process state. `take()` a snapshot; `differs(snapshot)` whether
     the process left it (cheap); `change(before, after)` what to record, given both
     snapshots (`before` None when the library was imported by the step); `put(change)`
-    set it again."""
+    set it again. Without a `change` of its own, the change is the value after, whatever
+    it is (`whole`): a limit set to 0 (`sys.set_int_max_str_digits(0)`) is a change too."""
 
     module: str | None = None  # watched once this module is imported
 
@@ -45,6 +46,7 @@ class State:
         self.put = put
         self.differs: Callable[[Any], bool] = differs or (lambda snap: take() != snap)
         self.change: Callable[[Any, Any], Any] = change or (lambda before, after: after)
+        self.whole = change is None
         self.module = module
 
 

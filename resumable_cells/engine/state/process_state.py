@@ -228,7 +228,7 @@ def changes(watch: Watch | dict[str, Any]) -> list[tuple[str, Any]]:
     change that cannot be recorded."""
     before = watch.before if isinstance(watch, Watch) else watch
     magics = watch.magics if isinstance(watch, Watch) else []
-    out: list[tuple[str, Any]] = [("ipython.magics", list(magics))] if magics else []
+    out: list[tuple[str, Any, bool]] = [("ipython.magics", list(magics), False)] if magics else []
     for s in _watched():
         prior = before.get(s.name, _UNREAD)
         try:
@@ -245,16 +245,19 @@ def changes(watch: Watch | dict[str, Any]) -> list[tuple[str, Any]]:
             ) from None
         try:
             change = s.change(None if prior is _UNREAD else prior, after)
-            if change or prior is _UNREAD:
+            if s.whole or change or prior is _UNREAD:
                 serialize.dumps(change, s.name)
-                out.append((s.name, change))
+                # (a whole value newly watched, a library the step imported: as before,
+                # None or {} is not recorded)
+                out.append((s.name, change, s.whole and prior is not _UNREAD))
         except Exception as err:
             raise Unfaithful(
                 s.name,
                 f"the step changed it and the change cannot be recorded ({err})",
                 "mark the step `--effect`",
             ) from None
-    return [(n, c) for n, c in out if c not in ({}, None)]
+    # (a change of its own saying "nothing" is {} or None; a whole value is what it is)
+    return [(n, c) for n, c, whole in out if whole or c not in ({}, None)]
 
 
 def apply(recorded: list[tuple[str, Any]]) -> list[str]:
