@@ -210,6 +210,25 @@ def test_the_namespace_read_by_a_literal_name_is_a_read():
     assert analyse("eval(src, {'a': 1})").dynamic == ()  # a namespace of its own
 
 
+def test_the_names_an_expression_or_a_formula_spells_are_reads():
+    assert analyse("fit = smf.ols('y ~ center(x)', data=df)").reads == (
+        "y", "center", "x", "smf", "df",
+    )  # fmt: skip
+    assert analyse("r = ne.evaluate('a * b')").reads == ("a", "b", "ne")
+    assert analyse("r = df.query(expr='A < @lim')").reads == ("A", "lim", "df")
+    assert analyse("m = dmatrix('center(x)', df)").reads == ("center", "x", "dmatrix", "df")
+    # a string a variable holds: read from the namespace as the key is made
+    info = analyse("fit = smf.glm(formula, data=df)")
+    assert info.expression_vars == ("formula",) and info.dynamic == ()
+    assert analyse("r = df.query(cond)").expression_vars == ("cond",)
+    # one the cell binds: every string it holds; a pandas one it builds: dynamic
+    assert analyse("f = 'y ~ g(x)'\nfit = smf.ols(f, data=d)").reads == ("smf", "d", "y", "g", "x")
+    assert analyse("q = 'A < @' + v\nr = df.query(q)").dynamic == ("df.query(q)",)
+    # not a string: nothing spelled, nothing dynamic
+    info = analyse("score = model.evaluate(X, y)\nmodel.eval()")
+    assert info.reads == ("model", "X", "y") and info.dynamic == ()
+
+
 def test_reads_of_the_namespace_that_cannot_be_resolved_are_dynamic():
     assert analyse("v = globals()[name]").dynamic == ("globals()[name]",)
     assert analyse("v = vars().get(key)").dynamic == ("vars().get(key)",)

@@ -115,6 +115,39 @@ def test_a_frame_and_an_object_restored_lazily_behave_as_eager_ones(kernel):
     assert kernel.value("bool(again.equals(df))")
 
 
+@pytest.mark.parametrize(
+    "reader",
+    [
+        "ops['total']()",  # a lambda a dict holds
+        "box.callback()",  # a function an object holds as an attribute
+        "Table.rules['total']()",  # a notebook class's attribute holding a lambda
+        "outer()()",  # a closure that calls another
+        "float(len(frame.query('n in @a')))",  # a pandas expression naming it
+        "float(len(frame.query(expr)))",  # ... held by a variable
+    ],
+)
+def test_a_plain_cell_reaching_a_pending_value_through_held_code_reads_it(kernel, reader):
+    # The cell names `ops`, `box`, `Table`, `outer` or a string, never `a`: what the
+    # code they hold reads, and the names a pandas expression spells, are read first
+    # (a NameError in the plain cell otherwise, where the live run worked).
+    cells = [
+        CHAIN[0],
+        "%%step held\nimport types, pandas as pd\n"
+        "ops = {'total': lambda: float(a.sum())}\n"
+        "box = types.SimpleNamespace(callback=lambda: float(a.sum()))\n"
+        "class Table:\n    rules = {'total': lambda: float(a.sum())}\n"
+        "def outer():\n    inner = lambda: float(a.sum())\n    return lambda: inner()\n"
+        "frame = pd.DataFrame({'n': [1.0, 2.0, -1.0]})\n"
+        "expr = 'n in @a'",
+    ]
+    for cell in cells:
+        kernel.ok(cell)
+    expected = kernel.value(reader)
+    _resume(kernel, cells)
+    assert "a" in _unread(kernel)
+    assert kernel.value(reader) == expected
+
+
 def test_a_value_holding_a_function_with_state_is_read_with_the_hit(kernel):
     # What a function reads is an input only where the key sees the function: a value
     # that holds one (a closure a notebook function made, or one a library made) is

@@ -402,13 +402,15 @@ def test_a_traceback_shown_without_the_cell_failing_is_replayed(kernel, setup, b
         ("%%step m\nn = float(df.eval('A * @lim').sum())", "lim"),
         ("%%step f\nn = len(df.query(f'A < {0} + @lim'))", "lim"),
         ("%%step g\nn = len(below())", "lim"),  # a notebook function that queries
+        ("%%step k\nn = len(df.query(expr='A < @lim'))", "lim"),  # by keyword
+        ("%%step v\nn = len(df.query(cond))", "lim"),  # a string a variable holds
     ],
 )
 def test_names_a_pandas_expression_reads_are_inputs(kernel, cell, knob):
     # pandas reads `@lim` (and in pd.eval any name) from the caller's frame: the step's
     # key must see it, or a changed `lim` would be served the old answer.
     kernel.ok("import pandas as pd\ndf = pd.DataFrame({'A': [0.1, 0.6, 0.8]})")
-    kernel.ok("def below():\n    return df.query('A < @lim')")
+    kernel.ok("def below():\n    return df.query('A < @lim')\ncond = 'A < @lim'")
     kernel.ok(f"{knob} = 0.5")
     kernel.ok(cell)
     first = kernel.value("n")
@@ -419,6 +421,38 @@ def test_names_a_pandas_expression_reads_are_inputs(kernel, cell, knob):
         "ran in" in again.status_lines()[0] and f"input {knob} changed" in again.status_lines()[0]
     )
     assert kernel.value("n") != first
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "%%step lit\nfit = smf.ols('y ~ center(x)', data=df).fit()",
+        "%%step kw\nfit = smf.ols(formula='y ~ center(x)', data=df).fit()",
+        "%%step var\nfit = smf.ols(formula, data=df).fit()",
+        "%%step here\nf = 'y ~ center(x)'\nfit = smf.ols(f, data=df).fit()",
+        "%%step fn\nfit = fitted()",  # a notebook function that fits
+        "%%step pat\nimport patsy\nfit = np.asarray(patsy.dmatrix('center(x)', df))",
+    ],
+)
+def test_names_a_model_formula_reads_are_inputs(kernel, cell):
+    # statsmodels (through patsy) looks up the names a formula spells in the frame that
+    # calls it: a notebook function a formula calls is an input of the step, or the old
+    # fit would be served after the function changed.
+    kernel.ok(
+        "import numpy as np, pandas as pd\nimport statsmodels.formula.api as smf\n"
+        "df = pd.DataFrame({'x': np.arange(20.0), 'y': np.arange(20.0) * 2 + 1})\n"
+        "formula = 'y ~ center(x)'\n"
+        "def fitted():\n    return smf.ols('y ~ center(x)', data=df).fit()"
+    )
+    answer = "float(np.asarray(fit.params if hasattr(fit, 'params') else fit).sum())"
+    kernel.ok("def center(v):\n    return v - 5")
+    kernel.ok(cell)
+    first = kernel.value(answer)
+    assert "served from cache" in kernel.ok(cell).status_lines()[0]
+    kernel.ok("def center(v):\n    return v - 10")
+    again = kernel.ok(cell)
+    assert "input center changed" in again.status_lines()[0], again.status_lines()
+    assert kernel.value(answer) != first
 
 
 def _sequence(reply) -> list[tuple[str, str]]:

@@ -74,7 +74,7 @@ def _scan(code: types.CodeType) -> CodeReads:
                 after = ins[i + 1 + len(attrs)] if i + 1 + len(attrs) < len(ins) else None
                 if after is not None and after.opname in _ATTR_WRITES:
                     attr_writes.add((name, *attrs, after.argval))
-    if _EXPRESSION_METHODS.intersection(code.co_names):  # pandas' df.query('A < @lim')
+    if EXPRESSION_CALLS.intersection(code.co_names):  # df.query('A < @lim'), smf.ols('y ~ f(x)')
         for const in code.co_consts:
             if isinstance(const, str):
                 names.update(expression_names(const))
@@ -95,15 +95,27 @@ def _scan(code: types.CodeType) -> CodeReads:
     )
 
 
-_EXPRESSION_METHODS = frozenset({"query", "eval"})
+# Calls that read the caller's variables named in a string, where no analysis of the
+# code sees them: pandas' expressions (`df.query('A < @lim')`, `df.eval`, `pd.eval`),
+# numexpr's `evaluate('a * b')`, and model formulas, which look up the names they spell
+# in the frame that calls them (statsmodels' `smf.ols('y ~ center(x)', data=df)`, patsy's
+# `dmatrices`, formulaic's `model_matrix`): a notebook function or variable a formula
+# names is an input of the step like one the code names.
+EXPRESSION_CALLS = frozenset(
+    {"query", "eval", "evaluate", "dmatrix", "dmatrices", "model_matrix", "from_formula",
+     "ols", "wls", "gls", "glsar", "glm", "gee", "ordinal_gee", "nominal_gee", "mixedlm",
+     "rlm", "logit", "probit", "mnlogit", "poisson", "negativebinomial", "quantreg", "phreg"}
+)  # fmt: skip
+# The keywords that pass the string, where it is not the first argument.
+EXPRESSION_KEYWORDS = frozenset({"expr", "ex", "formula", "formula_like", "spec"})
 _QUOTED = re.compile(r"`[^`]*`|'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 _NAME = re.compile(r"(?<![\w.])@?([A-Za-z_]\w*)")
 
 
 def expression_names(text: str) -> list[str]:
-    """The names a pandas expression string spells (`A < @lim`, `df.A * k`): pandas
-    reads them from the caller's frame, where no analysis of the code sees them. Names
-    outside its quoted strings and backticked column names, keywords left out."""
+    """The names an expression string or a formula spells (`A < @lim`, `df.A * k`,
+    `y ~ center(x)`): the library reads them from the caller's frame (`EXPRESSION_CALLS`).
+    Names outside its quoted strings and backticked column names, keywords left out."""
     bare = _QUOTED.sub(" ", text)
     return [m for m in _NAME.findall(bare) if not keyword.iskeyword(m)]
 

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 import msgspec
 import xxhash
 
+from ...hashing.bytecode import expression_names
 from .namespace_reads import NamespaceReads
 
 __all__ = ["CellInfo", "analyse"]
@@ -43,6 +44,9 @@ class CellInfo(msgspec.Struct, frozen=True):
     # names a `del` at the cell's top level deletes: gone once the cell ran, whatever the
     # namespace held before (`tmp = f(); del tmp`)
     top_deletes: tuple[str, ...] = ()
+    # inputs whose string values are expressions or formulas a library reads names from
+    # (`smf.ols(formula, data=df)`): the names they spell are inputs too (`inputs.py`)
+    expression_vars: tuple[str, ...] = ()
 
     def default_name(self) -> str:
         if self.binds:
@@ -57,6 +61,7 @@ def analyse(transformed_source: str) -> CellInfo:
     walker = _Walker()
     for stmt in tree.body:
         walker.stmt(stmt)
+    spelled = _spelled_by_the_cell(tree, walker)
     return CellInfo(
         normalised=normalised,
         reads=tuple(walker.reads),
@@ -70,6 +75,7 @@ def analyse(transformed_source: str) -> CellInfo:
         attr_writes=tuple(dict.fromkeys(walker.attr_writes)),
         item_writes=tuple(dict.fromkeys(walker.item_writes)),
         dynamic=tuple(dict.fromkeys(walker.dynamic)),
+        expression_vars=tuple(dict.fromkeys(spelled)),
         top_deletes=tuple(
             dict.fromkeys(
                 t.id
@@ -80,6 +86,28 @@ def analyse(transformed_source: str) -> CellInfo:
             )
         ),
     )
+
+
+def _spelled_by_the_cell(tree: ast.Module, walker: _Walker) -> list[str]:
+    """Of the names the cell passes as expressions or formulas, those it reads from the
+    namespace (their values are read as the key is made). A name the cell binds itself
+    is not known here: every string the cell holds is read as one (the formula assigned
+    a line above), and a pandas expression is a dynamic read, as before."""
+    inputs = []
+    local = False
+    for name, pandas_call in walker.expression_vars:
+        if name in walker._read_set:
+            inputs.append(name)
+        elif pandas_call is not None:
+            walker.dynamic.append(pandas_call)
+        else:
+            local = True
+    if local:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                for name in expression_names(node.value):
+                    walker.load(name)
+    return inputs
 
 
 class _Walker:
@@ -98,6 +126,8 @@ class _Walker:
         self.attr_writes: list[tuple[str, ...]] = []
         self.item_writes: list[tuple[str, ...]] = []
         self.dynamic: list[str] = []
+        # (name, the source of a pandas call) of each name passed as an expression
+        self.expression_vars: list[tuple[str, str | None]] = []
 
     # -- names -----------------------------------------------------------------------
     def load(self, name: str) -> None:

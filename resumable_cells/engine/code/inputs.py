@@ -15,6 +15,7 @@ from types import ModuleType
 from typing import Any
 
 from ...hashing import sources
+from ...hashing.bytecode import expression_names
 from ...hashing.code import is_own
 from ...hashing.reach import AttrRef
 from ..objects import user_names
@@ -99,6 +100,17 @@ def attribute_refs(info: CellInfo, names: Iterable[str], ns: dict[str, Any]) -> 
     return refs
 
 
+def spelled(names: Iterable[str], ns: dict[str, Any]) -> tuple[str, ...]:
+    """The names the strings bound to `names` spell, as expressions or formulas a
+    library reads from the caller's namespace (`smf.ols(formula, data=df)`)."""
+    out: list[str] = []
+    for name in names:
+        value = ns.get(name)
+        if isinstance(value, str):
+            out += expression_names(value)
+    return tuple(out)
+
+
 def of_cell(
     info: CellInfo,
     ignore: Iterable[str],
@@ -109,7 +121,8 @@ def of_cell(
     """The input arguments of `hashing.key.compute` for a cell analysed as `info`;
     `pending`, the names bound to values not read yet (taken by their stored digests:
     the caller passes them as `known`)."""
-    names = select(info.reads, ignore, ns, hidden, pending)
+    reads = dict.fromkeys(info.reads + spelled(info.expression_vars, ns))
+    names = select(reads, ignore, ns, hidden, pending)
     ignored = set(ignore)
     return {
         "inputs": names,

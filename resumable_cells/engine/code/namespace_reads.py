@@ -13,14 +13,15 @@ import ast
 from collections.abc import Callable
 from typing import Any
 
-from ...hashing.bytecode import expression_names
+from ...hashing.bytecode import EXPRESSION_CALLS, EXPRESSION_KEYWORDS, expression_names
 
 _SHELL_NAMESPACES = frozenset({"user_ns", "user_global_ns"})
 
 
 class NamespaceReads:
     """Visitor methods for those reads; the visitor has `w` (the cell's walker, which
-    collects `reads`, `chains`, `attr_writes`, `item_writes`, `dynamic` and `calls`) and
+    collects `reads`, `chains`, `attr_writes`, `item_writes`, `dynamic`, `calls` and
+    `expression_vars`) and
     `local` (the names local to the enclosing function, or None at the top level)."""
 
     w: Any
@@ -59,8 +60,9 @@ class NamespaceReads:
             chain, name = dotted(node.args[0]), literal(node.args[1])
             if chain and name is not None and (self.local is None or chain[0] not in self.local):
                 self.w.attr_writes.append((*chain, name))
-        if isinstance(func, ast.Attribute) and func.attr in _EXPRESSION_METHODS and node.args:
-            self._expression(node)
+        called = called_name(func)
+        if called in EXPRESSION_CALLS:
+            self._expression(node, called)
         if self._namespace(node):
             self.w.dynamic.append(source(node))
         self.generic_visit(node)
@@ -140,22 +142,45 @@ class NamespaceReads:
         if own_namespace:
             self.visit(node.args[0])
 
-    def _expression(self, node: ast.Call) -> None:
-        """`df.query('A < @lim')`, `df.eval('A * @k')`, `pd.eval('df.A * k')`: pandas
-        reads the caller's variables named in the string (`@lim`; in `pd.eval` any
-        name), where the analysis cannot see them. Every name the string spells is
-        taken as a read (a column's name that is also a variable's makes that variable
-        an input: a miss too many, never a stale hit); a string built otherwise than
-        as a literal or an f-string cannot be read here: a dynamic read."""
-        text = expression_text(node.args[0])
-        if text is None:
-            self.w.dynamic.append(source(node))
+    def _expression(self, node: ast.Call, called: str) -> None:
+        """`df.query('A < @lim')`, `pd.eval('df.A * k')`, `smf.ols('y ~ center(x)',
+        data=df)`: the library reads the caller's variables named in the string, where
+        the analysis cannot see them (`EXPRESSION_CALLS`). Every name the string spells
+        is taken as a read (a column's name that is also a variable's makes that
+        variable an input: a miss too many, never a stale hit). A string bound to a name
+        (`smf.ols(formula, data=df)`) is read from the namespace when the key is made
+        (`expression_vars`, with the source to call dynamic when the cell binds the name
+        itself and the call is pandas'); a pandas expression built otherwise cannot be
+        read here: a dynamic read."""
+        arg = expression_arg(node)
+        if arg is None:
             return
-        for name in expression_names(text):
-            self._read_by_name(name)
+        text = expression_text(arg)
+        if text is not None:
+            for name in expression_names(text):
+                self._read_by_name(name)
+        elif called in _PANDAS_EXPRESSIONS and not isinstance(arg, ast.Name):
+            self.w.dynamic.append(source(node))
+        elif isinstance(arg, ast.Name) and (self.local is None or arg.id not in self.local):
+            pandas = called in _PANDAS_EXPRESSIONS
+            self.w.expression_vars.append((arg.id, source(node) if pandas else None))
 
 
-_EXPRESSION_METHODS = frozenset({"query", "eval"})
+_PANDAS_EXPRESSIONS = frozenset({"query", "eval"})
+
+
+def called_name(func: ast.AST) -> str | None:
+    """The name a call is made by: `f` of `f(...)` and of `obj.f(...)`."""
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else None
+
+
+def expression_arg(node: ast.Call) -> ast.AST | None:
+    """The string argument of an expression call: its first, or the keyword naming it."""
+    if node.args and not isinstance(node.args[0], ast.Starred):
+        return node.args[0]
+    return next((k.value for k in node.keywords if k.arg in EXPRESSION_KEYWORDS), None)
 
 
 def expression_text(node: ast.AST) -> str | None:
