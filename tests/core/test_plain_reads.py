@@ -76,3 +76,52 @@ def test_a_function_that_reads_the_namespace_dynamically_needs_every_name():
     ns: dict = {}
     exec("def pick(n):\n    return globals()[n]", ns)
     assert _needs("pick('a')", ns) is None
+
+
+def test_the_code_containers_and_objects_hold_is_followed():
+    ns: dict = {"__name__": "__main__"}
+    exec(
+        "import types\n"
+        "ops = {'t': lambda: big}\n"
+        "box = types.SimpleNamespace(cb=lambda: cfg)\n"
+        "def outer():\n    inner = lambda: deep\n    return lambda: inner()\n"
+        "later = outer()\n"
+        "def with_default(f=lambda: dflt):\n    return f()\n",
+        ns,
+    )
+    from sklearn.preprocessing import FunctionTransformer
+
+    exec("def shift(x):\n    return x + offset", ns)
+    ns["ft"] = FunctionTransformer(func=ns["shift"])
+    assert "big" in (_needs("ops['t']()", ns) or set())
+    assert "cfg" in (_needs("box.cb()", ns) or set())
+    assert "deep" in (_needs("later()", ns) or set())
+    assert "dflt" in (_needs("with_default()", ns) or set())
+    assert "offset" in (_needs("ft.transform([[1.0]])", ns) or set())
+
+
+def test_a_value_holding_too_much_to_look_through_needs_every_name():
+    ns: dict = {"rows": [[i] for i in range(30_000)], "few": [[i] for i in range(100)]}
+    assert _needs("len(rows)", ns) is None
+    assert _needs("len(few)", ns) == {"len", "few"}
+
+
+@pytest.mark.parametrize(
+    ("source", "names"),
+    [
+        ("df.query('n in @ids')", {"df", "ids", "n"}),
+        ("df.query(expr='n < @lim')", {"df", "lim"}),
+        ("smf.ols('y ~ center(x)', data=df)", {"center", "x", "y"}),
+        ("df.query(cond)", {"df", "cond", "lim"}),  # the string `cond` holds
+        ("model.evaluate(X)", {"model", "X"}),  # not a string: spells nothing
+    ],
+)
+def test_the_names_an_expression_or_a_formula_spells_are_needed(source, names):
+    ns = {"cond": "n < @lim", "X": [1.0]}
+    got = _needs(source, ns)
+    assert got is not None and names <= got, got
+
+
+def test_an_expression_that_cannot_be_known_before_the_cell_runs_needs_every_name():
+    assert _needs("df.query('n < @' + which)") is None
+    assert _needs("q = 'n < @lim'\ndf.query(q)") is None  # bound by the cell itself

@@ -133,6 +133,7 @@ _LOOKED_AT_MAX = 20_000
 # Values that hold no code, not looked into.
 _LEAVES = (int, float, complex, str, bytes, bytearray, bool, type(None), types.ModuleType)
 _CONTAINERS = (list, tuple, set, frozenset, deque)
+_CODE_HOLDERS = (types.FunctionType, types.MethodType, functools.partial)
 
 
 class _TooMuch(Exception):
@@ -144,7 +145,10 @@ class _Held:
     (with what its closure, defaults and `__wrapped__` hold), a method (and the object
     it is bound to), a partial, a class and its methods, an instance's class and its
     attributes, and whatever of these a dict, list, tuple or set holds, at any depth:
-    `ops['total']()` runs the lambda in `ops`, `h.callback()` the function `h` holds."""
+    `ops['total']()` runs the lambda in `ops`, `h.callback()` the function `h` holds.
+    Of a library's object, only the functions it holds itself (a transformer's `func`):
+    its insides (a figure's thousands of artists) would cost every plain cell that
+    names it milliseconds for as long as values are pending."""
 
     def __init__(self, ns: dict[str, Any]) -> None:
         self.ns = ns
@@ -189,8 +193,12 @@ class _Held:
                 attrs = object.__getattribute__(value, "__dict__")
             except Exception:
                 return  # no attribute dict: slots, a C type
-            if isinstance(attrs, dict):
+            if not isinstance(attrs, dict):
+                return
+            if type(value).__module__ == "__main__" or isinstance(value, types.SimpleNamespace):
                 todo += attrs.values()
+            else:  # a library's object: the code it holds itself (`FunctionTransformer.func`)
+                todo += [v for v in attrs.values() if isinstance(v, _CODE_HOLDERS)]
 
     def _methods(self, cls: type, todo: list[Any]) -> list[types.CodeType]:
         """The code of the notebook's own methods of `cls` and its bases; what their
