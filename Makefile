@@ -49,6 +49,7 @@ corpus: $(STAMP) compile
 	mkdir -p bench/out
 	$(PY) -m resumable_cells verify tests/corpus/whirlwind tests/corpus/pdsh-ch3 \
 		tests/corpus/pdsh-ch4 tests/corpus/pdsh-ch5 tests/corpus/johansson-lectures \
+		tests/corpus/statsmodels \
 		--jobs 2 --timeout 30 --json bench/out/corpus.json
 
 # The figures of docs/benchmarks.md: the team-cache ones start a redis-server and moto,

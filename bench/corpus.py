@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import ROOT, Row, main  # noqa: E402
 
 CORPUS = ROOT / "tests" / "corpus"
-FOLDERS = ("whirlwind", "pdsh-ch3", "pdsh-ch4", "pdsh-ch5", "johansson-lectures")
+FOLDERS = ("whirlwind", "pdsh-ch3", "pdsh-ch4", "pdsh-ch5", "johansson-lectures", "statsmodels")
 QUICK = ("whirlwind/07-Control-Flow-Statements.ipynb", "pdsh-ch3/03.07-Merge-and-Join.ipynb")
 FIGURE = "Run All of a corpus notebook"
 TOTAL = "Run All of the whole corpus"

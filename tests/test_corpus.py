@@ -24,7 +24,7 @@ import nbformat
 import pytest
 
 CORPUS = Path(__file__).parent / "corpus"
-FOLDERS = ("whirlwind", "pdsh-ch3", "pdsh-ch4", "pdsh-ch5", "johansson-lectures")
+FOLDERS = ("whirlwind", "pdsh-ch3", "pdsh-ch4", "pdsh-ch5", "johansson-lectures", "statsmodels")
 TIMEOUT_S = 90  # per cell: the slowest plain cells (%%timeit) take about 12 s alone, past 30 s
 # with two notebooks at once on a loaded 2-core machine; a real hang is still caught
 
@@ -79,12 +79,13 @@ def test_the_corpus_is_there_with_its_licences_and_data():
     assert (CORPUS / "pdsh-ch3" / "data" / "state-population.csv").stat().st_size > 50_000
     assert (CORPUS / "johansson-lectures" / "LICENSE").is_file()
     assert (CORPUS / "johansson-lectures" / "stockholm_td_adj.dat").stat().st_size > 2_000_000
-    assert len(list(CORPUS.glob("*/*.ipynb"))) == 30
+    assert (CORPUS / "statsmodels" / "LICENSE.txt").is_file()
+    assert len(list(CORPUS.glob("*/*.ipynb"))) == 31
 
 
 def test_every_notebook_was_verified(corpus_run):
     done, report = corpus_run
-    assert report["totals"]["notebooks"] == 30
+    assert report["totals"]["notebooks"] == 31
     assert not [(nb["notebook"], nb["problems"]) for nb in report["notebooks"] if nb["problems"]]
     assert report["totals"]["cells"] > 400
 
