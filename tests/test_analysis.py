@@ -229,6 +229,14 @@ def test_the_names_an_expression_or_a_formula_spells_are_reads():
     assert info.reads == ("model", "X", "y") and info.dynamic == ()
 
 
+def test_names_read_through_the_notebook_s_module_are_reads():
+    info = analyse("import sys\nv = sys.modules['__main__'].cfg\nsys.modules['__main__'].w = 1")
+    assert info.reads == ("cfg",) and info.dynamic == ()
+    info = analyse("import sys\nns = vars(sys.modules['__main__'])")
+    assert info.dynamic == ("sys.modules['__main__']",)
+    assert analyse("import __main__\nv = __main__.cfg").chains == (("__main__", "cfg"),)
+
+
 def test_reads_of_the_namespace_that_cannot_be_resolved_are_dynamic():
     assert analyse("v = globals()[name]").dynamic == ("globals()[name]",)
     assert analyse("v = vars().get(key)").dynamic == ("vars().get(key)",)

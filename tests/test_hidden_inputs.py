@@ -113,6 +113,33 @@ def test_the_module_globals_a_local_function_reads_are_inputs(kernel, tmp_path):
     assert kernel.value("y") == 30
 
 
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "%%step main\nimport __main__\nv = __main__.CONFIG['k'] * 2",
+        "%%step mods\nimport sys\nv = sys.modules['__main__'].CONFIG['k'] * 2",
+        "%%step helper\nfrom uses_main import doubled\nv = doubled()",
+    ],
+)
+def test_the_notebook_s_names_read_through_its_module_are_inputs(kernel, tmp_path, cell):
+    # The notebook's namespace is the dict of `sys.modules['__main__']`: a name read
+    # through that module, by the cell or by a helper module, is the notebook's own and
+    # an input like one the cell names (the old value was served before).
+    write(
+        tmp_path / "uses_main.py",
+        "import __main__\n\ndef doubled():\n    return __main__.CONFIG['k'] * 2\n",
+    )
+    # (imported first: a helper the step imports first is read from its second run on)
+    kernel.ok("import uses_main\nCONFIG = {'k': 3}")
+    kernel.ok(cell)
+    assert kernel.value("v") == 6
+    assert served(kernel.ok(cell))
+    kernel.ok("CONFIG = {'k': 5}")
+    line = status(kernel.ok(cell))
+    assert "ran" in line and "CONFIG changed" in line, line
+    assert kernel.value("v") == 10
+
+
 def test_a_step_that_changes_a_module_attribute_sets_it_again_on_a_hit(kernel, tmp_path):
     write(tmp_path / "settings.py", "THRESHOLD = 0.5\n")
     kernel.ok("import settings")

@@ -8,8 +8,8 @@ module, by the cell or by a function (`settings.THRESHOLD`, or `SCALE` read insi
 `helpers.f`, which is `helpers.SCALE`), is an input by value, and a function of a local
 module it ends on is followed in turn. Repeated until nothing new is reached.
 
-Which module attributes are inputs: of a local module (`sources`), any value but a
-module; of an installed module, plain scalars (numbers, strings, bytes, None) and
+Which module attributes are inputs: of a local module (`sources`) or of the notebook's
+own (`__main__.cfg`, whose dict is the namespace), any value but a module; of an installed module, plain scalars (numbers, strings, bytes, None) and
 notebook functions put there, since its version covers its constants and its mutable
 state (options, registries) is process state. An attribute the cell assigns or deletes
 is an input whatever its value, so that a step that changes it is seen to.
@@ -188,8 +188,9 @@ def _attribute(out: Collected, reach: Reached, ns: dict, ref: AttrRef, describe,
 def _is_input(value: Any, ref: AttrRef, ns: dict) -> bool:
     if value is MISSING:
         return False  # read but not set: the cell raises, or a lazy import sets it
-    if sources.is_local_module(_owner(ref).__name__):
-        return True
+    owner = _owner(ref)
+    if vars(owner) is ns or sources.is_local_module(owner.__name__):
+        return True  # (`__main__.cfg`, from a cell or a local module: the notebook's cfg)
     return type(value) in _SCALARS or is_notebook_defined(value, ns)
 
 

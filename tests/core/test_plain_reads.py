@@ -125,3 +125,7 @@ def test_the_names_an_expression_or_a_formula_spells_are_needed(source, names):
 def test_an_expression_that_cannot_be_known_before_the_cell_runs_needs_every_name():
     assert _needs("df.query('n < @' + which)") is None
     assert _needs("q = 'n < @lim'\ndf.query(q)") is None  # bound by the cell itself
+
+
+def test_the_notebook_s_module_read_by_name_needs_every_name():
+    assert _needs("import sys\nsys.modules['__main__'].a") is None

@@ -61,7 +61,9 @@ def acceptor(
 
     def accept(name: str) -> bool:
         root = name.partition(".")[0]
-        if name in ignored or root in ignored or name.startswith("__"):
+        if name in ignored or root in ignored:
+            return False
+        if name.startswith("__") and root != "__main__":  # (`__main__.cfg`: the notebook's cfg)
             return False
         return "." in name or is_input(name, ns, hidden, pending)
 
@@ -87,8 +89,8 @@ def attribute_refs(info: CellInfo, names: Iterable[str], ns: dict[str, Any]) -> 
         loaded = sys.modules.get(module)
         if alias not in roots and isinstance(loaded, ModuleType):
             written[alias] = loaded
-            if sources.is_local_module(module):
-                roots[alias] = loaded
+            if sources.is_local_module(module) or vars(loaded) is ns:
+                roots[alias] = loaded  # (`import __main__`: the notebook's own names)
     refs = [AttrRef(c[0], roots[c[0]], c[1:]) for c in info.chains if c[0] in roots]
     refs += [AttrRef(c[0], written[c[0]], c[1:], True) for c in info.attr_writes if c[0] in written]
     for module in info.imports.values():  # `from helpers import f`: helpers.f, if loaded

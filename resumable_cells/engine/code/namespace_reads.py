@@ -1,6 +1,7 @@
 """Reads of the notebook's namespace that are not spelled as plain names, for the static
 analysis of a cell (`analysis`): attribute chains (`settings.THRESHOLD`), items of the
-namespace by a literal name (`globals()['cfg']`, `globals().get('cfg')`), code given to
+namespace by a literal name (`globals()['cfg']`, `globals().get('cfg')`), attributes of
+the notebook's module (`sys.modules['__main__'].cfg`), code given to
 `eval`/`exec` as a literal string (read as the names it spells), the names a pandas
 expression string spells (`df.query('A < @lim')`, `pd.eval('df.A * k')`), and the dynamic reads
 that cannot be resolved: `globals()` used any other way, `vars()`, `locals()` and
@@ -68,6 +69,9 @@ class NamespaceReads:
         self.generic_visit(node)
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
+        if notebook_module(node):  # handed on, read by name later: a dynamic read
+            self.w.dynamic.append(source(node))
+            return
         if not isinstance(node.ctx, ast.Load) and self.local is None:
             chain = dotted(node.value)  # `mimetypes.types_map[k] = v`, `del os.environ[k]`
             owner, name = _attribute_dict(node.value), literal(node.slice)
@@ -87,6 +91,10 @@ class NamespaceReads:
         # an item assigned or deleted is a binding: the namespace is compared after the run
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        if notebook_module(node.value):  # `sys.modules['__main__'].cfg` is the notebook's cfg
+            if isinstance(node.ctx, ast.Load):
+                self._read_by_name(node.attr)
+            return  # (assigned or deleted: the namespace is compared after the run)
         chain = dotted(node)
         if node.attr in _SHELL_NAMESPACES or _SHELL_NAMESPACES.intersection(chain[1:]):
             self.w.dynamic.append(source(node))
@@ -167,6 +175,15 @@ class NamespaceReads:
 
 
 _PANDAS_EXPRESSIONS = frozenset({"query", "eval"})
+
+
+def notebook_module(node: ast.AST) -> bool:
+    """`sys.modules['__main__']`: the module whose dict is the notebook's namespace."""
+    return (
+        isinstance(node, ast.Subscript)
+        and dotted(node.value) == ("sys", "modules")
+        and literal(node.slice) == "__main__"
+    )
 
 
 def called_name(func: ast.AST) -> str | None:

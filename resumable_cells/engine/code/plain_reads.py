@@ -8,7 +8,7 @@ code its values hold reads (functions, methods, classes, and those a container o
 object holds: `ops['total']()`; their bytecode, `hashing/bytecode.py`), transitively. When
 the cell reads the namespace in a way that cannot be followed (`globals()`, `locals()`,
 `vars()`, `dir()`, `eval`, `exec`, `get_ipython()` for a magic that is not known to read
-nothing of it, `import __main__`), the answer is None: every name.
+nothing of it, `import __main__`, `sys.modules['__main__']`), the answer is None: every name.
 
 The `%%step` cell itself (`get_ipython().run_cell_magic('step', ...)`) reads nothing
 here: the step reads what it needs when it runs (`execution.py`).
@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...hashing import bytecode
-from .namespace_reads import called_name, expression_arg, expression_text
+from .namespace_reads import called_name, expression_arg, expression_text, notebook_module
 
 # Names whose call reads the namespace in ways the analysis cannot follow.
 _DYNAMIC = frozenset(
@@ -55,6 +55,8 @@ def needs(tree: ast.AST, ns: dict[str, Any]) -> set[str] | None:
             if spelled is None:
                 return None
             found.update(spelled)
+        elif notebook_module(node):  # `sys.modules['__main__']`
+            return None
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             modules = [a.name for a in node.names] if isinstance(node, ast.Import) else []
             if "__main__" in modules or getattr(node, "module", None) == "__main__":
