@@ -237,6 +237,15 @@ def test_names_read_through_the_notebook_s_module_are_reads():
     assert analyse("import __main__\nv = __main__.cfg").chains == (("__main__", "cfg"),)
 
 
+def test_environment_variables_read_by_a_literal_name_are_collected():
+    info = analyse(
+        "a = os.environ['A'] + os.getenv('B', '')\nc = 'C' in os.environ\n"
+        "from os import environ, getenv\nd = environ.get('D') or getenv('E')\n"
+        "os.environ['W'] = '1'\nv = os.environ[name] + os.environ['W']"
+    )
+    assert info.environ == ("A", "B", "C", "D", "E")  # not W (set first), nor a variable's
+
+
 def test_reads_of_the_namespace_that_cannot_be_resolved_are_dynamic():
     assert analyse("v = globals()[name]").dynamic == ("globals()[name]",)
     assert analyse("v = vars().get(key)").dynamic == ("vars().get(key)",)

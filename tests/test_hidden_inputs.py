@@ -140,6 +140,30 @@ def test_the_notebook_s_names_read_through_its_module_are_inputs(kernel, tmp_pat
     assert kernel.value("v") == 10
 
 
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "%%step item\nimport os\nmode = os.environ['MODE'] * 2",
+        "%%step getenv\nimport os\nmode = os.getenv('MODE', '?') * 2",
+        "%%step get\nfrom os import environ\nmode = environ.get('MODE', '?') * 2",
+        "%%step isin\nimport os\nmode = ('MODE' in os.environ) and os.environ['MODE'] * 2",
+        "%%step fn\nmode = doubled_mode()",  # a notebook function that reads it
+    ],
+)
+def test_an_environment_variable_a_step_reads_is_an_input(kernel, cell):
+    # `%env MODE=b` between two runs: the step must run again, not serve `aa`.
+    kernel.ok("import os\ndef doubled_mode():\n    return os.environ.get('MODE', '?') * 2")
+    kernel.ok("%env MODE=a")
+    kernel.ok(cell)
+    assert kernel.value("mode") == "aa"
+    assert served(kernel.ok(cell))
+    kernel.ok("%env MODE=b")
+    line = status(kernel.ok(cell))
+    assert "ran" in line and "input os.environ['MODE'] changed" in line, line
+    assert kernel.value("mode") == "bb"
+    assert served(kernel.ok(cell))
+
+
 def test_a_step_that_changes_a_module_attribute_sets_it_again_on_a_hit(kernel, tmp_path):
     write(tmp_path / "settings.py", "THRESHOLD = 0.5\n")
     kernel.ok("import settings")

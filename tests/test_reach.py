@@ -316,3 +316,16 @@ def test_a_frame_is_described_by_its_shallow_size_as_pandas_counts_it():
             int(value.memory_usage(deep=False).sum()),
         )
     assert describe(frame["n"]) == ("pandas.Series", frame["n"].nbytes)
+
+
+def test_the_environment_variables_a_function_may_read_are_its_string_constants():
+    import os
+
+    def reads():
+        return os.environ.get("DATA_DIR", "no such dir") + os.getenv("MODE", "")
+
+    def none():
+        return "DATA_DIR"
+
+    assert bytecode.scan(reads.__code__).environ == {"DATA_DIR", "MODE"}
+    assert bytecode.scan(none.__code__).environ == frozenset()

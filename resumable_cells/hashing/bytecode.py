@@ -5,8 +5,9 @@ the global names it loads, stores or deletes; the attribute chains it reads from
 global (`settings.THRESHOLD`: a global load, then attribute loads) or sets
 (`settings.THRESHOLD = 0.7`: then an attribute store); the names it reads
 through `globals()['name']`, `globals().get('name')`, `eval('...')` or `exec('...')`
-with a literal; and the dynamic reads it cannot resolve (`globals()` used any other
-way, `eval`/`exec` of anything but one literal string). Remembered per code object.
+with a literal; the environment variables it may read (`ENVIRON_READS`); and the
+dynamic reads it cannot resolve (`globals()` used any other way, `eval`/`exec` of
+anything but one literal string). Remembered per code object.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class CodeReads(msgspec.Struct, frozen=True):
     dynamic: tuple[str, ...]  # reads of the namespace that cannot be resolved
     writes: frozenset[str] = frozenset()  # globals stored or deleted
     attr_writes: frozenset[tuple[str, ...]] = frozenset()  # (global, ..., attribute) set
+    environ: frozenset[str] = frozenset()  # environment variables it may read (`ENVIRON_READS`)
 
 
 # By id (a code object's own hash reads all of its bytecode), with the code kept alive.
@@ -78,6 +80,9 @@ def _scan(code: types.CodeType) -> CodeReads:
         for const in code.co_consts:
             if isinstance(const, str):
                 names.update(expression_names(const))
+    environ: set[str] = set()
+    if ENVIRON_READS.intersection(code.co_names):  # os.environ['MODE'], os.getenv('MODE')
+        environ.update(c for c in code.co_consts if isinstance(c, str) and _ENV_NAME.match(c))
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             inner = scan(const)
@@ -85,6 +90,7 @@ def _scan(code: types.CodeType) -> CodeReads:
             writes |= inner.writes
             attr_writes |= inner.attr_writes
             chains |= inner.chains
+            environ |= inner.environ
             dynamic.extend(d for d in inner.dynamic if d not in dynamic)
     return CodeReads(
         frozenset(names),
@@ -92,7 +98,15 @@ def _scan(code: types.CodeType) -> CodeReads:
         tuple(dict.fromkeys(dynamic)),
         frozenset(writes),
         frozenset(attr_writes),
+        frozenset(environ),
     )
+
+
+# Names whose use reads environment variables by a string (`os.environ['MODE']`,
+# `os.environ.get('MODE')`, `os.getenv('MODE')`): every string constant of such code that
+# could name one is taken as a variable read (one that is not set reads as missing).
+ENVIRON_READS = frozenset({"environ", "getenv"})
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 # Calls that read the caller's variables named in a string, where no analysis of the

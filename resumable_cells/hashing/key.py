@@ -103,12 +103,14 @@ def input_digests(
     wanted = set(names)
     known = known or {}
     plain = [n for n in names if "." not in n and (n in ns or n in known)]
+    environ = [v for v in map(reach.environ_name, names) if v is not None]
     refs = []
-    for label in (n for n in names if "." in n):
+    for label in (n for n in names if "." in n and reach.environ_name(n) is None):
         ref = reach.ref_of(ns, label)
         if ref is not None:  # taken whatever its value, as an attribute the step sets is
             refs.append(AttrRef(ref.root, ref.module, ref.attrs, written=True))
-    got = reach.collect(ns, plain, refs, wanted.__contains__, describe, known=known)
+    accept = wanted.__contains__
+    got = reach.collect(ns, plain, refs, accept, describe, known=known, environ=environ)
     return got.digests, got.modules, got.info
 
 
@@ -146,16 +148,18 @@ def compute(
     accept: Callable[[str], bool] = lambda name: False,
     dynamic: Iterable[str] = (),
     known: dict[str, reach.Known] | None = None,
+    environ: Iterable[str] = (),
 ) -> tuple[Key, dict]:
     """The key and, separately, the input descriptions (for the record). `inputs` and
     `attributes` are what the cell reads; `accept(name)` says whether a name the
     functions it reaches read is an input too. Raises KeyComponentError (an input that
     cannot be hashed, a dynamic read, a local module edited since its import). `known`:
-    the inputs whose values are not read yet, by their stored digests."""
+    the inputs whose values are not read yet, by their stored digests; `environ`, the
+    environment variables the cell reads (inputs as `os.environ['NAME']`)."""
     reads = [f"`{d}`" for d in dynamic]
     if untraceable := [r for r in reads if not traceable(r)]:
         raise dynamic_error(untraceable)
-    got = reach.collect(ns, inputs, attributes, accept, describe, known=known)
+    got = reach.collect(ns, inputs, attributes, accept, describe, known=known, environ=environ)
     if untraceable := [r for r in got.dynamic if not traceable(r)]:
         raise dynamic_error(untraceable)
     traced = sorted(set(reads) | set(got.dynamic))

@@ -17,6 +17,8 @@ is an input whatever its value, so that a step that changes it is seen to.
 
 from __future__ import annotations
 
+import ast
+import os
 import sys
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -24,6 +26,7 @@ from types import ModuleType
 from typing import Any
 
 import msgspec
+import xxhash
 
 from ..errors import KeyComponentError, Unhashable
 from . import sources
@@ -80,6 +83,7 @@ class Reached(msgspec.Struct):
     chains: list[tuple[tuple[str, ...], bool]] = msgspec.field(default_factory=list)  # (chain, set)
     module_chains: list[tuple[str, tuple[str, ...], bool]] = msgspec.field(default_factory=list)
     dynamic: list[str] = msgspec.field(default_factory=list)  # "`globals()` in pick"
+    environ: list[str] = msgspec.field(default_factory=list)  # environment variables read
 
     def notebook_function(self, qualname: str, reads: Any) -> None:
         """A notebook function reached: `reads` is its `bytecode.CodeReads`."""
@@ -87,6 +91,7 @@ class Reached(msgspec.Struct):
         self.chains.extend((c, False) for c in sorted(reads.chains))
         self.chains.extend((c, True) for c in sorted(reads.attr_writes))
         self.dynamic.extend(f"`{d}` in {qualname}" for d in reads.dynamic)
+        self.environ.extend(sorted(reads.environ))
 
     def module_function(self, module: str, reads: Any) -> None:
         """A function of the local module `module` reached: what it reads, and the
@@ -94,6 +99,7 @@ class Reached(msgspec.Struct):
         self.module_chains.extend((module, (n,), n in reads.writes) for n in sorted(reads.names))
         self.module_chains.extend((module, c, False) for c in sorted(reads.chains))
         self.module_chains.extend((module, c, True) for c in sorted(reads.attr_writes))
+        self.environ.extend(sorted(reads.environ))
 
 
 class Known(msgspec.Struct, frozen=True):
@@ -123,17 +129,21 @@ def collect(
     describe: Callable[[Any], tuple[str, int]],
     given: dict[str, str | None] | None = None,
     known: dict[str, Known] | None = None,
+    environ: Iterable[str] = (),
 ) -> Collected:
     """Digest the inputs `names` and `refs` and everything they reach. `accept(name)`
     says whether a name (or label) reached is an input; `given` holds digests known
     already (None: not known yet), taken as they are and not followed (`%step plan`'s
     names bound by earlier steps); `known`, the inputs not in `ns` whose digests are
-    stored (pending values), taken as they would be digested. Raises
-    KeyComponentError."""
+    stored (pending values), taken as they would be digested; `environ`, the environment
+    variables the cell reads, which are inputs (`os.environ['MODE']`) with those the
+    functions it reaches read. Raises KeyComponentError."""
     out = Collected()
     todo: deque[str | AttrRef] = deque(names)
     todo.extend(refs)
+    variables = set(environ)
     if not todo:  # a step that reads nothing of the namespace: the common trivial case
+        _environ(out, variables)
         return out
     reach, given, known = Reached(), given or {}, known or {}
     seen: set[Any] = set(todo)
@@ -150,12 +160,41 @@ def collect(
             _digest(out, reach, ns, item, ns[item], describe)
         else:
             _attribute(out, reach, ns, item, describe, accept)
+        variables.update(reach.environ)
+        reach.environ.clear()
         for new in _drain(reach, ns, accept):
             if new not in seen:
                 seen.add(new)
                 todo.append(new)
     out.dynamic = list(dict.fromkeys(reach.dynamic))
+    _environ(out, variables)
     return out
+
+
+def environ_label(name: str) -> str:
+    """How an environment variable read stands among a key's inputs."""
+    return f"os.environ[{name!r}]"
+
+
+def environ_name(label: str) -> str | None:
+    """The variable an input label names, or None for another input."""
+    if not (label.startswith("os.environ[") and label.endswith("]")):
+        return None
+    name = ast.literal_eval(label[len("os.environ[") : -1])
+    return name if isinstance(name, str) else None
+
+
+def environ_digest(name: str) -> str:
+    """An environment variable's value as a key takes it: a digest, or `missing`."""
+    value = os.environ.get(name)
+    return "missing" if value is None else xxhash.xxh3_64_hexdigest(value.encode(errors="replace"))
+
+
+def _environ(out: Collected, names: set[str]) -> None:
+    for name in sorted(names):
+        label = environ_label(name)
+        out.digests[label] = environ_digest(name)
+        out.info[label] = {"type": "environ", "size": 0, "digest": out.digests[label]}
 
 
 def _attribute(out: Collected, reach: Reached, ns: dict, ref: AttrRef, describe, accept) -> None:

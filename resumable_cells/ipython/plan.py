@@ -250,8 +250,9 @@ def _input_digests(engine, info, args, known) -> dict[str, str | None]:
     ]
     accept = sel["accept"]
     got = reach.collect(
-        ns, names, sel["attributes"], lambda n: n in known or accept(n), step_key.describe, known
-    )
+        ns, names, sel["attributes"], lambda n: n in known or accept(n), step_key.describe,
+        known, environ=sel["environ"],
+    )  # fmt: skip
     if untraceable := [r for r in got.dynamic if not step_key.traceable(r)]:
         raise step_key.dynamic_error(untraceable)
     digests: dict[str, str | None] = dict(got.digests)  # (`known` ones may be None)

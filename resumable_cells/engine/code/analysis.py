@@ -47,6 +47,7 @@ class CellInfo(msgspec.Struct, frozen=True):
     # inputs whose string values are expressions or formulas a library reads names from
     # (`smf.ols(formula, data=df)`): the names they spell are inputs too (`inputs.py`)
     expression_vars: tuple[str, ...] = ()
+    environ: tuple[str, ...] = ()  # environment variables read by a literal name
 
     def default_name(self) -> str:
         if self.binds:
@@ -76,6 +77,7 @@ def analyse(transformed_source: str) -> CellInfo:
         item_writes=tuple(dict.fromkeys(walker.item_writes)),
         dynamic=tuple(dict.fromkeys(walker.dynamic)),
         expression_vars=tuple(dict.fromkeys(spelled)),
+        environ=tuple(dict.fromkeys(walker.environ)),
         top_deletes=tuple(
             dict.fromkeys(
                 t.id
@@ -128,6 +130,8 @@ class _Walker:
         self.dynamic: list[str] = []
         # (name, the source of a pandas call) of each name passed as an expression
         self.expression_vars: list[tuple[str, str | None]] = []
+        self.environ: list[str] = []
+        self.environ_set: set[str] = set()  # variables the top level set by a literal name
 
     # -- names -----------------------------------------------------------------------
     def load(self, name: str) -> None:

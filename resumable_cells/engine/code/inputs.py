@@ -131,5 +131,6 @@ def of_cell(
         "attributes": [r for r in attribute_refs(info, names, ns) if r.root not in ignored],
         "accept": acceptor(ignore, ns, hidden, pending),
         "dynamic": info.dynamic,
+        "environ": [v for v in info.environ if v not in ignored],
         "cell_modules": list(info.imports.values()) + [m for m in info.star_imports if m],
     }

@@ -1,7 +1,8 @@
 """Reads of the notebook's namespace that are not spelled as plain names, for the static
 analysis of a cell (`analysis`): attribute chains (`settings.THRESHOLD`), items of the
 namespace by a literal name (`globals()['cfg']`, `globals().get('cfg')`), attributes of
-the notebook's module (`sys.modules['__main__'].cfg`), code given to
+the notebook's module (`sys.modules['__main__'].cfg`), environment variables by a literal
+name (`os.environ['MODE']`, `os.getenv('MODE')`, `'MODE' in os.environ`), code given to
 `eval`/`exec` as a literal string (read as the names it spells), the names a pandas
 expression string spells (`df.query('A < @lim')`, `pd.eval('df.A * k')`), and the dynamic reads
 that cannot be resolved: `globals()` used any other way, `vars()`, `locals()` and
@@ -21,8 +22,8 @@ _SHELL_NAMESPACES = frozenset({"user_ns", "user_global_ns"})
 
 class NamespaceReads:
     """Visitor methods for those reads; the visitor has `w` (the cell's walker, which
-    collects `reads`, `chains`, `attr_writes`, `item_writes`, `dynamic`, `calls` and
-    `expression_vars`) and
+    collects `reads`, `chains`, `attr_writes`, `item_writes`, `dynamic`, `calls`,
+    `expression_vars` and `environ`) and
     `local` (the names local to the enclosing function, or None at the top level)."""
 
     w: Any
@@ -61,11 +62,25 @@ class NamespaceReads:
             chain, name = dotted(node.args[0]), literal(node.args[1])
             if chain and name is not None and (self.local is None or chain[0] not in self.local):
                 self.w.attr_writes.append((*chain, name))
+        if target in _ENVIRON_GETS and node.args:  # `os.getenv('MODE')`, `os.environ.get`
+            name = literal(node.args[0])
+            if name is not None:
+                self._environ(name)
         called = called_name(func)
         if called in EXPRESSION_CALLS:
             self._expression(node, called)
         if self._namespace(node):
             self.w.dynamic.append(source(node))
+        self.generic_visit(node)
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        """`'MODE' in os.environ` reads the variable (whether it is set)."""
+        operands = [node.left, *node.comparators]
+        for k, op in enumerate(node.ops):
+            if isinstance(op, (ast.In, ast.NotIn)) and dotted(operands[k + 1]) in _ENVIRON:
+                name = literal(operands[k])
+                if name is not None:
+                    self._environ(name)
         self.generic_visit(node)
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
@@ -79,6 +94,11 @@ class NamespaceReads:
                 self.w.attr_writes.append((*owner, name))
             elif chain:
                 self.w.item_writes.append(chain)
+        if dotted(node.value) in _ENVIRON and (name := literal(node.slice)) is not None:
+            if isinstance(node.ctx, ast.Load):  # `os.environ['MODE']`
+                self._environ(name)
+            elif self.local is None:  # set by the cell before it reads it: not an input
+                self.w.environ_set.add(name)
         if not self._namespace(node.value):
             self.generic_visit(node)
             return
@@ -119,6 +139,10 @@ class NamespaceReads:
         return node.func.id == "globals" or (
             self.local is None and node.func.id in ("vars", "locals", "dir")
         )
+
+    def _environ(self, name: str) -> None:
+        if name not in self.w.environ_set:
+            self.w.environ.append(name)
 
     def _read_by_name(self, name: str) -> None:
         if self.local is None or name not in self.local:
@@ -175,6 +199,11 @@ class NamespaceReads:
 
 
 _PANDAS_EXPRESSIONS = frozenset({"query", "eval"})
+# The environment, as a cell spells it (`from os import environ, getenv` too).
+_ENVIRON = frozenset({("os", "environ"), ("environ",)})
+_ENVIRON_GETS = frozenset(
+    {("os", "environ", "get"), ("environ", "get"), ("os", "getenv"), ("getenv",)}
+)
 
 
 def notebook_module(node: ast.AST) -> bool:
