@@ -386,3 +386,68 @@ def test_state_a_cell_between_two_steps_changed_is_not_the_second_steps(kernel):
     kernel.ok("%%step b --force\ny = 2")
     states = kernel.value(f"sorted([e.step, e.state is None] for _, e in {ENGINE}.store.entries())")
     assert states == [["a", True], ["b", True], ["first", True]]
+
+
+# -- the settings outputs were shown with -------------------------------------------------
+SHOWN = ["%matplotlib inline\nimport numpy as np, pandas as pd\nimport matplotlib.pyplot as plt"]
+
+
+@pytest.mark.parametrize(
+    ("step", "change", "what", "probe"),
+    [
+        (
+            "a = np.array([1 / 3])\nprint(a)",
+            "np.set_printoptions(precision=6)",
+            "numpy's print options",
+            "0.333333",
+        ),
+        (
+            "df = pd.DataFrame({'x': [1 / 3]})\ndf",
+            "pd.set_option('display.precision', 2)",
+            "pandas' display options",
+            "0  0.33",
+        ),
+        (
+            "fig, ax = plt.subplots()\nax.plot([1, 2]);",  # drawn by the inline backend
+            "plt.rcParams['lines.linewidth'] = 9",
+            "matplotlib's rcParams",
+            None,
+        ),
+    ],
+    ids=["numpy", "pandas", "figure"],
+)
+def test_a_hit_whose_outputs_were_shown_with_other_settings_runs_again(
+    kernel, step, change, what, probe
+):
+    # A plain cell changed how values print since the step showed its outputs: a hit
+    # would replay the old text (or figure); the step runs and shows it as a plain
+    # cell would, then is served again while the settings stay.
+    from steps import served, status
+
+    kernel.ok(SHOWN[0])
+    kernel.ok(f"%%step shown\n{step}")
+    assert served(kernel.ok(f"%%step shown\n{step}"))
+    kernel.ok(change)
+    again = kernel.ok(f"%%step shown\n{step}")
+    line = status(again)
+    assert "ran" in line and f"{what} changed" in line, line
+    if probe is not None:
+        assert probe in again.stdout + str(again.result()), again.outputs
+    assert served(kernel.ok(f"%%step shown\n{step}"))
+
+
+def test_settings_a_step_set_before_another_printed_are_set_again_before_its_hit(kernel):
+    # After a restart the first step's hit sets the print options again, so the second
+    # step's outputs were shown with the settings in effect: served, not run.
+    from steps import restart, served
+
+    cells = [
+        "%%step opts\nimport numpy as np\nnp.set_printoptions(precision=3)",
+        "%%step show\nprint(np.array([1 / 3]))",
+    ]
+    for cell in cells:
+        kernel.ok(cell)
+    restart(kernel)
+    replies = [kernel.ok(cell) for cell in cells]
+    assert all(served(r) for r in replies), [r.status_lines() for r in replies]
+    assert "0.333]" in replies[1].stdout

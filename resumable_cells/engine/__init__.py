@@ -20,8 +20,8 @@ Rooms, each importing only the rooms listed before it:
                (`step_object`), the tripwire that watches a pure step (`tripwire`, the
                functions it wraps while the step runs in `watchpoints`, `system_queries`)
     state/     process state a step changes outside its namespace (`process_state`,
-               its parts in `parts`) and attributes of the notebook's modules
-               (`module_attrs`)
+               its parts in `parts`), attributes of the notebook's modules
+               (`module_attrs`), the settings its outputs were shown with (`shown`)
     units/     values that share objects, stored as one pickle stream: what goes where
                (`layout`), writing and reading the stream (`stream`), the changed
                inputs kept whole (`byvalue`), nothing else holding what a hit replaces

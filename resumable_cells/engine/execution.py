@@ -56,6 +56,7 @@ from .live import body, step_object
 from .recording import Recording
 from .restore import apply, load, validity
 from .state import process_state
+from .state import shown as shown_settings
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -500,9 +501,12 @@ class Execution:
             from .keep import admit, build
             from .keep.build import LiveRun
 
+            began = state.before if state is not None else {}
+            shown_with = shown_settings.of_step(began, outputs, shown is not None)
+            params = {**ctx.params, "shown_with": shown_with} if shown_with else ctx.params
             live = LiveRun(
                 self.name, self.cell, self.known_key, changed.bound, changed.deleted, outputs, result,
-                ctx.params, findings.reads, time.perf_counter() - rec.t0,
+                params, findings.reads, time.perf_counter() - rec.t0,
                 inline_backend=figures.in_use(engine.shell), shown=shown,
                 imports=self.info.imports, star_imports=self.info.star_imports,
                 trace=dict(trace.reads) if trace is not None else {},

@@ -315,7 +315,7 @@ def _matching_entry(
         )
         if not same:
             continue
-        reason = validity.invalid_reason(e, run, args.ttl, current)
+        reason = validity.invalid_reason(e, run, args.ttl, current, settings=False)
         if reason is None:
             return e, None
         invalid = invalid or reason

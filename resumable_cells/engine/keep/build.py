@@ -55,7 +55,8 @@ class LiveRun(msgspec.Struct):
     deleted: list[str]
     outputs: list[Any]
     result: Any
-    params: dict[str, Any]  # run parameters used: epoch, seed
+    params: dict[str, Any]  # run parameters used: epoch, seed; the settings its outputs
+    # were shown with (`state/shown.py`: "shown_with")
     reads: set[str]  # files read
     duration: float
     inline_backend: bool = False  # matplotlib's inline backend was loaded after the run

@@ -2,8 +2,10 @@
 both ask (`invalid_reason`).
 
 Valid while it is younger than the step's `--ttl`, the files it read are unchanged, the
-run's epoch and seed are the ones it used (`step.now()`, `step.rng()`) and every name it
-read through `eval`/`exec` of a string has the digest it had (its trace:
+run's epoch and seed are the ones it used (`step.now()`, `step.rng()`), the settings its
+outputs were shown with are the ones in effect (`state/shown.py`: numpy's print options,
+pandas' display options, matplotlib's rcParams for figures) and every name it read
+through `eval`/`exec` of a string has the digest it had (its trace:
 `engine/live/trace.py`).
 """
 
@@ -16,6 +18,7 @@ from ... import formatting
 from ...hashing import key as step_key
 from ...records.runs import Run
 from ...storage.entries import Entry
+from ..state import shown
 
 
 def invalid_reason(
@@ -23,11 +26,14 @@ def invalid_reason(
     run: Run,
     ttl: float | None = None,
     digest_of: Callable[[str], str | None] | None = None,
+    settings: bool = True,
 ) -> str | None:
     """Why `entry` cannot be served in `run` (older than the step's `--ttl` in seconds,
     a file it read changed or is gone, the run's epoch or seed it used changed, a name
     it read through eval or exec has another digest now: `digest_of(name)`, None when
-    the name is gone), or None when it can."""
+    the name is gone; the settings its outputs were shown with differ now, unless
+    `settings` is False: the plan, which cannot know the settings Run All will have
+    reached by then), or None when it can."""
     if ttl is not None:
         age = time.time() - entry.created
         if age > ttl:
@@ -43,6 +49,11 @@ def invalid_reason(
         return "run epoch changed"
     if "seed" in params and params["seed"] != run.seed:
         return "run seed changed"
+    shown_with = params.get("shown_with")
+    if settings and shown_with:
+        what = shown.changed(shown_with)
+        if what is not None:
+            return f"{what} changed since it showed its outputs"
     if entry.trace and digest_of is not None:
         for name, digest in entry.trace.items():
             now = digest_of(name)

@@ -345,17 +345,18 @@ def _sympy_put(change: dict[str, Any]) -> None:
 
 
 # -- matplotlib and pandas -------------------------------------------------------------------
-def _rc() -> Any:
+def rc_params() -> Any:
+    """matplotlib's rcParams (matplotlib imported)."""
     return sys.modules["matplotlib"].rcParams
 
 
 def _rc_take() -> dict[str, Any]:
     # rcParams' own items: its __getitem__ resolves the backend, which would pick one
-    return dict(dict.items(_rc()))
+    return dict(dict.items(rc_params()))
 
 
 def _rc_differs(snap: dict[str, Any]) -> bool:
-    return not dict.__eq__(_rc(), snap)
+    return not dict.__eq__(rc_params(), snap)
 
 
 def _rc_change(before: dict[str, Any] | None, after: dict[str, Any]) -> dict[str, Any]:
@@ -365,13 +366,14 @@ def _rc_change(before: dict[str, Any] | None, after: dict[str, Any]) -> dict[str
 
 
 def _rc_put(change: dict[str, Any]) -> None:
-    rc = _rc()
+    rc = rc_params()
     for k, v in change.items():
         if k in rc and dict.__getitem__(rc, k) != v:
             rc[k] = v
 
 
-def _pd_config() -> dict[str, Any]:
+def pd_config() -> dict[str, Any]:
+    """pandas' options, its own nested dict (pandas imported)."""
     from pandas._config import config  # the options' one dict: pandas has no public copy
 
     options: dict[str, Any] = config._global_config
@@ -379,11 +381,11 @@ def _pd_config() -> dict[str, Any]:
 
 
 def _pd_take() -> dict[str, Any]:
-    return copy.deepcopy(_pd_config())
+    return copy.deepcopy(pd_config())
 
 
 def _pd_differs(snap: dict[str, Any]) -> bool:
-    return _pd_config() != snap
+    return pd_config() != snap
 
 
 def _flat(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -455,7 +457,7 @@ def replayed_objects() -> list[Any]:
     held: list[Any] = [os.environ, sys.path, warnings.filters]
     matplotlib = sys.modules.get("matplotlib")
     if matplotlib is not None and hasattr(matplotlib, "rcParams"):
-        held.append(_rc())
+        held.append(rc_params())
     return held
 
 
