@@ -13,9 +13,14 @@ last (kernel start-up excluded; the stepped passes include their `%load_ext` cel
 cells no pass puts under `%%step`, such as `%%timeit`, and the cells that run `%timeit`,
 which pick their own running time, are left out of every pass; the
 plan verify compares with the replay is asked in a kernel of its own, so the replay
-pays for starting the engine as a resume does). The plain run is the faster of the two plain
-passes. Notebooks are verified one at a time
-(`--jobs 1`) unless told otherwise: two at once share the cores and move the ratios.
+pays for starting the engine as a resume does). Verify runs twice (`--repeat`), and each
+pass of each notebook takes the faster of its two times: the plain run that of the second
+plain pass of each run (the first may pay for caches, the disk's, matplotlib's fonts, that
+every later pass finds warm), the first run and the resume theirs. (Until 2026-12-05 it ran
+once, and the plain run, the faster of two passes against one of each stepped pass, was
+favoured by the spread of one pass: 3 to 5% of the corpus's total on this machine.)
+Notebooks are verified one at a time (`--jobs 1`) unless told otherwise: two at once share
+the cores and move the ratios.
 
 Targets (issue 23, "never slower than not using it"): on every notebook, the resume
 takes no longer than the plain run, and the first run at most 1.1 times as long.
@@ -41,6 +46,7 @@ QUICK = ("whirlwind/07-Control-Flow-Statements.ipynb", "pdsh-ch3/03.07-Merge-and
 FIGURE = "Run All of a corpus notebook"
 TOTAL = "Run All of the whole corpus"
 FIRST_RUN_MAX, RESUME_MAX = 1.1, 1.0  # times the plain run
+STEPPED = ("stepped", "replay")
 TIMEOUT_S = 60  # per cell: the corpus's slowest plain cells (%%timeit) take about 12 s
 
 
@@ -48,9 +54,56 @@ def extra_args(ap) -> None:
     ap.add_argument("--from", dest="report", metavar="FILE",
                     help="read this verify report (--json) instead of running verify")  # fmt: skip
     ap.add_argument("--jobs", type=int, default=1, help="notebooks verified at once")
+    ap.add_argument("--repeat", type=int, default=2, help="verify runs; each pass the fastest")
 
 
 def verify(args) -> dict:
+    reports = [_verify_once(args, keep=k == 0) for k in range(max(1, args.repeat))]
+    return fastest(reports)
+
+
+def fastest(reports: list[dict]) -> dict:
+    """One report whose passes take, per notebook, the fastest time of the runs
+    (`plain_s` that of the second plain pass), with the ratios and totals made again."""
+    merged = json.loads(json.dumps(reports[0]))
+    passes = ("plain_1", "plain_2") + STEPPED
+    totals = dict.fromkeys(passes, 0.0)
+    loads = dict.fromkeys(STEPPED, 0.0)
+    plain_total = 0.0
+    for k, nb in enumerate(merged["notebooks"]):
+        runs = [r["notebooks"][k]["summary"] for r in reports if len(r["notebooks"]) > k]
+        s = nb["summary"]
+        for label in passes:
+            times = [r["pass_wall_s"][label] for r in runs if r["pass_wall_s"].get(label)]
+            s["pass_wall_s"][label] = min(times) if times else None
+        # (the second plain pass of each run: the first may pay for cold caches)
+        s["plain_s"] = s["pass_wall_s"]["plain_2"] if len(runs) > 1 else s["plain_s"]
+        for label in STEPPED:
+            best = min((r for r in runs if r["pass_wall_s"].get(label)), default=None,
+                       key=lambda r: r["pass_wall_s"][label])  # fmt: skip
+            if best is not None and label in best.get("load_s", {}):
+                s.setdefault("load_s", {})[label] = best["load_s"][label]
+                loads[label] += best["load_s"][label]
+        s["ratios"] = _ratios(s["pass_wall_s"], s["plain_s"])
+        for label in passes:
+            totals[label] += s["pass_wall_s"][label] or 0.0
+        plain_total += s["plain_s"] or 0.0
+    t = merged["totals"]
+    t["pass_wall_s"] = {k: round(v, 3) for k, v in totals.items()}
+    t["plain_s"] = round(plain_total, 3)
+    t["load_s"] = {k: round(v, 3) for k, v in loads.items()}
+    t["ratios"] = _ratios(t["pass_wall_s"], plain_total)
+    return merged
+
+
+def _ratios(walls: dict, plain: float | None) -> dict:
+    return {
+        label: round(walls[label] / plain, 3) if plain and walls.get(label) else None
+        for label in STEPPED
+    }
+
+
+def _verify_once(args, keep: bool) -> dict:
     paths = [CORPUS / p for p in QUICK] if args.quick else [CORPUS / f for f in FOLDERS]
     with tempfile.TemporaryDirectory(prefix="rc-bench-corpus-") as tmp:
         out = Path(tmp) / "corpus.json"
@@ -61,7 +114,7 @@ def verify(args) -> dict:
         if not out.exists():
             raise RuntimeError(f"verify wrote no report: {done.stderr.strip()[-300:]}")
         report = out.read_text()
-        if not args.quick:  # kept where `make corpus` leaves its own (docs/verify.md)
+        if keep and not args.quick:  # kept where `make corpus` leaves its own (docs/verify.md)
             kept = ROOT / "bench" / "out" / "corpus.json"
             kept.parent.mkdir(parents=True, exist_ok=True)
             kept.write_text(report)
