@@ -9,9 +9,10 @@ module, by the cell or by a function (`settings.THRESHOLD`, or `SCALE` read insi
 module it ends on is followed in turn. Repeated until nothing new is reached.
 
 Which module attributes are inputs: of a local module (`sources`) or of the notebook's
-own (`__main__.cfg`, whose dict is the namespace), any value but a module; of an installed module, plain scalars (numbers, strings, bytes, None) and
-notebook functions put there, since its version covers its constants and its mutable
-state (options, registries) is process state. An attribute the cell assigns or deletes
+own (`__main__.cfg`, whose dict is the namespace), any value but a module; of an
+installed module, plain scalars (numbers, strings, bytes, None) and notebook functions
+put there, since its version covers its constants and its mutable state (options,
+registries) is process state. An attribute the cell assigns or deletes
 is an input whatever its value, so that a step that changes it is seen to.
 """
 

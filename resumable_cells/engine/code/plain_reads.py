@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...hashing import bytecode
+from . import inputs
 from .namespace_reads import called_name, expression_arg, expression_text, notebook_module
 
 # Names whose call reads the namespace in ways the analysis cannot follow.
@@ -72,10 +73,11 @@ def _spelled(call: ast.Call, ns: dict[str, Any]) -> list[str] | None:
     if arg is None:
         return []
     text = expression_text(arg)
-    if text is None and isinstance(arg, ast.Name) and arg.id in ns:
-        value = ns[arg.id]
-        text = value if isinstance(value, str) else ""  # (not a string: spells nothing)
-    return None if text is None else bytecode.expression_names(text)
+    if text is not None:
+        return bytecode.expression_names(text)
+    if isinstance(arg, ast.Name) and arg.id in ns:  # (not a string: spells nothing)
+        return list(inputs.spelled([arg.id], ns))
+    return None
 
 
 def _code(tree: ast.AST) -> Iterator[ast.AST]:
@@ -155,7 +157,6 @@ class _Held:
     def __init__(self, ns: dict[str, Any]) -> None:
         self.ns = ns
         self.seen: set[int] = set()
-        self.classes: set[int] = set()  # those whose methods were taken
         self.left = _LOOKED_AT_MAX
 
     def codes(self, value: Any) -> list[types.CodeType]:
@@ -190,7 +191,7 @@ class _Held:
         elif isinstance(value, type):
             out += self._methods(value, todo)
         else:
-            out += self._methods(type(value), todo)
+            todo.append(type(value))  # (its class, looked into once however many instances)
             try:  # (not `getattr`: a proxy's `__getattr__` would run)
                 attrs = object.__getattribute__(value, "__dict__")
             except Exception:
@@ -207,9 +208,8 @@ class _Held:
         other attributes hold is looked into (`todo`)."""
         codes = []
         for klass in cls.__mro__:
-            if getattr(klass, "__module__", None) != "__main__" or id(klass) in self.classes:
+            if getattr(klass, "__module__", None) != "__main__":
                 continue
-            self.classes.add(id(klass))
             for member in vars(klass).values():
                 if isinstance(member, (staticmethod, classmethod)):
                     member = member.__func__
