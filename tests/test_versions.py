@@ -46,3 +46,48 @@ def test_a_module_without_a_version_attribute_gets_its_distribution_s():
 
 def test_the_standard_library_has_no_version_of_its_own():
     assert versions.module_version("json") is None
+
+
+def test_the_headers_read_give_every_installed_distribution_s_name_and_version():
+    # `_header` reads METADATA's headers alone, where importlib parses the whole file
+    for dist in metadata.distributions():
+        assert versions._header(dist, "Name") == dist.metadata["Name"]
+        assert versions._header(dist, "Version") == dist.version
+
+
+def _fake_dist(root, name, version, record, top_level=None, body=""):
+    info = root / f"{name}-{version}.dist-info"
+    info.mkdir()
+    headers = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+    (info / "METADATA").write_text(headers + "\n" + body)
+    (info / "RECORD").write_text(record)
+    if top_level is not None:
+        (info / "top_level.txt").write_text(top_level)
+
+
+def test_a_module_its_distribution_is_not_named_after_has_the_distribution_s_version(
+    tmp_path, monkeypatch
+):
+    # as `sklearn` (scikit-learn) or `mpl_toolkits` (matplotlib): found through the
+    # files each distribution installs, its description's lines never read as headers
+    _fake_dist(
+        tmp_path,
+        "fake-dist-for-a-test",
+        "3.2.1",
+        'fakemod_for_test/__init__.py,sha256=x,1\n"fakemod_for_test/a,b.py",sha256=y,2\n'
+        "fake_top_file_for_test.py,sha256=z,3\n"
+        "fake_dist_for_a_test-3.2.1.dist-info/METADATA,,\n",
+        body="Version: 9.9.9\nName: other\n",
+    )
+    _fake_dist(tmp_path, "declared-dist-for-a-test", "0.5", "", top_level="declared_mod_for_test\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    versions._owners.cache_clear()
+    versions.module_version.cache_clear()
+    try:
+        assert versions.module_version("fakemod_for_test") == "3.2.1"
+        assert versions.module_version("fake_top_file_for_test") == "3.2.1"
+        assert versions.module_version("declared_mod_for_test") == "0.5"
+        assert versions.module_version("nothing_installs_this_for_test") is None
+    finally:
+        versions._owners.cache_clear()
+        versions.module_version.cache_clear()

@@ -2,62 +2,69 @@
 
 from __future__ import annotations
 
-import csv
+import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator
 from functools import lru_cache
 from importlib import metadata
 
 _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"__main__", "builtins"}
 
 
-@lru_cache(maxsize=1)
-def _owners() -> Mapping[str, list[metadata.Distribution]]:
-    """Top-level module -> the distributions that install it: what
-    `metadata.packages_distributions()` finds, without what makes it take a third of a
-    second in a kernel with the scientific stack: it parses every distribution's
-    METADATA for its name (here only the owners of a module asked about are named,
-    `_names`) and builds a path object for each line of every RECORD (here the lines are
-    split as strings). Read once per process, like the versions themselves."""
-    owners: dict[str, list[metadata.Distribution]] = {}
+@lru_cache(maxsize=64)
+def _owners(top: str) -> list[metadata.Distribution]:
+    """The distributions that install the top-level module `top`: those whose
+    `top_level.txt` names it, or, without one, whose RECORD lists a Python file in it (or
+    `top.py`), as `metadata.packages_distributions()` finds them, without what makes it
+    take a third of a second in a kernel with the scientific stack: it parses every
+    distribution's METADATA for its name and builds a path object for each line of
+    every RECORD, where here each file is searched for the one name, in C."""
+    owners = []
     for dist in metadata.distributions():
-        declared = (dist.read_text("top_level.txt") or "").split()
-        for top in declared or _inferred_top_level(dist):
-            owners.setdefault(top, []).append(dist)
+        declared = dist.read_text("top_level.txt")
+        if declared and declared.split():
+            if top in declared.split():
+                owners.append(dist)
+        elif _installs(dist, top):
+            owners.append(dist)
     return owners
 
 
-def _inferred_top_level(dist: metadata.Distribution) -> set[str]:
-    """The top-level modules of a distribution without `top_level.txt`: the first part of
-    each Python file it installs (a file at the top: its own name), as
-    `packages_distributions` infers them."""
+def _installs(dist: metadata.Distribution, top: str) -> bool:
+    """Whether a distribution without `top_level.txt` installs a Python file under `top`
+    or as `top.py`, from its RECORD (CSV: a path is quoted when it holds a comma or a
+    quote) or, for an egg-info one, its own listing."""
     record = dist.read_text("RECORD")
-    if record is None:  # an egg-info distribution: its own listing, read the slow way
-        files = dist.files or []
-        paths = [str(f) for f in files]
-    else:
-        paths = [_record_path(line) for line in record.splitlines() if line]
-    tops = set()
-    for path in paths:
-        if path.endswith(".py"):
-            head, sep, _ = path.partition("/")
-            tops.add(head if sep else head[:-3])
-    return tops
+    if record is None:
+        paths = [str(f) for f in dist.files or []]
+        return any(
+            p.endswith(".py") and (p.startswith(top + "/") or p == top + ".py") for p in paths
+        )
+    text = "\n" + record
+    return any(
+        line.partition(",")[0].strip('"').endswith(".py")
+        for start in ("\n" + top + "/", '\n"' + top + "/")
+        for line in _lines_from(text, start)
+    ) or any(f"\n{q}{top}.py{q}," in text for q in ("", '"'))
 
 
-def _record_path(line: str) -> str:
-    """The path of a RECORD line (CSV: quoted only when it holds a comma or a quote)."""
-    if line.startswith('"'):
-        return next(csv.reader([line]))[0]
-    return line.partition(",")[0]
+def _lines_from(text: str, start: str) -> Iterator[str]:
+    """The lines of `text` that begin with `start` (which begins with a newline)."""
+    at = text.find(start)
+    while at != -1:
+        end = text.find("\n", at + 1)
+        yield text[at + 1 : end if end != -1 else len(text)]
+        at = text.find(start, at + 1)
 
 
-def _names(top: str) -> list[str]:
-    """The names of the distributions that install `top` (`[top]` when none does)."""
-    dists = _owners().get(top)
-    if not dists:
-        return [top]
-    return [dist.metadata["Name"] for dist in dists]
+def _header(dist: metadata.Distribution, field: str) -> str | None:
+    """A field of a distribution's METADATA (`Name`, `Version`), read from its headers
+    alone: `dist.metadata` parses the whole file as an e-mail, long description
+    included (3-5 ms for matplotlib's, each time it is asked)."""
+    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
+    head = re.split(r"\r?\n\r?\n", text, maxsplit=1)[0]
+    match = re.search(rf"^{field}:[ \t]*(.*?)[ \t]*\r?$", head, re.MULTILINE | re.IGNORECASE)
+    return match.group(1) if match else None
 
 
 def _top_level(dist: metadata.Distribution) -> set[str]:
@@ -66,7 +73,7 @@ def _top_level(dist: metadata.Distribution) -> set[str]:
     text = dist.read_text("top_level.txt")
     if text:
         return set(text.split())
-    return {dist.metadata["Name"].replace("-", "_").lower()}
+    return {(_header(dist, "Name") or "").replace("-", "_").lower()}
 
 
 def _from_a_file(module: object) -> bool:
@@ -95,14 +102,13 @@ def module_version(top: str) -> str | None:
         # them all would read every installed package's file list (30 ms in a kernel).
         return None
     try:  # most distributions are named as their module: no need to read them all
-        dist = metadata.distribution(top)
-        if top in _top_level(dist):
-            return dist.version
+        named: metadata.Distribution | None = metadata.distribution(top)
     except metadata.PackageNotFoundError:
-        pass
-    for name in _names(top):
-        try:
-            return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
+        named = None
+    if named is not None and top in _top_level(named):
+        return _header(named, "Version")
+    for dist in _owners(top) or ([named] if named is not None else []):
+        version = _header(dist, "Version")
+        if version:
+            return version
     return None
