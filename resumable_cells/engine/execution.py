@@ -616,8 +616,20 @@ class Execution:
                 self._intent("done")
         if found is not None:  # script magics start theirs where the tripwire cannot see
             found.effects += [f"started a subprocess ({s})" for s in self.code.scripts]
+            tripwire.read_named(found, engine.store.dir, self._named_files())
         figures.show_after_cell(engine.shell, outputs)
         return result, outputs, found, shown
+
+    def _named_files(self) -> list[str]:
+        """The files the step's code and inputs name (`live/named_files.py`): those it
+        may have read without the tripwire seeing it."""
+        from .live import named_files  # a live run's (see `_run_live`)
+
+        ns, key = self.engine.ns, self.key
+        strings = [*self.info.strings, *(key.named if key is not None else ())]
+        labels = key.digests if key is not None else self.info.reads
+        values = [ns[n] for n in labels if n.isidentifier() and n in ns]
+        return named_files.candidates(strings, values)
 
     # -- effects --------------------------------------------------------------------------
     def _intent_check(self) -> None:

@@ -5,8 +5,8 @@ the global names it loads, stores or deletes; the attribute chains it reads from
 global (`settings.THRESHOLD`: a global load, then attribute loads) or sets
 (`settings.THRESHOLD = 0.7`: then an attribute store); the names it reads
 through `globals()['name']`, `globals().get('name')`, `eval('...')` or `exec('...')`
-with a literal; the environment variables it may read (`ENVIRON_READS`); and the
-dynamic reads it cannot resolve (`globals()` used any other way, `eval`/`exec` of
+with a literal; the environment variables it may read (`ENVIRON_READS`); the string
+constants that could name a file it opens (`files.could_name`); and the dynamic reads it cannot resolve (`globals()` used any other way, `eval`/`exec` of
 anything but one literal string). Remembered per code object.
 """
 
@@ -19,6 +19,8 @@ import re
 import types
 
 import msgspec
+
+from .files import could_name
 
 _LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
 _WRITES = frozenset({"STORE_GLOBAL", "DELETE_GLOBAL", "STORE_NAME", "DELETE_NAME"})
@@ -35,6 +37,7 @@ class CodeReads(msgspec.Struct, frozen=True):
     writes: frozenset[str] = frozenset()  # globals stored or deleted
     attr_writes: frozenset[tuple[str, ...]] = frozenset()  # (global, ..., attribute) set
     environ: frozenset[str] = frozenset()  # environment variables it may read (`ENVIRON_READS`)
+    strings: frozenset[str] = frozenset()  # its string constants that could name a file
 
 
 # By id (a code object's own hash reads all of its bytecode), with the code kept alive.
@@ -83,6 +86,7 @@ def _scan(code: types.CodeType) -> CodeReads:
     environ: set[str] = set()
     if ENVIRON_READS.intersection(code.co_names):  # os.environ['MODE'], os.getenv('MODE')
         environ.update(c for c in code.co_consts if isinstance(c, str) and _ENV_NAME.match(c))
+    strings = {c for c in code.co_consts if isinstance(c, str) and could_name(c)}
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             inner = scan(const)
@@ -91,6 +95,7 @@ def _scan(code: types.CodeType) -> CodeReads:
             attr_writes |= inner.attr_writes
             chains |= inner.chains
             environ |= inner.environ
+            strings |= inner.strings
             dynamic.extend(d for d in inner.dynamic if d not in dynamic)
     return CodeReads(
         frozenset(names),
@@ -99,6 +104,7 @@ def _scan(code: types.CodeType) -> CodeReads:
         frozenset(writes),
         frozenset(attr_writes),
         frozenset(environ),
+        frozenset(strings),
     )
 
 

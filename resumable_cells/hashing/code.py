@@ -193,7 +193,8 @@ def _function_code(h: Hasher, fn: types.FunctionType) -> None:
     reads = bytecode.scan(fn.__code__)
     if g is h.main_ns:  # its globals are inputs of the step: the key digests them
         if h.reach is not None:
-            h.reach.notebook_function(fn.__qualname__, reads)
+            defaults = (*(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values())
+            h.reach.notebook_function(fn.__qualname__, reads, defaults)
         return
     for name in sorted(reads.names):
         if name in g and not is_own(g[name]):

@@ -4,11 +4,62 @@ did not change costs one `stat`."""
 
 from __future__ import annotations
 
+import glob
 import os
+import re
 
 import xxhash
 
 _MEMO: dict[str, tuple[tuple[int, int], str]] = {}
+NAME_MAX = 1024  # characters of the longest string taken for a file's name
+
+
+def read_digest(path: str) -> str:
+    """The digest an entry keeps of a file its step read: the file's (`file_digest`);
+    for a glob pattern the step named (`data/*.csv`, not itself a file), the digest of
+    the names and contents of the files it matches, which a file added, removed or
+    changed alters. Raises OSError (FileNotFoundError: a pattern that matches none)."""
+    if not is_pattern(path) or os.path.lexists(path):
+        return file_digest(path)
+    paths = matches(path)
+    if not paths:
+        raise FileNotFoundError(f"no file matches {path}")
+    h = xxhash.xxh3_128()
+    for p in paths:
+        for part in (p.encode("utf-8", "surrogateescape"), file_digest(p).encode()):
+            h.update(len(part).to_bytes(8, "little"))
+            h.update(part)
+    return h.hexdigest()
+
+
+def is_pattern(text: str) -> bool:
+    """Whether a string is a glob pattern (`*`, `?`, `[`)."""
+    return not _GLOB.isdisjoint(text)
+
+
+def matches(pattern: str, limit: int = 1000) -> list[str]:
+    """The regular files a glob pattern matches (`**` across folders), sorted, at most
+    `limit` of them."""
+    out = []
+    for path in glob.iglob(pattern, recursive="**" in pattern):
+        if os.path.isfile(path):
+            out.append(path)
+            if len(out) >= limit:
+                break
+    return sorted(out)
+
+
+_GLOB = frozenset("*?[")
+
+
+def could_name(text: str) -> bool:
+    """Whether a string constant of a step's code could be a path it passes to a reader:
+    one line, short, and naming something (`engine/live/named_files.py` asks the file
+    system which do)."""
+    return 0 < len(text) <= NAME_MAX and not _NOT_A_NAME.search(text) and not text.isspace()
+
+
+_NOT_A_NAME = re.compile(r"[\n\r\0]")
 
 
 def signature(st: os.stat_result) -> tuple[int, int]:

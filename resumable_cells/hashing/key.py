@@ -23,11 +23,12 @@ import xxhash
 
 from ..errors import KeyComponentError, MissingDeps
 from . import reach, sources, versions
-from .files import file_digest
+from .files import file_digest, read_digest
 from .reach import AttrRef
 
 __all__ = [
-    "Key", "compute", "describe", "input_digests", "file_digest", "deps_digests", "code_id",
+    "Key", "compute", "describe", "input_digests", "file_digest", "read_digest", "deps_digests",
+    "code_id",
     "PYTHON",
 ]  # fmt: skip
 
@@ -40,6 +41,7 @@ class Key(msgspec.Struct):
     digests: dict[str, str] = msgspec.field(default_factory=dict)  # input name -> digest
     attributes: dict[str, AttrRef] = msgspec.field(default_factory=dict)  # module attribute inputs
     traced: tuple[str, ...] = ()  # reads through eval/exec of strings: the run traces them
+    named: tuple[str, ...] = ()  # string constants of the functions it reaches (file names?)
 
 
 def describe(value: Any) -> tuple[str, int]:
@@ -200,7 +202,7 @@ def compute(
     }
     if traced:
         preimage["traced"] = traced
-    key = Key(h.hexdigest(), preimage, digests, got.attributes, tuple(traced))
+    key = Key(h.hexdigest(), preimage, digests, got.attributes, tuple(traced), tuple(got.strings))
     return key, got.info
 
 

@@ -23,6 +23,7 @@ import os
 import sys
 from collections import deque
 from collections.abc import Callable, Iterable
+from pathlib import PurePath
 from types import ModuleType
 from typing import Any
 
@@ -32,6 +33,7 @@ import xxhash
 from ..errors import KeyComponentError, Unhashable
 from . import sources
 from .code import is_notebook_defined
+from .files import could_name
 from .values import Hasher
 
 _SCALARS = frozenset({int, float, complex, str, bytes, bool, type(None)})
@@ -85,14 +87,19 @@ class Reached(msgspec.Struct):
     module_chains: list[tuple[str, tuple[str, ...], bool]] = msgspec.field(default_factory=list)
     dynamic: list[str] = msgspec.field(default_factory=list)  # "`globals()` in pick"
     environ: list[str] = msgspec.field(default_factory=list)  # environment variables read
+    strings: list[str] = msgspec.field(default_factory=list)  # string constants (file names?)
 
-    def notebook_function(self, qualname: str, reads: Any) -> None:
-        """A notebook function reached: `reads` is its `bytecode.CodeReads`."""
+    def notebook_function(self, qualname: str, reads: Any, defaults: Iterable[Any] = ()) -> None:
+        """A notebook function reached: `reads` is its `bytecode.CodeReads`, `defaults`
+        its default values (a path among them names a file it may open)."""
+        paths = (str(d) for d in defaults if isinstance(d, (str, PurePath)))
+        self.strings.extend(p for p in paths if could_name(p))
         self.names.extend(sorted(reads.names))
         self.chains.extend((c, False) for c in sorted(reads.chains))
         self.chains.extend((c, True) for c in sorted(reads.attr_writes))
         self.dynamic.extend(f"`{d}` in {qualname}" for d in reads.dynamic)
         self.environ.extend(sorted(reads.environ))
+        self.strings.extend(sorted(reads.strings))
 
     def module_function(self, module: str, reads: Any) -> None:
         """A function of the local module `module` reached: what it reads, and the
@@ -101,6 +108,7 @@ class Reached(msgspec.Struct):
         self.module_chains.extend((module, c, False) for c in sorted(reads.chains))
         self.module_chains.extend((module, c, True) for c in sorted(reads.attr_writes))
         self.environ.extend(sorted(reads.environ))
+        self.strings.extend(sorted(reads.strings))
 
 
 class Known(msgspec.Struct, frozen=True):
@@ -120,6 +128,9 @@ class Collected(msgspec.Struct):
     info: dict[str, dict] = msgspec.field(default_factory=dict)  # input -> type, size, digest
     attributes: dict[str, AttrRef] = msgspec.field(default_factory=dict)  # label -> its chain
     dynamic: list[str] = msgspec.field(default_factory=list)
+    # the string constants of the functions reached that could name a file the step opens
+    # where Python does not see it (`engine/live/named_files.py`)
+    strings: list[str] = msgspec.field(default_factory=list)
 
 
 def collect(
@@ -147,6 +158,7 @@ def collect(
         _environ(out, variables)
         return out
     reach, given, known = Reached(), given or {}, known or {}
+    strings: dict[str, None] = {}
     seen: set[Any] = set(todo)
     while todo:
         item = todo.popleft()
@@ -163,11 +175,14 @@ def collect(
             _attribute(out, reach, ns, item, describe, accept)
         variables.update(reach.environ)
         reach.environ.clear()
+        strings.update(dict.fromkeys(reach.strings))
+        reach.strings.clear()
         for new in _drain(reach, ns, accept):
             if new not in seen:
                 seen.add(new)
                 todo.append(new)
     out.dynamic = list(dict.fromkeys(reach.dynamic))
+    out.strings = list(strings)
     _environ(out, variables)
     return out
 

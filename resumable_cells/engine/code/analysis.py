@@ -22,6 +22,7 @@ import msgspec
 import xxhash
 
 from ...hashing.bytecode import expression_names
+from ...hashing.files import could_name
 from .namespace_reads import NamespaceReads
 
 __all__ = ["CellInfo", "analyse"]
@@ -48,6 +49,9 @@ class CellInfo(msgspec.Struct, frozen=True):
     # (`smf.ols(formula, data=df)`): the names they spell are inputs too (`inputs.py`)
     expression_vars: tuple[str, ...] = ()
     environ: tuple[str, ...] = ()  # environment variables read by a literal name
+    # string constants that could name a file the cell opens where Python does not see it
+    # (`engine/live/named_files.py`), at most MAX_STRINGS
+    strings: tuple[str, ...] = ()
 
     def default_name(self) -> str:
         if self.binds:
@@ -78,6 +82,7 @@ def analyse(transformed_source: str) -> CellInfo:
         dynamic=tuple(dict.fromkeys(walker.dynamic)),
         expression_vars=tuple(dict.fromkeys(spelled)),
         environ=tuple(dict.fromkeys(walker.environ)),
+        strings=_strings(tree),
         top_deletes=tuple(
             dict.fromkeys(
                 t.id
@@ -88,6 +93,18 @@ def analyse(transformed_source: str) -> CellInfo:
             )
         ),
     )
+
+
+MAX_STRINGS = 256
+
+
+def _strings(tree: ast.Module) -> tuple[str, ...]:
+    found = dict.fromkeys(
+        n.value
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and could_name(n.value)
+    )
+    return tuple(found)[:MAX_STRINGS]
 
 
 def _spelled_by_the_cell(tree: ast.Module, walker: _Walker) -> list[str]:

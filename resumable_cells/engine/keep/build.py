@@ -183,7 +183,7 @@ def _build(
         deleted=list(run.deleted),
         outputs=outputs,
         result=result,
-        files=[FileRead(p, step_key.file_digest(p)) for p in sorted(run.reads)],
+        files=[FileRead(p, step_key.read_digest(p)) for p in sorted(run.reads)],
         params=dict(run.params),
         inline_backend=run.inline_backend,
         preimage=run.key.preimage,

@@ -30,7 +30,7 @@ import os
 import stat
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from functools import lru_cache, partial
 from pathlib import Path
@@ -39,6 +39,7 @@ from typing import Any, TypeAlias
 
 import msgspec
 
+from ...hashing.files import is_pattern
 from ..objects.identities import Identities
 from . import left_running, registrations, system_queries, watchpoints
 
@@ -244,6 +245,21 @@ def _on_open(active: Active, args: Args) -> None:
         _note(active, f"wrote {_rel(full)}")
     else:
         findings.created[full] = False
+
+
+def read_named(findings: Findings, store_dir: Path, paths: Iterable[str]) -> None:
+    """The files a step names (`named_files.py`), which it may have read where Python
+    does not see it (in a library's compiled code): read, as a file it opens for reading
+    is, unless it is one of the step's own, under an ignored root, or read already."""
+    roots = _ignored_roots(store_dir)
+    for path in paths:
+        full = _real(path)
+        if full is None or full in findings.reads or full.startswith(roots):
+            continue
+        if is_pattern(full) and not os.path.lexists(full):
+            findings.reads.add(full)  # (its digest is its matches': `files.read_digest`)
+        elif "__pycache__" not in full and not findings.own(full):
+            _read(findings, full)
 
 
 def _read(findings: Findings, full: str) -> None:

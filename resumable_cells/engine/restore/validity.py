@@ -40,7 +40,7 @@ def invalid_reason(
             return f"expired (computed {formatting.age(age)} ago, ttl {formatting.age(ttl)})"
     for f in entry.files:
         try:
-            if step_key.file_digest(f.path) != f.digest:
+            if step_key.read_digest(f.path) != f.digest:
                 return f"{f.path} changed"
         except OSError:
             return f"{f.path} is gone"
