@@ -210,3 +210,21 @@ def test_a_step_that_asks_the_user_is_not_cached(kernel, body, said):
     assert kernel.value("'_input_request' in vars(get_ipython().kernel)") is False  # put back
     engine = "__import__('resumable_cells').ipython.magics.current_engine()"
     assert kernel.value(f"len(list({engine}.store.entries()))") == 0  # nothing it typed kept
+
+
+def test_a_file_read_by_a_relative_path_is_read_again_in_another_working_folder(kernel):
+    # `open('d.csv')` after `%cd ../e2` is another file: the entry of the step that read
+    # e1's is not served there; a file named by its absolute path is served anywhere
+    for folder, value in (("e1", "5"), ("e2", "7")):
+        write(kernel.cwd / folder / "d.csv", value)
+    kernel.ok("%cd e1")
+    cell = "%%step rel\nv = int(open('d.csv').read())"
+    kernel.ok(cell)
+    absolute = f"%%step abs\nw = int(open({str(kernel.cwd / 'e1' / 'd.csv')!r}).read())"
+    kernel.ok(absolute)
+    assert served(kernel.ok(cell)) and kernel.value("v") == 5
+    kernel.ok("%cd ../e2")
+    line = status(kernel.ok(cell))
+    assert "ran" in line and "relative to another working folder" in line, line
+    assert kernel.value("v") == 7
+    assert served(kernel.ok(absolute)) and kernel.value("w") == 5

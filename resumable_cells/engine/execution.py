@@ -504,6 +504,8 @@ class Execution:
             began = state.before if state is not None else {}
             shown_with = shown_settings.of_step(began, outputs, shown is not None)
             params = {**ctx.params, "shown_with": shown_with} if shown_with else ctx.params
+            if findings.relative_to is not None:  # (named relative to it: served only there)
+                params = {**params, "cwd": findings.relative_to}
             live = LiveRun(
                 self.name, self.cell, self.known_key, changed.bound, changed.deleted, outputs, result,
                 params, findings.reads, time.perf_counter() - rec.t0,

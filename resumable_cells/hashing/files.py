@@ -52,6 +52,11 @@ def matches(pattern: str, limit: int = 1000) -> list[str]:
 _GLOB = frozenset("*?[")
 
 
+def working_folder() -> str:
+    """The working folder's real path (a folder reached through a link is its target)."""
+    return os.path.realpath(os.getcwd())
+
+
 def could_name(text: str) -> bool:
     """Whether a string constant of a step's code could be a path it passes to a reader:
     one line, short, and naming something (`engine/live/named_files.py` asks the file

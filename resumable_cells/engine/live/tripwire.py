@@ -54,10 +54,19 @@ class Findings(msgspec.Struct):
     on_compile: Callable[[Any], None] | None = None  # told of each string compiled as code
     # folder -> its real path, for this step (`_real_file`)
     folders: dict[str, str] = msgspec.field(default_factory=dict)
+    # the working folder as the step began, when it read a file by a relative path (its
+    # entry holds only while the same names name the same files: `restore/validity.py`)
+    relative_to: str | None = None
+    began_in: str = msgspec.field(default_factory=os.getcwd)  # the working folder, as given
 
     def read(self, path: str, st: os.stat_result) -> None:
         self.reads.add(path)
         self.read_as.setdefault(path, (st.st_size, st.st_mtime_ns))
+
+    def by_relative_path(self, given: Any) -> None:
+        """A file read was named relative to the working folder (`open('data.csv')`)."""
+        if self.relative_to is None and not os.path.isabs(os.fsdecode(given)):
+            self.relative_to = os.path.realpath(self.began_in)
 
     def own(self, path: str) -> bool:
         """Whether `path` is, or is inside, something the step created."""
@@ -240,7 +249,8 @@ def _on_open(active: Active, args: Args) -> None:
     if findings.own(full):
         return
     if not writing:
-        _read(findings, full)
+        if _read(findings, full):
+            findings.by_relative_path(path)
     elif os.path.lexists(full):
         _note(active, f"wrote {_rel(full)}")
     else:
@@ -258,17 +268,21 @@ def read_named(findings: Findings, store_dir: Path, paths: Iterable[str]) -> Non
             continue
         if is_pattern(full) and not os.path.lexists(full):
             findings.reads.add(full)  # (its digest is its matches': `files.read_digest`)
-        elif "__pycache__" not in full and not findings.own(full):
-            _read(findings, full)
+            findings.by_relative_path(path)
+        elif "__pycache__" not in full and not findings.own(full) and _read(findings, full):
+            findings.by_relative_path(path)
 
 
-def _read(findings: Findings, full: str) -> None:
+def _read(findings: Findings, full: str) -> bool:
+    """Whether `full` is a regular file, now one the step read."""
     try:
         st = os.stat(full)
     except OSError:
-        return
+        return False
     if stat.S_ISREG(st.st_mode):
         findings.read(full, st)
+        return True
+    return False
 
 
 def _on_database(active: Active, args: Args) -> None:
@@ -286,7 +300,8 @@ def _on_database(active: Active, args: Args) -> None:
     if full is None or full.startswith(roots) or findings.own(full):
         return
     if os.path.lexists(full):
-        _read(findings, full)
+        if _read(findings, full):
+            findings.by_relative_path(path)
     else:
         findings.created[full] = False
 

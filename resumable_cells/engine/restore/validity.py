@@ -1,8 +1,9 @@
 """Whether an entry may be served in this run: the one check a hit and `%step plan`
 both ask (`invalid_reason`).
 
-Valid while it is younger than the step's `--ttl`, the files it read are unchanged, the
-run's epoch and seed are the ones it used (`step.now()`, `step.rng()`), the settings its
+Valid while it is younger than the step's `--ttl`, the files it read are unchanged (and,
+when it named one relative to the working folder, that folder is the same: `open('data.csv')`
+after `%cd other` is another file), the run's epoch and seed are the ones it used (`step.now()`, `step.rng()`), the settings its
 outputs were shown with are the ones in effect (`state/shown.py`: numpy's print options,
 pandas' display options, matplotlib's rcParams for figures) and every name it read
 through `eval`/`exec` of a string has the digest it had (its trace:
@@ -15,6 +16,7 @@ import time
 from collections.abc import Callable
 
 from ... import formatting
+from ...hashing import files
 from ...hashing import key as step_key
 from ...records.runs import Run
 from ...storage.entries import Entry
@@ -31,9 +33,10 @@ def invalid_reason(
     """Why `entry` cannot be served in `run` (older than the step's `--ttl` in seconds,
     a file it read changed or is gone, the run's epoch or seed it used changed, a name
     it read through eval or exec has another digest now: `digest_of(name)`, None when
-    the name is gone; the settings its outputs were shown with differ now, unless
-    `settings` is False: the plan, which cannot know the settings Run All will have
-    reached by then), or None when it can."""
+    the name is gone; the settings its outputs were shown with differ now, or the
+    working folder it read files relative to, unless `settings` is False: the plan,
+    which cannot know the settings or the folder Run All will have reached by then), or
+    None when it can."""
     if ttl is not None:
         age = time.time() - entry.created
         if age > ttl:
@@ -49,6 +52,8 @@ def invalid_reason(
         return "run epoch changed"
     if "seed" in params and params["seed"] != run.seed:
         return "run seed changed"
+    if settings and "cwd" in params and params["cwd"] != files.working_folder():
+        return "it read files relative to another working folder"
     shown_with = params.get("shown_with")
     if settings and shown_with:
         what = shown.changed(shown_with)
