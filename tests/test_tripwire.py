@@ -228,3 +228,36 @@ def test_a_file_read_by_a_relative_path_is_read_again_in_another_working_folder(
     assert "ran" in line and "relative to another working folder" in line, line
     assert kernel.value("v") == 7
     assert served(kernel.ok(absolute)) and kernel.value("w") == 5
+
+
+@pytest.mark.parametrize(
+    "listing",
+    [
+        "sorted(os.listdir('data'))",
+        "sorted(p.name for p in pathlib.Path('data').iterdir())",
+        "sorted(os.path.basename(p) for p in glob.glob(os.path.join(where, '*')))",
+        "sorted(f for _, _, fs in os.walk('data') for f in fs)",
+    ],
+)
+def test_a_folder_a_step_lists_is_an_input(kernel, listing):
+    # a file added to it runs the step again: the old list was served before
+    write(kernel.cwd / "data" / "a.csv", "1")
+    kernel.ok("import os, glob, pathlib\nwhere = 'data'")
+    cell = f"%%step listing\nnames = {listing}"
+    kernel.ok(cell)
+    restart(kernel, "import os, glob, pathlib\nwhere = 'data'")
+    assert served(kernel.ok(cell)) and kernel.value("names") == ["a.csv"]
+    write(kernel.cwd / "data" / "b.csv", "2")
+    line = status(kernel.ok(cell))
+    assert "ran" in line and "data/ changed" in line, line
+    assert kernel.value("names") == ["a.csv", "b.csv"]
+
+
+def test_the_import_system_listing_the_working_folder_is_no_input(kernel):
+    # a package asking its own version lists every folder on sys.path, the working
+    # folder among them: not data the step reads, so a file added there runs nothing
+    cell = "%%step version\nimport importlib.metadata as md\nv = md.version('msgspec')"
+    kernel.ok(cell)
+    restart(kernel)
+    write(kernel.cwd / "new-output.csv", "1")
+    assert served(kernel.ok(cell))

@@ -16,9 +16,12 @@ NAME_MAX = 1024  # characters of the longest string taken for a file's name
 
 def read_digest(path: str) -> str:
     """The digest an entry keeps of a file its step read: the file's (`file_digest`);
-    for a glob pattern the step named (`data/*.csv`, not itself a file), the digest of
+    for a folder it listed (its path ends with a separator), its names'
+    (`listing_digest`); for a glob pattern the step named (`data/*.csv`, not itself a file), the digest of
     the names and contents of the files it matches, which a file added, removed or
     changed alters. Raises OSError (FileNotFoundError: a pattern that matches none)."""
+    if path.endswith(os.sep) and len(path) > 1:
+        return listing_digest(path)
     if not is_pattern(path) or os.path.lexists(path):
         return file_digest(path)
     paths = matches(path)
@@ -29,6 +32,20 @@ def read_digest(path: str) -> str:
         for part in (p.encode("utf-8", "surrogateescape"), file_digest(p).encode()):
             h.update(len(part).to_bytes(8, "little"))
             h.update(part)
+    return h.hexdigest()
+
+
+def listing_digest(folder: str) -> str:
+    """The digest of a folder's names, each with whether it is a folder: what a step
+    listing it saw (a file added, removed or renamed alters it; a file's contents, read
+    only when opened, do not). Raises OSError."""
+    h = xxhash.xxh3_128()
+    with os.scandir(folder) as entries:
+        names = sorted((e.name, e.is_dir()) for e in entries)
+    for name, is_dir in names:
+        part = name.encode("utf-8", "surrogateescape") + (b"/" if is_dir else b"")
+        h.update(len(part).to_bytes(8, "little"))
+        h.update(part)
     return h.hexdigest()
 
 

@@ -10,8 +10,9 @@ keeps from going stale (`network=True`). Files and folders the step itself creat
 while it runs, and count as written if they are still there when it ends: a temporary
 file it creates and removes is no effect. Regular files it opens for reading (other
 than its own) become discovered inputs of its entry, and so do SQLite databases it
-connects to; a file it read that changed by the time it ends was written (a database
-through its connection, or a file by code the tripwire does not see). The store, the
+connects to and the folders it lists (their names: `os.listdir`, a glob, `os.walk`); a
+file it read that changed by the time it ends was written (a database through its
+connection, or a file by code the tripwire does not see). The store, the
 Python installation, the package itself, system folders and per-user caches and config
 are ignored. Only the thread running the step is watched.
 
@@ -58,6 +59,7 @@ class Findings(msgspec.Struct):
     # entry holds only while the same names name the same files: `restore/validity.py`)
     relative_to: str | None = None
     began_in: str = msgspec.field(default_factory=os.getcwd)  # the working folder, as given
+    listed: int = 0  # folders listed, among `reads` (their paths end with a separator)
 
     def read(self, path: str, st: os.stat_result) -> None:
         self.reads.add(path)
@@ -111,6 +113,8 @@ _PROC_EVENTS = {
     "os.popen",
 }  # fmt: skip
 _SIGNAL_EVENTS = {"os.kill", "os.killpg"}
+_LIST_EVENTS = {"os.listdir", "os.scandir"}
+MAX_FOLDERS = 1000  # folders a step lists and its entry keeps; past it, it is not cached
 _DIR_FD = {"os.remove": 1, "os.rmdir": 1, "os.mkdir": 2, "os.chmod": 2, "os.rename": 2}
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _PTY_EVENTS = {"os.forkpty", "pty.spawn"}  # pexpect, under IPython's shell escapes
@@ -227,6 +231,8 @@ def _on_event(active: Active, event: str, args: Args) -> None:
         _on_connect(active, args)
     elif event == "sqlite3.connect":
         _on_database(active, args)
+    elif event in _LIST_EVENTS:
+        _on_list(active, args)
     elif event == "compile":
         told = active[0].on_compile
         if told is not None and len(args) > 1 and args[1] == "<string>":
@@ -304,6 +310,54 @@ def _on_database(active: Active, args: Args) -> None:
             findings.by_relative_path(path)
     else:
         findings.created[full] = False
+
+
+def _on_list(active: Active, args: Args) -> None:
+    """A folder listed (`os.listdir('data')`, a glob, `os.walk`): its names are read, an
+    input like a file's contents (`files.read_digest` of the folder's path and a
+    separator). One the step created, or under an ignored root, is not."""
+    findings, roots, _ = active
+    path = args[0] if args else None
+    if not isinstance(path, (str, bytes, os.PathLike)) or _finding_code():
+        return  # a folder descriptor; the import system looking for code
+    full = _real(path)
+    if full is None or full.startswith(roots) or findings.own(full) or not os.path.isdir(full):
+        return
+    folder = full.rstrip(os.sep) + os.sep
+    if folder in findings.reads:
+        return
+    if findings.listed >= MAX_FOLDERS:
+        _note(active, f"listed more than {MAX_FOLDERS} folders")
+        return
+    findings.listed += 1
+    findings.reads.add(folder)
+    findings.by_relative_path(path)
+
+
+def _finding_code() -> bool:
+    """Whether the listing now is the import system's: importlib's finders and
+    `importlib.metadata` (a package asking its own version lists every folder on
+    `sys.path`, the working folder among them), `pkgutil`, `pkg_resources`. What they
+    list is where code and package metadata are, not data the step reads."""
+    frame: FrameType | None = sys._getframe(2)
+    for _ in range(12):  # past this module's and watchpoints' frames, to the caller
+        if frame is None:
+            return False
+        module = str(frame.f_globals.get("__name__", ""))
+        if module.startswith(_HERE):
+            frame = frame.f_back
+            continue
+        return module.partition(".")[0] in _CODE_FINDERS
+    return False
+
+
+_HERE = __name__.rpartition(".")[0] + "."  # this room's modules (the wrapper's among them)
+# (importlib's backports, and setuptools' `pkg_resources`, which lists `sys.path` as it
+# is imported: older packages import it)
+_CODE_FINDERS = frozenset(
+    {"importlib", "importlib_metadata", "importlib_resources", "pkgutil", "pkg_resources"}
+    | {"zipimport", "site"}
+)
 
 
 def _on_fs(active: Active, event: str, args: Args) -> None:

@@ -16,6 +16,7 @@ other threads' calls go straight through.
     builtins.open, io.open (pathlib's), os.open                         "open"
     os.remove, unlink, rename, replace, rmdir, mkdir, truncate, chmod,
     link, symlink; shutil.rmtree (its folders)                           as named
+    os.listdir, os.scandir (glob's, os.walk's, pathlib's)                as named
     subprocess.Popen._execute_child (every Popen: os.popen's, asyncio's,
     IPython's `%sx`), os.system, posix_spawn(p), execv(e) (the other exec*
     and spawn* call them), fork, forkpty (pty.fork: pexpect, so IPython's
@@ -124,6 +125,10 @@ def _spawn_args(path: Any, argv: Any, env: Any = None, *_: Any, **__: Any) -> Ar
     return (path, argv, env)
 
 
+def _list_args(path: Any = ".", *_: Any, **__: Any) -> Args:
+    return (path,)
+
+
 def _no_args(*_: Any, **__: Any) -> Args:
     return ()
 
@@ -180,6 +185,8 @@ TARGETS = (
     Target("os", "link", "os.link", _two_paths_args),
     Target("os", "symlink", "os.symlink", _symlink_args),
     Target("shutil", "rmtree", "shutil.rmtree", _path_args),
+    Target("os", "listdir", "os.listdir", _list_args),
+    Target("os", "scandir", "os.scandir", _list_args),
     Target("subprocess:Popen", "_execute_child", "subprocess.Popen", _popen_args),
     Target("os", "system", "os.system", _system_args),
     Target("os", "posix_spawn", "os.posix_spawn", _spawn_args),
