@@ -460,3 +460,63 @@ def test_a_ufunc_made_at_run_time_runs_the_step_uncached_and_says_why(kernel):
     assert "not cached" in r.stderr and "f" in r.stderr and "no module holds it" in r.stderr
     kernel.ok("f = np.frompyfunc(lambda v: v + 2, 1, 1)")
     assert "ran" in status(kernel.ok(step)) and kernel.value("y") == 3
+
+
+# -- library settings ------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "setup, cell, change, before, after",
+    [
+        (
+            "from sklearn.preprocessing import StandardScaler\nimport numpy as np\n"
+            "X = np.arange(6.).reshape(3, 2)",
+            "kind = type(StandardScaler().fit_transform(X)).__name__",
+            "import sklearn; sklearn.set_config(transform_output='pandas')",
+            "ndarray",
+            "DataFrame",
+        ),
+        (
+            "from decimal import Decimal",
+            "kind = str(Decimal(1) / Decimal(3))",
+            "import decimal; decimal.getcontext().prec = 5",
+            "0.3333333333333333333333333333",
+            "0.33333",
+        ),
+        (
+            "import numpy as np\nbig = np.array([1e308])",
+            "try:\n    kind = str(big * 10)\nexcept FloatingPointError:\n    kind = 'raised'",
+            "np.seterr(over='raise')",
+            "[inf]",
+            "raised",
+        ),
+        (
+            "import pandas as pd, warnings\nwarnings.simplefilter('ignore')",
+            "kind = str(pd.DataFrame({'a': ['x']})['a'].dtype)",
+            "pd.set_option('future.infer_string', False)",
+            "str",
+            "object",
+        ),
+    ],
+    ids=["sklearn", "decimal", "numpy", "pandas"],
+)
+def test_a_library_s_settings_set_in_a_plain_cell_are_inputs(
+    kernel, setup, cell, change, before, after
+):
+    # served under the old settings, the step gave the old kind of value, silently
+    kernel.ok(setup)
+    step = f"%%step configured\n{cell}"
+    kernel.ok(step)
+    assert served(kernel.ok(step)) and kernel.value("kind") == before
+    kernel.ok(change)
+    line = status(kernel.ok(step))
+    assert "ran" in line and "'s settings changed" in line, line
+    assert kernel.value("kind") == after
+    restart(kernel, setup, change)
+    assert served(kernel.ok(step)) and kernel.value("kind") == after
+
+
+def test_a_display_option_does_not_run_a_step_that_shows_nothing(kernel):
+    kernel.ok("import pandas as pd\ndf = pd.DataFrame({'a': [1, 2]})")
+    step = "%%step total\ntotal = int(df['a'].sum())"
+    kernel.ok(step)
+    kernel.ok("pd.set_option('display.max_rows', 5)")
+    assert served(kernel.ok(step)) and kernel.value("total") == 3

@@ -55,7 +55,7 @@ from .kernel import Engine
 from .live import body, step_object
 from .recording import Recording
 from .restore import apply, load, validity
-from .state import process_state
+from .state import library_settings, process_state
 from .state import shown as shown_settings
 
 if TYPE_CHECKING:
@@ -311,6 +311,7 @@ class Execution:
                 ns=engine.ns,
                 deps=list(self.args.deps),
                 known=known,
+                settings=library_settings.digests,
                 **inputs.of_cell(
                     self.info, self.args.ignore, engine.ns, engine.hidden, engine.pending
                 ),

@@ -151,13 +151,16 @@ def compute(
     dynamic: Iterable[str] = (),
     known: dict[str, reach.Known] | None = None,
     environ: Iterable[str] = (),
+    settings: Callable[[set[str]], dict[str, str]] | None = None,
 ) -> tuple[Key, dict]:
     """The key and, separately, the input descriptions (for the record). `inputs` and
     `attributes` are what the cell reads; `accept(name)` says whether a name the
     functions it reaches read is an input too. Raises KeyComponentError (an input that
     cannot be hashed, a dynamic read, a local module edited since its import). `known`:
     the inputs whose values are not read yet, by their stored digests; `environ`, the
-    environment variables the cell reads (inputs as `os.environ['NAME']`)."""
+    environment variables the cell reads (inputs as `os.environ['NAME']`); `settings`,
+    the digests of the settings of the libraries among the top-level modules it is
+    given (the modules the key reaches)."""
     reads = [f"`{d}`" for d in dynamic]
     if untraceable := [r for r in reads if not traceable(r)]:
         raise dynamic_error(untraceable)
@@ -175,6 +178,7 @@ def compute(
         if v is not None:
             env[m] = v
     files = deps_digests(deps) if deps else {}
+    configured = settings(modules) if settings is not None else {}
     h = xxhash.xxh3_128()
     for part in (
         f"format={format_version}",
@@ -186,6 +190,7 @@ def compute(
         *(f"source:{p}={d}" for p, d in sorted(found.files.items())),
         *(f"deps:{p}={d}" for p, d in sorted(files.items())),
         *(f"traced:{r}" for r in traced),
+        *(f"settings:{n}={d}" for n, d in sorted(configured.items())),
     ):
         b = part.encode("utf-8", "surrogatepass")
         h.update(len(b).to_bytes(8, "little"))
@@ -202,6 +207,8 @@ def compute(
     }
     if traced:
         preimage["traced"] = traced
+    if configured:
+        preimage["settings"] = configured
     key = Key(h.hexdigest(), preimage, digests, got.attributes, tuple(traced), tuple(got.strings))
     return key, got.info
 

@@ -38,7 +38,13 @@ def compare(old: dict, new: dict) -> list[tuple[str, str, str]]:
     rows.append(("code", "same" if old.get("code") == new.get("code") else "changed", ""))
     if old.get("version") != new.get("version"):
         rows.append(("--version", "changed", f"{old.get('version')} -> {new.get('version')}"))
-    groups = (("inputs", "input"), ("env", "package"), ("sources", "source"), ("deps", "file"))
+    groups = (
+        ("inputs", "input"),
+        ("env", "package"),
+        ("settings", "settings"),
+        ("sources", "source"),
+        ("deps", "file"),
+    )
     for group, label in groups:
         a, b = old.get(group, {}), new.get(group, {})
         for n in sorted(set(a) | set(b)):
@@ -86,6 +92,8 @@ def miss_reason_between(old: dict, new: dict) -> str | None:
             return f"{name} {detail}" if state == "changed" else f"{component} {state}"
         if component.startswith("file "):
             return f"{component.split(' ', 1)[1]} changed"
+        if component.startswith("settings "):  # (off default, or back to it: changed)
+            return f"{component.split(' ', 1)[1]}'s settings changed"
         if component.startswith("source "):
             name = component.split(" ", 1)[1]
             return f"{name} changed" if state == "changed" else f"{component} {state}"

@@ -1,0 +1,136 @@
+"""Settings a library keeps for the whole process that change what its functions return,
+as inputs of the key of a step that reaches the library.
+
+`sklearn.set_config(transform_output="pandas")` makes every transformer return a frame;
+`decimal.getcontext().prec = 5` makes `Decimal(1) / 3` another number; `np.seterr(over=
+"raise")` turns an overflow into an error; pandas' options (`future.infer_string`)
+change dtypes. Set in a plain cell, none of them was an input: a step computed under the
+old settings was served under the new ones, silently. So a step whose key reaches one of
+these libraries (a value of its type, a function of it, an import in the cell) has the
+digest of that library's settings among its key's parts (`settings`).
+
+Only the settings that differ from the library's defaults count, and a library at its
+defaults adds nothing: a step importing numpy itself computes its key before numpy is
+loaded (at its defaults, necessarily), and must compute the same key when it runs
+again with numpy loaded. Display settings are left out: how outputs look is
+`shown.py`'s. `%step plan` leaves these out too: it cannot know what Run All's plain
+cells will have set by then. (A step that changes them is recorded and set again by a
+hit as process state: `parts.py`.) Settings of other libraries (torch's default dtype,
+JAX's config, scipy.special's error modes) are not seen: `--version` names them.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+from collections.abc import Callable, Iterable
+from functools import lru_cache
+from typing import Any
+
+import xxhash
+
+log = logging.getLogger(__name__)
+
+Changed = Callable[[Any], dict[str, Any]]  # the loaded module -> its settings off default
+
+
+def _numpy(np: Any) -> dict[str, Any]:
+    modes: dict[str, Any] = np.geterr()
+    out = {k: v for k, v in modes.items() if v != _NUMPY_ERRORS.get(k)}
+    if np.geterrcall() is not None:  # (`np.seterrcall`: what mode "call" calls)
+        out["call"] = type(np.geterrcall()).__qualname__
+    return out
+
+
+_NUMPY_ERRORS = {"divide": "warn", "over": "warn", "under": "ignore", "invalid": "warn"}
+
+
+def _decimal(decimal: Any) -> dict[str, Any]:
+    now, default = decimal.getcontext(), decimal.DefaultContext
+    out = {a: getattr(now, a) for a in _DECIMAL if getattr(now, a) != getattr(default, a)}
+    traps = sorted(s.__name__ for s, on in now.traps.items() if on)
+    if traps != sorted(s.__name__ for s, on in default.traps.items() if on):
+        out["traps"] = traps
+    return out
+
+
+_DECIMAL = ("prec", "rounding", "Emin", "Emax", "capitals", "clamp")
+
+
+def _sklearn(sklearn: Any) -> dict[str, Any]:
+    # (`sklearn._config._global_config`: the defaults a thread's settings start from,
+    # with those its environment variables set; `get_config()`: this thread's)
+    defaults = getattr(sys.modules.get("sklearn._config"), "_global_config", {})
+    now: dict[str, Any] = sklearn.get_config()
+    return {k: v for k, v in now.items() if defaults.get(k, v) != v or k not in defaults}
+
+
+def _pandas(pd: Any) -> dict[str, Any]:
+    from pandas._config import config  # (its options' one dict: pandas has no public copy)
+
+    now: dict[str, Any] = config._global_config
+    defaults = _pandas_defaults(id(config))
+    if all(now.get(k) == v for k, v in defaults.items() if k != "display"):
+        return {}  # (a comparison at C speed: the usual case)
+    flat_now = _flat({k: v for k, v in now.items() if k != "display"})
+    flat_default = _flat({k: v for k, v in defaults.items() if k != "display"})
+    return {k: v for k, v in flat_now.items() if flat_default.get(k, _NONE) != v}
+
+
+@lru_cache(maxsize=1)
+def _pandas_defaults(_config_id: int) -> dict[str, Any]:
+    """pandas' options at their registered defaults, nested as its options are."""
+    from pandas._config import config
+
+    out: dict[str, Any] = {}
+    for key, option in config._registered_options.items():
+        *groups, last = key.split(".")
+        node = out
+        for g in groups:
+            node = node.setdefault(g, {})
+        node[last] = option.defval
+    return out
+
+
+def _flat(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[prefix + k] = v
+    return out
+
+
+_NONE = object()
+
+# Top-level module a key reaches -> (the module holding the settings, their reader).
+LIBRARIES: dict[str, tuple[str, Changed]] = {
+    "decimal": ("decimal", _decimal),
+    "numpy": ("numpy", _numpy),
+    "pandas": ("pandas", _pandas),
+    "sklearn": ("sklearn", _sklearn),
+}
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")  # (an object's default repr: not the same twice)
+
+
+def digests(modules: Iterable[str]) -> dict[str, str]:
+    """The settings off default of the libraries among `modules` (top-level names):
+    library -> digest; a library not loaded, or at its defaults, is not there. One whose
+    settings cannot be read now is left out (and logged)."""
+    out = {}
+    for top in sorted(set(modules) & LIBRARIES.keys()):
+        name, changed = LIBRARIES[top]
+        module = sys.modules.get(name)
+        if module is None:
+            continue  # (not loaded: at its defaults)
+        try:
+            settings = changed(module)
+        except Exception:  # a library changed its settings' shape: not an input then
+            log.debug("the settings of %s could not be read", top, exc_info=True)
+            continue
+        if settings:
+            text = _ADDRESS.sub("", repr(sorted(settings.items())))
+            out[top] = xxhash.xxh3_64_hexdigest(text.encode("utf-8", "surrogatepass"))
+    return out
