@@ -92,13 +92,16 @@ def test_a_file_the_step_only_names_does_not_keep_it_from_being_served(kernel, t
 # -- the parts ------------------------------------------------------------------------------
 def test_what_the_strings_and_values_name(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    for p in ("a.csv", "d/b.parquet", "d/c.txt", "cfg.json", "parts/x1.csv", "parts/x2.csv"):
+    for p in ("a.csv", "d/b.parquet", "d/c.txt", "cfg.json", "parts/x1.csv", "m.csv", "n.csv"):
         write(tmp_path / p, "x")
+    settings = type("Settings", (), {"__module__": "__main__"})()  # a notebook's class
+    settings.path = "m.csv"
     found = named_files.candidates(
         ["a.csv", "d", "b.parquet", "missing.csv", "parts/*.csv", "*" * 3, "multi\nline"],
-        [Path("cfg.json"), ["d/c.txt", 3], {"k": "nope.csv"}, SimpleNamespace(p="a.csv"), 7],
+        [Path("cfg.json"), ["d/c.txt", 3], {"k": "nope.csv"}, SimpleNamespace(p="a.csv"), 7]
+        + [settings, type("Other", (), {"path": "n.csv"})()],  # (a library's: not looked in)
     )
-    assert sorted(found) == ["a.csv", "cfg.json", "d/b.parquet", "d/c.txt", "parts/*.csv"]
+    assert sorted(found) == ["a.csv", "cfg.json", "d/b.parquet", "d/c.txt", "m.csv", "parts/*.csv"]
 
 
 def test_a_pattern_s_digest_follows_the_files_it_matches(tmp_path):

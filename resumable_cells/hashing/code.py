@@ -193,8 +193,7 @@ def _function_code(h: Hasher, fn: types.FunctionType) -> None:
     reads = bytecode.scan(fn.__code__)
     if g is h.main_ns:  # its globals are inputs of the step: the key digests them
         if h.reach is not None:
-            defaults = (*(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values())
-            h.reach.notebook_function(fn.__qualname__, reads, defaults)
+            h.reach.notebook_function(fn.__qualname__, reads, defaults_of(fn))
         return
     for name in sorted(reads.names):
         if name in g and not is_own(g[name]):
@@ -222,13 +221,18 @@ def _local_reads(obj: Any, module: str, reach: Any) -> None:
     """Tell `reach` what a function (or the methods of a class) of a local module reads
     from the module's namespace."""
     if isinstance(obj, types.FunctionType):
-        reach.module_function(module, bytecode.scan(obj.__code__))
+        reach.module_function(module, bytecode.scan(obj.__code__), defaults_of(obj))
     elif isinstance(obj, type):
         for attr in vars(obj).values():
             if isinstance(attr, (staticmethod, classmethod)):
                 attr = attr.__func__
             if isinstance(attr, types.FunctionType):
-                reach.module_function(module, bytecode.scan(attr.__code__))
+                reach.module_function(module, bytecode.scan(attr.__code__), defaults_of(attr))
+
+
+def defaults_of(fn: types.FunctionType) -> tuple[Any, ...]:
+    """A function's default values, positional and keyword-only."""
+    return (*(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values())
 
 
 def _class(h: Hasher, cls: type) -> None:

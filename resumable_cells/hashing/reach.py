@@ -92,8 +92,7 @@ class Reached(msgspec.Struct):
     def notebook_function(self, qualname: str, reads: Any, defaults: Iterable[Any] = ()) -> None:
         """A notebook function reached: `reads` is its `bytecode.CodeReads`, `defaults`
         its default values (a path among them names a file it may open)."""
-        paths = (str(d) for d in defaults if isinstance(d, (str, PurePath)))
-        self.strings.extend(p for p in paths if could_name(p))
+        self._defaults(defaults)
         self.names.extend(sorted(reads.names))
         self.chains.extend((c, False) for c in sorted(reads.chains))
         self.chains.extend((c, True) for c in sorted(reads.attr_writes))
@@ -101,14 +100,19 @@ class Reached(msgspec.Struct):
         self.environ.extend(sorted(reads.environ))
         self.strings.extend(sorted(reads.strings))
 
-    def module_function(self, module: str, reads: Any) -> None:
+    def module_function(self, module: str, reads: Any, defaults: Iterable[Any] = ()) -> None:
         """A function of the local module `module` reached: what it reads, and the
         globals it assigns (inputs whatever their value, or their absence)."""
+        self._defaults(defaults)
         self.module_chains.extend((module, (n,), n in reads.writes) for n in sorted(reads.names))
         self.module_chains.extend((module, c, False) for c in sorted(reads.chains))
         self.module_chains.extend((module, c, True) for c in sorted(reads.attr_writes))
         self.environ.extend(sorted(reads.environ))
         self.strings.extend(sorted(reads.strings))
+
+    def _defaults(self, defaults: Iterable[Any]) -> None:
+        paths = (str(d) for d in defaults if isinstance(d, (str, PurePath)))
+        self.strings.extend(p for p in paths if could_name(p))
 
 
 class Known(msgspec.Struct, frozen=True):

@@ -8,17 +8,17 @@ Without more, a step reading `data.csv` with polars was served after the file ch
 the old frame, silently.
 
 So a live step's entry also holds the files its code names: each string constant of the
-cell and of the notebook's and local modules' functions it reaches, and each path its
-inputs hold (a `str` or `Path` input, those in a list, tuple, set or a dict's values,
-a `SimpleNamespace`'s or a dataclass's attributes), that names an existing regular file
-when the step ends, relative to the working folder; a name joined to a folder one of the
-others names (`DATA / 'x.parquet'`, `os.path.join(root, 'x.csv')`); the files a glob
-pattern matches (`'data/*.parquet'`). They are read as the tripwire's reads are: their
-digests are the entry's, and a hit whose file changed runs again. A file named that the
-step did not read only makes it run again when that file changes. What a step builds a
-path from at run time out of other parts (a name it computes) is not seen: declare such
-files with `--deps`. A folder is not a file: a dataset folder read whole is declared
-with `--deps 'folder/**'`.
+cell and of the notebook's and local modules' functions it reaches (their default
+arguments too), and each path its inputs hold (a `str` or `Path`, or one among the items
+of a list, tuple, set or dict, or the attributes of a `SimpleNamespace`, a dataclass or
+an instance of a notebook class) that names an existing regular file when the step ends,
+relative to the working folder; a name joined to a folder another one names (`DATA /
+'x.parquet'`, `os.path.join(root, 'x.csv')`); and a glob pattern that matches files
+(`'data/*.parquet'`), kept as the names and contents of those files. They are read as
+the tripwire's reads are: their digests are the entry's, and a hit whose file changed
+runs again. A file named that the step did not read only makes it run again when that
+file changes. A path built at run time from parts none of these hold is not seen, nor a
+folder read whole (a partitioned dataset): declare them with `--deps 'folder/**'`.
 """
 
 from __future__ import annotations
@@ -76,8 +76,11 @@ def _paths_in(value: Any) -> Iterator[str]:
         items: Iterable[Any] = value
     elif t is dict:
         items = value.values()
-    elif t is SimpleNamespace or (dataclasses.is_dataclass(value) and not isinstance(value, type)):
-        items = vars(value).values() if hasattr(value, "__dict__") else ()
+    elif t is SimpleNamespace or dataclasses.is_dataclass(t) or t.__module__ == "__main__":
+        try:  # (the instance's own dict, not a `__dict__` a class may compute)
+            items = dict.values(object.__getattribute__(value, "__dict__"))
+        except (AttributeError, TypeError):
+            return
     else:
         return
     for i, item in enumerate(items):
