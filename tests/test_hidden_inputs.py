@@ -508,7 +508,7 @@ def test_a_library_s_settings_set_in_a_plain_cell_are_inputs(
     assert served(kernel.ok(step)) and kernel.value("kind") == before
     kernel.ok(change)
     line = status(kernel.ok(step))
-    assert "ran" in line and "'s settings changed" in line, line
+    assert "ran" in line and "settings of " in line and "changed" in line, line
     assert kernel.value("kind") == after
     restart(kernel, setup, change)
     assert served(kernel.ok(step)) and kernel.value("kind") == after
@@ -520,3 +520,22 @@ def test_a_display_option_does_not_run_a_step_that_shows_nothing(kernel):
     kernel.ok(step)
     kernel.ok("pd.set_option('display.max_rows', 5)")
     assert served(kernel.ok(step)) and kernel.value("total") == 3
+
+
+def test_a_pandas_accessor_the_notebook_registered_is_an_input(kernel):
+    # `df.geo.total()` runs the notebook's class, which the step never names: redefined
+    # in a plain cell, the old class's result was served
+    accessor = (
+        "import pandas as pd, warnings\nwarnings.simplefilter('ignore')\n"
+        "@pd.api.extensions.register_dataframe_accessor('geo')\nclass Geo:\n"
+        "    def __init__(self, obj):\n        self._obj = obj\n"
+        "    def total(self):\n        return int(self._obj['a'].sum()) * {factor}"
+    )
+    kernel.ok(accessor.format(factor=1) + "\ndf = pd.DataFrame({'a': [1, 2]})")
+    step = "%%step geo\nt = df.geo.total()"
+    kernel.ok(step)
+    assert served(kernel.ok(step)) and kernel.value("t") == 3
+    kernel.ok(accessor.format(factor=10))
+    line = status(kernel.ok(step))
+    assert "ran" in line and "settings of pandas changed" in line, line
+    assert kernel.value("t") == 30

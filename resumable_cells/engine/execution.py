@@ -311,7 +311,7 @@ class Execution:
                 ns=engine.ns,
                 deps=list(self.args.deps),
                 known=known,
-                settings=library_settings.digests,
+                settings=partial(library_settings.digests, ns=engine.ns),
                 **inputs.of_cell(
                     self.info, self.args.ignore, engine.ns, engine.hidden, engine.pending
                 ),

@@ -93,7 +93,7 @@ def miss_reason_between(old: dict, new: dict) -> str | None:
         if component.startswith("file "):
             return f"{component.split(' ', 1)[1]} changed"
         if component.startswith("settings "):  # (off default, or back to it: changed)
-            return f"{component.split(' ', 1)[1]}'s settings changed"
+            return f"settings of {component.split(' ', 1)[1]} changed"
         if component.startswith("source "):
             name = component.split(" ", 1)[1]
             return f"{name} changed" if state == "changed" else f"{component} {state}"

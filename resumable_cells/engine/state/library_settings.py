@@ -7,7 +7,10 @@ as inputs of the key of a step that reaches the library.
 change dtypes. Set in a plain cell, none of them was an input: a step computed under the
 old settings was served under the new ones, silently. So a step whose key reaches one of
 these libraries (a value of its type, a function of it, an import in the cell) has the
-digest of that library's settings among its key's parts (`settings`).
+digest of that library's settings among its key's parts (`settings`). So is the code the
+notebook registered with pandas, which the step's code never names: an accessor
+(`@pd.api.extensions.register_dataframe_accessor("geo")`, then `df.geo.total()`),
+redefined in a plain cell, was served with the old class's result.
 
 Only the settings that differ from the library's defaults count, and a library at its
 defaults adds nothing: a step importing numpy itself computes its key before numpy is
@@ -30,12 +33,15 @@ from typing import Any
 
 import xxhash
 
+from ...hashing.values import Hasher
+
 log = logging.getLogger(__name__)
 
-Changed = Callable[[Any], dict[str, Any]]  # the loaded module -> its settings off default
+# (the loaded module, the notebook's namespace) -> its settings off default
+Changed = Callable[[Any, dict[str, Any] | None], dict[str, Any]]
 
 
-def _numpy(np: Any) -> dict[str, Any]:
+def _numpy(np: Any, ns: dict[str, Any] | None) -> dict[str, Any]:
     modes: dict[str, Any] = np.geterr()
     out = {k: v for k, v in modes.items() if v != _NUMPY_ERRORS.get(k)}
     if np.geterrcall() is not None:  # (`np.seterrcall`: what mode "call" calls)
@@ -46,7 +52,7 @@ def _numpy(np: Any) -> dict[str, Any]:
 _NUMPY_ERRORS = {"divide": "warn", "over": "warn", "under": "ignore", "invalid": "warn"}
 
 
-def _decimal(decimal: Any) -> dict[str, Any]:
+def _decimal(decimal: Any, ns: dict[str, Any] | None) -> dict[str, Any]:
     now, default = decimal.getcontext(), decimal.DefaultContext
     out = {a: getattr(now, a) for a in _DECIMAL if getattr(now, a) != getattr(default, a)}
     traps = sorted(s.__name__ for s, on in now.traps.items() if on)
@@ -58,7 +64,7 @@ def _decimal(decimal: Any) -> dict[str, Any]:
 _DECIMAL = ("prec", "rounding", "Emin", "Emax", "capitals", "clamp")
 
 
-def _sklearn(sklearn: Any) -> dict[str, Any]:
+def _sklearn(sklearn: Any, ns: dict[str, Any] | None) -> dict[str, Any]:
     # (`sklearn._config._global_config`: the defaults a thread's settings start from,
     # with those its environment variables set; `get_config()`: this thread's)
     defaults = getattr(sys.modules.get("sklearn._config"), "_global_config", {})
@@ -66,16 +72,32 @@ def _sklearn(sklearn: Any) -> dict[str, Any]:
     return {k: v for k, v in now.items() if defaults.get(k, v) != v or k not in defaults}
 
 
-def _pandas(pd: Any) -> dict[str, Any]:
+def _pandas(pd: Any, ns: dict[str, Any] | None) -> dict[str, Any]:
     from pandas._config import config  # (its options' one dict: pandas has no public copy)
 
+    out = _accessors(ns, [pd.DataFrame, pd.Series, pd.Index])
     now: dict[str, Any] = config._global_config
     defaults = _pandas_defaults(id(config))
     if all(now.get(k) == v for k, v in defaults.items() if k != "display"):
-        return {}  # (a comparison at C speed: the usual case)
+        return out  # (a comparison at C speed: the usual case)
     flat_now = _flat({k: v for k, v in now.items() if k != "display"})
     flat_default = _flat({k: v for k, v in defaults.items() if k != "display"})
-    return {k: v for k, v in flat_now.items() if flat_default.get(k, _NONE) != v}
+    out.update((k, v) for k, v in flat_now.items() if flat_default.get(k, _NONE) != v)
+    return out
+
+
+def _accessors(ns: dict[str, Any] | None, classes: list[type]) -> dict[str, Any]:
+    """The accessors the notebook registered on pandas' classes
+    (`@pd.api.extensions.register_dataframe_accessor("geo")`): `df.geo.total()` runs the
+    notebook's class, which the step's code never names. Each by its code's digest
+    (`Class.name` -> digest; the globals its methods read are not followed)."""
+    out: dict[str, Any] = {}
+    for cls in classes:
+        for name in sorted(getattr(cls, "_accessors", ())):
+            made = getattr(vars(cls).get(name), "_accessor", None)
+            if isinstance(made, type) and made.__module__ == "__main__":
+                out[f"{cls.__name__}.{name}"] = Hasher(ns).value_digest(made, name)
+    return out
 
 
 @lru_cache(maxsize=1)
@@ -115,10 +137,11 @@ LIBRARIES: dict[str, tuple[str, Changed]] = {
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")  # (an object's default repr: not the same twice)
 
 
-def digests(modules: Iterable[str]) -> dict[str, str]:
-    """The settings off default of the libraries among `modules` (top-level names):
-    library -> digest; a library not loaded, or at its defaults, is not there. One whose
-    settings cannot be read now is left out (and logged)."""
+def digests(modules: Iterable[str], ns: dict[str, Any] | None = None) -> dict[str, str]:
+    """The settings off default of the libraries among `modules` (top-level names), and
+    the code the notebook (`ns`) registered with them: library -> digest; a library not
+    loaded, or at its defaults, is not there. One whose settings cannot be read now is
+    left out (and logged)."""
     out = {}
     for top in sorted(set(modules) & LIBRARIES.keys()):
         name, changed = LIBRARIES[top]
@@ -126,7 +149,7 @@ def digests(modules: Iterable[str]) -> dict[str, str]:
         if module is None:
             continue  # (not loaded: at its defaults)
         try:
-            settings = changed(module)
+            settings = changed(module, ns)
         except Exception:  # a library changed its settings' shape: not an input then
             log.debug("the settings of %s could not be read", top, exc_info=True)
             continue
