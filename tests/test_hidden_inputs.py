@@ -539,3 +539,20 @@ def test_a_pandas_accessor_the_notebook_registered_is_an_input(kernel):
     line = status(kernel.ok(step))
     assert "ran" in line and "settings of pandas changed" in line, line
     assert kernel.value("t") == 30
+
+
+def test_an_xarray_accessor_the_notebook_registered_is_an_input(kernel):
+    accessor = (
+        "import xarray as xr\n@xr.register_dataset_accessor('geo')\nclass Geo:\n"
+        "    def __init__(self, obj):\n        self._obj = obj\n"
+        "    def total(self):\n        return int(self._obj['a'].sum()) * {factor}"
+    )
+    # (xarray keeps the accessor an object was first given: the step makes its own)
+    kernel.ok(accessor.format(factor=1) + "\nvals = [1, 2]")
+    step = "%%step geo\nt = xr.Dataset({'a': ('x', vals)}).geo.total()"
+    kernel.ok(step)
+    assert served(kernel.ok(step)) and kernel.value("t") == 3
+    kernel.ok(accessor.format(factor=10))
+    line = status(kernel.ok(step))
+    assert "ran" in line and "settings of xarray changed" in line, line
+    assert kernel.value("t") == 30

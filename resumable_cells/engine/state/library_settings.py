@@ -8,9 +8,9 @@ change dtypes. Set in a plain cell, none of them was an input: a step computed u
 old settings was served under the new ones, silently. So a step whose key reaches one of
 these libraries (a value of its type, a function of it, an import in the cell) has the
 digest of that library's settings among its key's parts (`settings`). So is the code the
-notebook registered with pandas, which the step's code never names: an accessor
-(`@pd.api.extensions.register_dataframe_accessor("geo")`, then `df.geo.total()`),
-redefined in a plain cell, was served with the old class's result.
+notebook registered with pandas or xarray, which the step's code never names: an
+accessor (`@pd.api.extensions.register_dataframe_accessor("geo")`, then
+`df.geo.total()`), redefined in a plain cell, was served with the old class's result.
 
 Only the settings that differ from the library's defaults count, and a library at its
 defaults adds nothing: a step importing numpy itself computes its key before numpy is
@@ -86,18 +86,41 @@ def _pandas(pd: Any, ns: dict[str, Any] | None) -> dict[str, Any]:
     return out
 
 
+def _xarray(xr: Any, ns: dict[str, Any] | None) -> dict[str, Any]:
+    return _accessors(ns, [xr.Dataset, xr.DataArray])
+
+
 def _accessors(ns: dict[str, Any] | None, classes: list[type]) -> dict[str, Any]:
-    """The accessors the notebook registered on pandas' classes
-    (`@pd.api.extensions.register_dataframe_accessor("geo")`): `df.geo.total()` runs the
-    notebook's class, which the step's code never names. Each by its code's digest
-    (`Class.name` -> digest; the globals its methods read are not followed)."""
+    """The accessors the notebook registered on a library's classes
+    (`@pd.api.extensions.register_dataframe_accessor("geo")`,
+    `@xr.register_dataset_accessor("geo")`): `df.geo.total()` runs the notebook's class,
+    which the step's code never names. Each by its code's digest (`Class.name` ->
+    digest; the globals its methods read are not followed)."""
     out: dict[str, Any] = {}
     for cls in classes:
-        for name in sorted(getattr(cls, "_accessors", ())):
+        for name in _accessor_names(cls):
             made = getattr(vars(cls).get(name), "_accessor", None)
             if isinstance(made, type) and made.__module__ == "__main__":
                 out[f"{cls.__name__}.{name}"] = Hasher(ns).value_digest(made, name)
     return out
+
+
+def _accessor_names(cls: type) -> list[str]:
+    """The names of a class's accessors: pandas lists them; xarray's are found among its
+    attributes (600 of them: looked through again only when their number changed, as
+    registering one adds one)."""
+    listed = getattr(cls, "_accessors", None)
+    if listed is not None:
+        return sorted(listed)
+    attributes = vars(cls)
+    known = _ACCESSORS.get(cls)
+    if known is None or known[0] != len(attributes):
+        names = sorted(k for k, v in attributes.items() if hasattr(v, "_accessor"))
+        known = _ACCESSORS[cls] = (len(attributes), names)
+    return known[1]
+
+
+_ACCESSORS: dict[type, tuple[int, list[str]]] = {}
 
 
 @lru_cache(maxsize=1)
@@ -133,6 +156,7 @@ LIBRARIES: dict[str, tuple[str, Changed]] = {
     "numpy": ("numpy", _numpy),
     "pandas": ("pandas", _pandas),
     "sklearn": ("sklearn", _sklearn),
+    "xarray": ("xarray", _xarray),
 }
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")  # (an object's default repr: not the same twice)
 
