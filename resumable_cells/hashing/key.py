@@ -41,7 +41,8 @@ class Key(msgspec.Struct):
     digests: dict[str, str] = msgspec.field(default_factory=dict)  # input name -> digest
     attributes: dict[str, AttrRef] = msgspec.field(default_factory=dict)  # module attribute inputs
     traced: tuple[str, ...] = ()  # reads through eval/exec of strings: the run traces them
-    named: tuple[str, ...] = ()  # string constants of the functions it reaches (file names?)
+    # the string constants of the functions it reaches that could name a file it opens
+    named: tuple[str, ...] = ()
 
 
 def describe(value: Any) -> tuple[str, int]:

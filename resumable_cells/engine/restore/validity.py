@@ -1,13 +1,13 @@
 """Whether an entry may be served in this run: the one check a hit and `%step plan`
 both ask (`invalid_reason`).
 
-Valid while it is younger than the step's `--ttl`, the files it read are unchanged (and,
-when it named one relative to the working folder, that folder is the same: `open('data.csv')`
-after `%cd other` is another file), the run's epoch and seed are the ones it used (`step.now()`, `step.rng()`), the settings its
-outputs were shown with are the ones in effect (`state/shown.py`: numpy's print options,
-pandas' display options, matplotlib's rcParams for figures) and every name it read
-through `eval`/`exec` of a string has the digest it had (its trace:
-`engine/live/trace.py`).
+Valid while it is younger than the step's `--ttl`, the files and folders it read are
+unchanged (and, when it named one relative to the working folder, that folder is the
+same: `open('data.csv')` after `%cd other` is another file), the run's epoch and seed are
+the ones it used (`step.now()`, `step.rng()`), the settings its outputs were shown with
+are the ones in effect (`state/shown.py`: numpy's print options, pandas' display
+options, matplotlib's rcParams for figures) and every name it read through
+`eval`/`exec` of a string has the digest it had (its trace: `engine/live/trace.py`).
 """
 
 from __future__ import annotations
