@@ -6,8 +6,9 @@ global (`settings.THRESHOLD`: a global load, then attribute loads) or sets
 (`settings.THRESHOLD = 0.7`: then an attribute store); the names it reads
 through `globals()['name']`, `globals().get('name')`, `eval('...')` or `exec('...')`
 with a literal; the environment variables it may read (`ENVIRON_READS`); the string
-constants that could name a file it opens (`files.could_name`); and the dynamic reads it cannot resolve (`globals()` used any other way, `eval`/`exec` of
-anything but one literal string). Remembered per code object.
+constants that could name a file it opens (`files.could_name`); and the dynamic reads
+it cannot resolve (`globals()` used any other way, `eval`/`exec` of anything but one
+literal string). Remembered per code object.
 """
 
 from __future__ import annotations

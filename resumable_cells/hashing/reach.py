@@ -87,7 +87,7 @@ class Reached(msgspec.Struct):
     module_chains: list[tuple[str, tuple[str, ...], bool]] = msgspec.field(default_factory=list)
     dynamic: list[str] = msgspec.field(default_factory=list)  # "`globals()` in pick"
     environ: list[str] = msgspec.field(default_factory=list)  # environment variables read
-    strings: list[str] = msgspec.field(default_factory=list)  # string constants (file names?)
+    strings: list[str] = msgspec.field(default_factory=list)  # constants that could name files
 
     def notebook_function(self, qualname: str, reads: Any, defaults: Iterable[Any] = ()) -> None:
         """A notebook function reached: `reads` is its `bytecode.CodeReads`, `defaults`
