@@ -261,3 +261,19 @@ def test_the_import_system_listing_the_working_folder_is_no_input(kernel):
     restart(kernel)
     write(kernel.cwd / "new-output.csv", "1")
     assert served(kernel.ok(cell))
+
+
+def test_a_file_read_through_a_link_pointed_elsewhere_since_is_read_again(kernel):
+    # `latest` -> v1, then -> v2: the real file the entry read is unchanged, but the
+    # name the step reads now names another
+    for folder, value in (("v1", "5"), ("v2", "7")):
+        write(kernel.cwd / folder / "d.csv", value)
+    (kernel.cwd / "latest").symlink_to("v1", target_is_directory=True)
+    cell = "%%step linked\nv = int(open('latest/d.csv').read())"
+    kernel.ok(cell)
+    assert served(kernel.ok(cell)) and kernel.value("v") == 5
+    (kernel.cwd / "latest").unlink()
+    (kernel.cwd / "latest").symlink_to("v2", target_is_directory=True)
+    line = status(kernel.ok(cell))
+    assert "ran" in line and "latest/d.csv changed" in line, line
+    assert kernel.value("v") == 7

@@ -65,10 +65,24 @@ class Findings(msgspec.Struct):
         self.reads.add(path)
         self.read_as.setdefault(path, (st.st_size, st.st_mtime_ns))
 
-    def by_relative_path(self, given: Any) -> None:
-        """A file read was named relative to the working folder (`open('data.csv')`)."""
-        if self.relative_to is None and not os.path.isabs(os.fsdecode(given)):
-            self.relative_to = os.path.realpath(self.began_in)
+    def named_as(self, given: Any, full: str, folder: bool = False) -> None:
+        """A file (or `folder`) read, named `given` by the step, whose real path is
+        `full`. Named relative to the working folder (`open('data.csv')`), it ties the
+        entry to that folder (`relative_to`). Named through a symbolic link
+        (`latest/d.csv`, `latest` a link to `v1`), it is read under that name too: a link
+        pointed elsewhere since (`latest` to `v2`) names another file, which a hit sees."""
+        text = os.fsdecode(given)
+        if not os.path.isabs(text):
+            if self.relative_to is None:
+                self.relative_to = os.path.realpath(self.began_in)
+            cwd = os.getcwd()
+            real = self.folders.get(cwd)
+            if real is None:
+                real = self.folders[cwd] = os.path.realpath(cwd)
+            text = os.path.join(real, text)
+        named = os.path.normpath(text)
+        if named != full and os.path.realpath(named) == full:  # (through a link)
+            self.reads.add(named + os.sep if folder else named)
 
     def own(self, path: str) -> bool:
         """Whether `path` is, or is inside, something the step created."""
@@ -256,7 +270,7 @@ def _on_open(active: Active, args: Args) -> None:
         return
     if not writing:
         if _read(findings, full):
-            findings.by_relative_path(path)
+            findings.named_as(path, full)
     elif os.path.lexists(full):
         _note(active, f"wrote {_rel(full)}")
     else:
@@ -274,9 +288,9 @@ def read_named(findings: Findings, store_dir: Path, paths: Iterable[str]) -> Non
             continue
         if is_pattern(full) and not os.path.lexists(full):
             findings.reads.add(full)  # (its digest is its matches': `files.read_digest`)
-            findings.by_relative_path(path)
+            findings.named_as(path, full)
         elif "__pycache__" not in full and not findings.own(full) and _read(findings, full):
-            findings.by_relative_path(path)
+            findings.named_as(path, full)
 
 
 def _read(findings: Findings, full: str) -> bool:
@@ -307,7 +321,7 @@ def _on_database(active: Active, args: Args) -> None:
         return
     if os.path.lexists(full):
         if _read(findings, full):
-            findings.by_relative_path(path)
+            findings.named_as(path, full)
     else:
         findings.created[full] = False
 
@@ -331,7 +345,7 @@ def _on_list(active: Active, args: Args) -> None:
         return
     findings.listed += 1
     findings.reads.add(folder)
-    findings.by_relative_path(path)
+    findings.named_as(path, full.rstrip(os.sep), folder=True)
 
 
 def _finding_code() -> bool:
