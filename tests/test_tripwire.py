@@ -277,3 +277,13 @@ def test_a_file_read_through_a_link_pointed_elsewhere_since_is_read_again(kernel
     line = status(kernel.ok(cell))
     assert "ran" in line and "latest/d.csv changed" in line, line
     assert kernel.value("v") == 7
+
+
+def test_a_folder_under_an_ignored_root_listed_is_no_input(kernel):
+    # plotly lists /proc as it renders a figure: an ignored root, itself included (a new
+    # kernel is a new process there)
+    cell = "%%step procs\nn = len(os.listdir('/proc')) > 0"
+    kernel.ok("import os")
+    kernel.ok(cell)
+    restart(kernel, "import os")
+    assert served(kernel.ok(cell))

@@ -335,10 +335,10 @@ def _on_list(active: Active, args: Args) -> None:
     if not isinstance(path, (str, bytes, os.PathLike)) or _finding_code():
         return  # a folder descriptor; the import system looking for code
     full = _real(path)
-    if full is None or full.startswith(roots) or findings.own(full) or not os.path.isdir(full):
+    if full is None or findings.own(full) or not os.path.isdir(full):
         return
     folder = full.rstrip(os.sep) + os.sep
-    if folder in findings.reads:
+    if folder in findings.reads or folder.startswith(roots):  # (`/proc` itself too)
         return
     if findings.listed >= MAX_FOLDERS:
         _note(active, f"listed more than {MAX_FOLDERS} folders")
