@@ -69,7 +69,7 @@ def _sklearn(sklearn: Any, ns: dict[str, Any] | None) -> dict[str, Any]:
     # with those its environment variables set; `get_config()`: this thread's)
     defaults = getattr(sys.modules.get("sklearn._config"), "_global_config", {})
     now: dict[str, Any] = sklearn.get_config()
-    return {k: v for k, v in now.items() if defaults.get(k, v) != v or k not in defaults}
+    return {k: v for k, v in now.items() if k not in defaults or defaults[k] != v}
 
 
 def _pandas(pd: Any, ns: dict[str, Any] | None) -> dict[str, Any]:
