@@ -522,37 +522,46 @@ def test_a_display_option_does_not_run_a_step_that_shows_nothing(kernel):
     assert served(kernel.ok(step)) and kernel.value("total") == 3
 
 
-def test_a_pandas_accessor_the_notebook_registered_is_an_input(kernel):
+_GEO = (
+    "    def __init__(self, obj):\n        self._obj = obj\n"
+    "    def total(self):\n        return int(self._obj['a'].sum()) * {factor}"
+)
+_REGISTERED = {
     # `df.geo.total()` runs the notebook's class, which the step never names: redefined
     # in a plain cell, the old class's result was served
-    accessor = (
+    "pandas accessor": (
         "import pandas as pd, warnings\nwarnings.simplefilter('ignore')\n"
-        "@pd.api.extensions.register_dataframe_accessor('geo')\nclass Geo:\n"
-        "    def __init__(self, obj):\n        self._obj = obj\n"
-        "    def total(self):\n        return int(self._obj['a'].sum()) * {factor}"
-    )
-    kernel.ok(accessor.format(factor=1) + "\ndf = pd.DataFrame({'a': [1, 2]})")
-    step = "%%step geo\nt = df.geo.total()"
-    kernel.ok(step)
-    assert served(kernel.ok(step)) and kernel.value("t") == 3
-    kernel.ok(accessor.format(factor=10))
-    line = status(kernel.ok(step))
-    assert "ran" in line and "settings of pandas changed" in line, line
-    assert kernel.value("t") == 30
-
-
-def test_an_xarray_accessor_the_notebook_registered_is_an_input(kernel):
-    accessor = (
-        "import xarray as xr\n@xr.register_dataset_accessor('geo')\nclass Geo:\n"
-        "    def __init__(self, obj):\n        self._obj = obj\n"
-        "    def total(self):\n        return int(self._obj['a'].sum()) * {factor}"
-    )
+        "@pd.api.extensions.register_dataframe_accessor('geo')\nclass Geo:\n" + _GEO,
+        "df = pd.DataFrame({'a': [1, 2]})",
+        "t = df.geo.total()",
+        "pandas",
+    ),
     # (xarray keeps the accessor an object was first given: the step makes its own)
-    kernel.ok(accessor.format(factor=1) + "\nvals = [1, 2]")
-    step = "%%step geo\nt = xr.Dataset({'a': ('x', vals)}).geo.total()"
+    "xarray accessor": (
+        "import xarray as xr\n@xr.register_dataset_accessor('geo')\nclass Geo:\n" + _GEO,
+        "vals = [1, 2]",
+        "t = xr.Dataset({'a': ('x', vals)}).geo.total()",
+        "xarray",
+    ),
+    # `pd.DataFrame.total = total`, then `df.total()`: the step never names `total`
+    "function set on a class": (
+        "import pandas as pd\ndef total(self):\n    return int(self['a'].sum()) * {factor}\n"
+        "pd.DataFrame.total = total",
+        "df = pd.DataFrame({'a': [1, 2]})",
+        "t = df.total()",
+        "pandas",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(_REGISTERED))
+def test_code_the_notebook_registered_with_a_library_is_an_input(kernel, case):
+    define, data, body, library = _REGISTERED[case]
+    kernel.ok(define.format(factor=1) + "\n" + data)
+    step = f"%%step registered\n{body}"
     kernel.ok(step)
     assert served(kernel.ok(step)) and kernel.value("t") == 3
-    kernel.ok(accessor.format(factor=10))
+    kernel.ok(define.format(factor=10))
     line = status(kernel.ok(step))
-    assert "ran" in line and "settings of xarray changed" in line, line
+    assert "ran" in line and f"settings of {library} changed" in line, line
     assert kernel.value("t") == 30

@@ -29,6 +29,7 @@ import re
 import sys
 from collections.abc import Callable, Iterable
 from functools import lru_cache
+from types import FunctionType
 from typing import Any
 
 import xxhash
@@ -93,34 +94,43 @@ def _xarray(xr: Any, ns: dict[str, Any] | None) -> dict[str, Any]:
 def _accessors(ns: dict[str, Any] | None, classes: list[type]) -> dict[str, Any]:
     """The accessors the notebook registered on a library's classes
     (`@pd.api.extensions.register_dataframe_accessor("geo")`,
-    `@xr.register_dataset_accessor("geo")`): `df.geo.total()` runs the notebook's class,
-    which the step's code never names. Each by its code's digest (`Class.name` ->
-    digest; the globals its methods read are not followed)."""
+    `@xr.register_dataset_accessor("geo")`), and the functions it set on them: `df.geo.
+    total()` runs the notebook's class, `df.total()` its function, which the step's code
+    never names. Each by its code's digest (`Class.name` -> digest; the globals its code
+    reads are not followed)."""
     out: dict[str, Any] = {}
     for cls in classes:
-        for name in _accessor_names(cls):
-            made = getattr(vars(cls).get(name), "_accessor", None)
-            if isinstance(made, type) and made.__module__ == "__main__":
+        attributes = vars(cls)
+        for name in _notebook_attributes(cls):
+            value = attributes.get(name)
+            made = getattr(value, "_accessor", value)  # (a function set on the class)
+            if _notebook_code(made):
                 out[f"{cls.__name__}.{name}"] = Hasher(ns).value_digest(made, name)
     return out
 
 
-def _accessor_names(cls: type) -> list[str]:
-    """The names of a class's accessors: pandas lists them; xarray's are found among its
-    attributes (600 of them: looked through again only when their number changed, as
-    registering one adds one)."""
-    listed = getattr(cls, "_accessors", None)
-    if listed is not None:
-        return sorted(listed)
+def _notebook_attributes(cls: type) -> list[str]:
+    """The names of a library class's accessors and of the functions the notebook set on
+    it by hand (`pd.DataFrame.total = total`, the general case), found among its
+    attributes: 400-600 of them, looked through again only when their number changed,
+    as registering or setting a new one adds one (the values are read each time)."""
     attributes = vars(cls)
-    known = _ACCESSORS.get(cls)
+    known = _ATTRIBUTES.get(cls)
     if known is None or known[0] != len(attributes):
-        names = sorted(k for k, v in attributes.items() if hasattr(v, "_accessor"))
-        known = _ACCESSORS[cls] = (len(attributes), names)
+        names = sorted(
+            k
+            for k, v in attributes.items()
+            if hasattr(v, "_accessor") or isinstance(v, FunctionType) and _notebook_code(v)
+        )
+        known = _ATTRIBUTES[cls] = (len(attributes), names)
     return known[1]
 
 
-_ACCESSORS: dict[type, tuple[int, list[str]]] = {}
+def _notebook_code(obj: Any) -> bool:
+    return isinstance(obj, (type, FunctionType)) and obj.__module__ == "__main__"
+
+
+_ATTRIBUTES: dict[type, tuple[int, list[str]]] = {}
 
 
 @lru_cache(maxsize=1)
