@@ -35,6 +35,7 @@ from typing import Any
 import xxhash
 
 from ...hashing.values import Hasher
+from . import parts
 
 log = logging.getLogger(__name__)
 
@@ -74,15 +75,13 @@ def _sklearn(sklearn: Any, ns: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def _pandas(pd: Any, ns: dict[str, Any] | None) -> dict[str, Any]:
-    from pandas._config import config  # (its options' one dict: pandas has no public copy)
-
     out = _accessors(ns, [pd.DataFrame, pd.Series, pd.Index])
-    now: dict[str, Any] = config._global_config
-    defaults = _pandas_defaults(id(config))
+    now = parts.pd_config()
+    defaults = _pandas_defaults(id(now))
     if all(now.get(k) == v for k, v in defaults.items() if k != "display"):
         return out  # (a comparison at C speed: the usual case)
-    flat_now = _flat({k: v for k, v in now.items() if k != "display"})
-    flat_default = _flat({k: v for k, v in defaults.items() if k != "display"})
+    flat_now = parts.flat({k: v for k, v in now.items() if k != "display"})
+    flat_default = parts.flat({k: v for k, v in defaults.items() if k != "display"})
     out.update((k, v) for k, v in flat_now.items() if flat_default.get(k, _NONE) != v)
     return out
 
@@ -134,7 +133,7 @@ _ATTRIBUTES: dict[type, tuple[int, list[str]]] = {}
 
 
 @lru_cache(maxsize=1)
-def _pandas_defaults(_config_id: int) -> dict[str, Any]:
+def _pandas_defaults(_options_id: int) -> dict[str, Any]:
     """pandas' options at their registered defaults, nested as its options are."""
     from pandas._config import config
 
@@ -145,16 +144,6 @@ def _pandas_defaults(_config_id: int) -> dict[str, Any]:
         for g in groups:
             node = node.setdefault(g, {})
         node[last] = option.defval
-    return out
-
-
-def _flat(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in d.items():
-        if isinstance(v, dict):
-            out.update(_flat(v, f"{prefix}{k}."))
-        else:
-            out[prefix + k] = v
     return out
 
 

@@ -388,18 +388,19 @@ def _pd_differs(snap: dict[str, Any]) -> bool:
     return pd_config() != snap
 
 
-def _flat(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+def flat(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A nested dict of options as one level: `{"a": {"b": 1}}` -> `{"a.b": 1}`."""
     out: dict[str, Any] = {}
     for k, v in d.items():
         if isinstance(v, dict):
-            out.update(_flat(v, f"{prefix}{k}."))
+            out.update(flat(v, f"{prefix}{k}."))
         else:
             out[prefix + k] = v
     return out
 
 
 def _pd_change(before: dict[str, Any] | None, after: dict[str, Any]) -> dict[str, Any]:
-    return _mapping_change(_flat(before) if before else None, _flat(after))
+    return _mapping_change(flat(before) if before else None, flat(after))
 
 
 def _pd_put(change: dict[str, Any]) -> None:
