@@ -436,6 +436,105 @@ def test_a_hit_whose_outputs_were_shown_with_other_settings_runs_again(
     assert served(kernel.ok(f"%%step shown\n{step}"))
 
 
+READ = [
+    *SHOWN,
+    "a = np.array([1 / 3])\ndf = pd.DataFrame({'x': [1 / 3]})\nplt.rcParams['figure.figsize'] = (4, 3)",
+]
+
+
+@pytest.mark.parametrize(
+    ("step", "change", "what", "probe", "expected"),
+    [
+        (
+            "text = str(a)",
+            "np.set_printoptions(precision=2)",
+            "numpy's print options",
+            "text",
+            "[0.33]",
+        ),
+        (
+            "text = df.to_string()",
+            "pd.set_option('display.precision', 2)",
+            "pandas' display options",
+            "text.split()[-1]",
+            "0.33",
+        ),
+        (  # a figure kept and not shown: the inline backend draws nothing
+            "fig = plt.figure()\nsize = [float(x) for x in fig.get_size_inches()]\nplt.close(fig)",
+            "plt.rcParams['figure.figsize'] = (3, 2)",
+            "matplotlib's rcParams",
+            "size",
+            [3.0, 2.0],
+        ),
+    ],
+    ids=["numpy", "pandas", "figure"],
+)
+def test_a_hit_whose_values_were_made_with_other_settings_runs_again(
+    kernel, step, change, what, probe, expected
+):
+    # The step shows nothing, but the value it binds was made with the settings: a hit
+    # would bind the old text (or figure); the step runs and binds what a plain cell
+    # would, then is served again while the settings stay.
+    from steps import served, status
+
+    for cell in READ:
+        kernel.ok(cell)
+    kernel.ok(f"%%step made\n{step}")
+    assert served(kernel.ok(f"%%step made\n{step}"))
+    kernel.ok(change)
+    line = status(kernel.ok(f"%%step made\n{step}"))
+    assert "ran" in line and f"{what} changed" in line, line
+    assert kernel.value(probe) == expected
+    assert served(kernel.ok(f"%%step made\n{step}"))
+
+
+@pytest.mark.parametrize(
+    ("step", "change"),
+    [
+        ("total = float(a.sum() + df['x'].sum())", "np.set_printoptions(precision=2)"),
+        ("total = float(a.sum() + df['x'].sum())", "pd.set_option('display.precision', 2)"),
+        ("total = float(a.sum() + df['x'].sum())", "plt.rcParams['lines.linewidth'] = 9"),
+        # resampling by dates reads two display options (how to parse a date), only those
+        (
+            "days = pd.Series(range(4), index=pd.date_range('2020-01-01', periods=4))\n"
+            "sums = days.resample('2D').sum().tolist()",
+            "pd.set_option('display.max_rows', 7)",
+        ),
+    ],
+    ids=["numpy", "pandas", "matplotlib", "dates"],
+)
+def test_a_step_whose_values_do_not_carry_the_settings_is_served_after_they_change(
+    kernel, step, change
+):
+    from steps import served
+
+    for cell in READ:
+        kernel.ok(cell)
+    kernel.ok(f"%%step made\n{step}")
+    kernel.ok(change)
+    reply = kernel.ok(f"%%step made\n{step}")
+    assert served(reply), reply.status_lines()
+
+
+def test_watching_the_settings_a_step_reads_leaves_the_libraries_as_they_were(kernel):
+    # While the body runs, noting stand-ins take the settings' places: after it, each
+    # library holds its own again, with what the step set in them.
+    for cell in READ:
+        kernel.ok(cell)
+    kernel.ok(
+        "%%step sets\ntext = str(a) + df.to_string()\nplt.figure()\nplt.close()\n"
+        "pd.set_option('display.precision', 3)\nnp.set_printoptions(precision=4)"
+    )
+    held = (
+        "(type(pd._config.config._global_config['display']).__name__,"
+        " type(sys.modules['numpy._core.printoptions'].format_options.get()).__name__,"
+        " plt.matplotlib.RcParams.__getitem__.__qualname__,"
+        " pd.get_option('display.precision'), np.get_printoptions()['precision'])"
+    )
+    kernel.ok("import sys")
+    assert kernel.value(held) == ("dict", "dict", "RcParams.__getitem__", 3, 4)
+
+
 def test_settings_a_step_set_before_another_printed_are_set_again_before_its_hit(kernel):
     # After a restart the first step's hit sets the print options again, so the second
     # step's outputs were shown with the settings in effect: served, not run.

@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from .live import trace as live_trace
     from .live import tripwire
     from .objects.identities import Identities
+    from .state.settings_read import Read
 
 log = logging.getLogger(__name__)
 WAYS_OUT = (
@@ -467,7 +468,8 @@ class Execution:
         trace = live_trace.Trace(engine.ns, before) if traced else None
         current = watch and engine.carry.state_current()
         with process_state.watching(engine.shell, current) if watch else nullcontext() as state:
-            result, outputs, findings, shown = await self._run_body(ctx, reason, trace, before)
+            ran = await self._run_body(ctx, reason, trace, before)
+        result, outputs, findings, shown, read = ran
         engine.pending.settle(engine.ns)  # names it bound hold their new values
         opaque.advance(self.key.address if self.key is not None and not effect else None)
         digests = changes.Digests(engine.ns)
@@ -503,7 +505,7 @@ class Execution:
             from .keep.build import LiveRun
 
             began = state.before if state is not None else {}
-            shown_with = shown_settings.of_step(began, outputs, shown is not None)
+            shown_with = shown_settings.of_step(began, outputs, shown is not None, read)
             params = {**ctx.params, "shown_with": shown_with} if shown_with else ctx.params
             if findings.relative_to is not None:  # (named relative to it: served only there)
                 params = {**params, "cwd": findings.relative_to}
@@ -562,14 +564,16 @@ class Execution:
         reason: str | None,
         trace: live_trace.Trace | None,
         names: Identities,
-    ) -> tuple[Any, list[Any], tripwire.Findings | None, shown_result.Bundle | None]:
-        """(result, outputs, tripwire findings, the result's MIME bundle) of the body,
-        run under the step's context, output capture and (for a pure step) the tripwire,
+    ) -> tuple[Any, list[Any], tripwire.Findings | None, shown_result.Bundle | None, Read.Parts]:
+        """(result, outputs, tripwire findings, the result's MIME bundle, the settings
+        that make text and figures it read: `state/settings_read.py`) of the body, run
+        under the step's context, output capture and (for a pure step) the tripwire,
         which tells `trace` what strings it compiles as code and finds the names bound to
         a watched function from `names` (the namespace as the step began). The result's
         display is watched too: a `_repr_html_` may read the namespace through `eval`."""
         __tracebackhide__ = True  # noqa: F841
         from .live import tripwire  # a live run's (see `_run_live`)
+        from .state import settings_read
 
         engine, rec, effect = self.engine, self.rec, self.args.effect
         network = self.args.ttl is not None  # it reads a live source, fresh for its TTL
@@ -579,13 +583,14 @@ class Execution:
             if effect
             else tripwire.watching(engine.store.dir, network, told, engine.ns, engine.shell, names)
         )
+        reading = nullcontext(settings_read.Read()) if effect else settings_read.watching()
         rec.wrote_streams = True  # live code may write anywhere while it runs
         try:
             with watch as found:
                 with step_object.running(ctx), capture.capturing(engine.shell) as outputs:
                     header = header_of(self.args, self.line)
                     args = (engine.shell, engine.ns, header, self.cell, self.transformed)
-                    with self.collector.lifted():
+                    with self.collector.lifted(), reading as read:
                         if self.code.awaits:
                             result = await body.run_awaiting(*args)
                         else:
@@ -621,7 +626,7 @@ class Execution:
             found.effects += [f"started a subprocess ({s})" for s in self.code.scripts]
             tripwire.read_named(found, engine.store.dir, self._named_files())
         figures.show_after_cell(engine.shell, outputs)
-        return result, outputs, found, shown
+        return result, outputs, found, shown, read.parts
 
     def _named_files(self) -> list[str]:
         """The files the step's code and inputs name (`live/named_files.py`): those it

@@ -5,8 +5,8 @@ Valid while it is younger than the step's `--ttl`, the files and folders it read
 unchanged (and, when it named one relative to the working folder, that folder is the
 same: `open('data.csv')` after `%cd other` is another file), the run's epoch and seed are
 the ones it used (`step.now()`, `step.rng()`), the settings its outputs were shown with
-are the ones in effect (`state/shown.py`: numpy's print options, pandas' display
-options, matplotlib's rcParams for figures) and every name it read through
+and its code read are the ones in effect (`state/shown.py`: numpy's print options,
+pandas' display options, matplotlib's rcParams for figures) and every name it read through
 `eval`/`exec` of a string has the digest it had (its trace: `engine/live/trace.py`).
 """
 
@@ -33,7 +33,7 @@ def invalid_reason(
     """Why `entry` cannot be served in `run` (older than the step's `--ttl` in seconds,
     a file it read changed or is gone, the run's epoch or seed it used changed, a name
     it read through eval or exec has another digest now: `digest_of(name)`, None when
-    the name is gone; the settings its outputs were shown with differ now, or the
+    the name is gone; the settings its outputs were shown with or its code read differ now, or the
     working folder it read files relative to, unless `settings` is False: the plan,
     which cannot know the settings or the folder Run All will have reached by then), or
     None when it can."""
@@ -58,7 +58,7 @@ def invalid_reason(
     if settings and shown_with:
         what = shown.changed(shown_with)
         if what is not None:
-            return f"{what} changed since it showed its outputs"
+            return f"{what} changed since it ran"
     if entry.trace and digest_of is not None:
         for name, digest in entry.trace.items():
             now = digest_of(name)

@@ -1,9 +1,11 @@
 """The settings a step's shown outputs were made with: numpy's print options, pandas'
 display options and, for figures, matplotlib's rcParams, as they were when the step
-began. A hit replays the outputs as they were made; when one of these settings is
-different now (`np.set_printoptions(precision=5)`, `pd.set_option('display.max_rows',
-5)`, `plt.style.use(...)` in a plain cell since), the replay would not show what the
-live run shows, and the step runs instead (`restore/validity.py`).
+began; and those of them its code read (`settings_read.py`), which a value it bound may
+carry (`text = str(a)`, `report = df.to_string()`, a figure kept and not shown). A hit
+replays the outputs and binds the values as they were made; when one of these settings
+is different now (`np.set_printoptions(precision=5)`, `pd.set_option('display.max_rows',
+5)`, `plt.style.use(...)` in a plain cell since), that is not what the live run would
+make, and the step runs instead (`restore/validity.py`).
 
 Only the settings of libraries imported when the step began are recorded, and only
 those of libraries imported at the hit are compared: a library not imported yet has
@@ -15,7 +17,7 @@ from __future__ import annotations
 import copy
 import logging
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import xxhash
@@ -33,33 +35,69 @@ _PARTS = {
 }
 
 
-def of_step(before: Mapping[str, Any], outputs: Sequence[Any], result: bool) -> dict[str, str]:
+def of_step(
+    before: Mapping[str, Any],
+    outputs: Sequence[Any],
+    result: bool,
+    read: Mapping[str, Collection[str] | None] | None = None,
+) -> dict[str, str]:
     """At a live step's end: the digests of the settings its outputs (`capture.Output`s)
-    and its shown result depend on, from `before` (the process state snapshot taken as
-    it began); {} when it showed nothing. A setting the step changed itself is left out:
-    a hit sets the step's own change again, and what it found before is not what its
-    outputs were made with (a step that sets the print options and prints; the inline
-    backend setting rcParams at the kernel's first figure)."""
-    if not outputs and not result:
+    and its shown result depend on, and of those its code read (`read`: by part, the
+    names `settings_read.py` saw read, None for all, which the values it bound may
+    carry), from `before` (the process state snapshot taken as it began); {} when it
+    showed and read none. A part read only in part is kept as `part:name,name` (those
+    settings alone). A setting the step changed itself is left out: a hit sets the
+    step's own change again, and what it found before is not what its outputs were made
+    with (a step that sets the print options and prints; the inline backend setting
+    rcParams at the kernel's first figure)."""
+    read = read or {}
+    shows = bool(outputs) or result
+    if not shows and not read:
         return {}
     drew = any(o[0] == figures.KIND or (o[0] == "display" and _image(o[1])) for o in outputs)
-    values = {
-        "numpy.print": before.get("numpy.print"),
-        "pandas.display": (before.get("pandas.options") or {}).get("display"),
-        "matplotlib.rc": _without_backend(before.get("matplotlib.rc")) if drew else None,
-    }
+    labels = []
+    for part in _PARTS:
+        names = read.get(part, ())
+        if (drew if part == "matplotlib.rc" else shows) or names is None:
+            labels.append(part)
+        elif names:
+            labels.append(f"{part}:{','.join(sorted(names))}")
+    values = {label: _began(label, before) for label in labels}
     return {
-        part: _digest_of(part, value)
-        for part, value in values.items()
-        if value is not None and _same_now(part, value)
+        label: _digest_of(label, value)
+        for label, value in values.items()
+        if value is not None and _same_now(label, value)
     }
 
 
-def _same_now(part: str, value: Any) -> bool:
+def _split(label: str) -> tuple[str, list[str] | None]:
+    """`part` -> (part, None); `part:a,b` -> (part, [a, b])."""
+    part, colon, names = label.partition(":")
+    return part, names.split(",") if colon else None
+
+
+def _only(value: Any, names: list[str] | None) -> Any:
+    if names is None or not isinstance(value, Mapping):
+        return value
+    return {n: value[n] for n in names if n in value}
+
+
+def _began(label: str, before: Mapping[str, Any]) -> Any:
+    part, names = _split(label)
+    if part == "numpy.print":
+        value = before.get("numpy.print")
+    elif part == "pandas.display":
+        value = (before.get("pandas.options") or {}).get("display")
+    else:
+        value = _without_backend(before.get("matplotlib.rc"))
+    return _only(value, names)
+
+
+def _same_now(label: str, value: Any) -> bool:
     try:
-        return bool(_now(part) == value)
+        return bool(_now(label) == value)
     except Exception:  # unreadable now: nothing to hold a hit to
-        log.debug("the setting %s could not be read", part, exc_info=True)
+        log.debug("the setting %s could not be read", label, exc_info=True)
         return False
 
 
@@ -71,44 +109,48 @@ def changed(shown_with: Mapping[str, str]) -> str | None:
     """At a hit: the settings that differ now from those the outputs were made with
     (`numpy's print options`), or None. Settings that cannot be read now hold nothing
     back (as a process state that cannot be read, `process_state.snapshot`)."""
-    differ = []
-    for part, digest in shown_with.items():
+    differ: list[str] = []
+    for label, digest in shown_with.items():
+        part, _ = _split(label)
         if part not in _PARTS or _PARTS[part][0] not in sys.modules:
             continue
         try:
-            now = _digest_now(part)
+            now = _digest_now(label)
         except Exception:
-            log.debug("the setting %s could not be read", part, exc_info=True)
+            log.debug("the setting %s could not be read", label, exc_info=True)
             continue
-        if now != digest:
+        if now != digest and _PARTS[part][1] not in differ:
             differ.append(_PARTS[part][1])
     return " and ".join(differ) or None
 
 
-# part -> (a copy of the value last digested, its digest): a hit compares the settings
+# label -> (a copy of the value last digested, its digest): a hit compares the settings
 # with it (microseconds) rather than digesting them again (0.6 ms for rcParams)
 _seen: dict[str, tuple[Any, str]] = {}
 
 
-def _digest_now(part: str) -> str:
-    return _digest_of(part, _now(part))
+def _digest_now(label: str) -> str:
+    return _digest_of(label, _now(label))
 
 
-def _digest_of(part: str, value: Any) -> str:
-    seen = _seen.get(part)
+def _digest_of(label: str, value: Any) -> str:
+    seen = _seen.get(label)
     if seen is not None and seen[0] == value:
         return seen[1]
     digest = _digest(value)
-    _seen[part] = (copy.deepcopy(value), digest)
+    _seen[label] = (copy.deepcopy(value), digest)
     return digest
 
 
-def _now(part: str) -> Any:
+def _now(label: str) -> Any:
+    part, names = _split(label)
     if part == "numpy.print":
-        return sys.modules["numpy"].get_printoptions()
-    if part == "pandas.display":
-        return parts.pd_config().get("display")
-    return _without_backend(dict(dict.items(parts.rc_params())))
+        value = sys.modules["numpy"].get_printoptions()
+    elif part == "pandas.display":
+        value = parts.pd_config().get("display")
+    else:
+        value = _without_backend(dict(dict.items(parts.rc_params())))
+    return _only(value, names)
 
 
 def _without_backend(rc: dict[str, Any] | None) -> dict[str, Any] | None:
