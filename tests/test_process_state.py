@@ -535,6 +535,69 @@ def test_watching_the_settings_a_step_reads_leaves_the_libraries_as_they_were(ke
     assert kernel.value(held) == ("dict", "dict", "RcParams.__getitem__", 3, 4)
 
 
+# -- the warnings a step showed, and the filters in effect at a hit ------------------------
+WARNS = [
+    "%%step w\nimport warnings\nwarnings.warn('careful')\nx = 1",
+    # a library's warning, from its C code
+    "%%step w\nimport numpy as np\nratio = float(np.float64(1.0) / np.float64(0.0))",
+]
+
+
+@pytest.mark.parametrize("step", WARNS, ids=["python", "numpy"])
+def test_a_hit_replays_a_warning_as_the_filters_in_effect_would_show_it(kernel, step):
+    # Silenced since (the notebook's first cell, then Run All): not replayed; the
+    # filters back as they were: replayed; made an error: the step runs and raises, as a
+    # plain cell does.
+    from steps import served
+
+    live = kernel.ok(step)
+    assert "Warning" in live.stderr, live.outputs
+    kernel.ok("import warnings\nwarnings.filterwarnings('ignore', message='careful|divide')")
+    quiet = kernel.ok(step)
+    assert served(quiet) and "Warning" not in quiet.stderr, quiet.outputs
+    kernel.ok("warnings.resetwarnings()")
+    again = kernel.ok(step)
+    assert served(again) and "Warning" in again.stderr, again.outputs
+    kernel.ok("warnings.simplefilter('error')")
+    failed = kernel.run(step)
+    assert failed.status == "error" and failed.error["ename"].endswith("Warning"), failed.error
+    kernel.ok("warnings.resetwarnings()")
+    assert served(kernel.ok(step))
+
+
+def test_a_warning_the_steps_own_filter_shows_is_replayed_whatever_the_notebook_set(kernel):
+    # Its own `always` decides, in a live run as in the first: the notebook's `ignore`
+    # does not hide it.
+    from steps import served
+
+    step = (
+        "%%step w\nimport warnings\nwith warnings.catch_warnings():\n"
+        "    warnings.simplefilter('always')\n    warnings.warn('careful')"
+    )
+    assert "careful" in kernel.ok(step).stderr
+    kernel.ok("import warnings\nwarnings.simplefilter('ignore')")
+    hit = kernel.ok(step)
+    assert served(hit) and "careful" in hit.stderr, hit.outputs
+
+
+def test_a_warning_shown_before_the_step_silenced_warnings_is_replayed_after_a_restart(
+    kernel,
+):
+    # The hit sets the step's filter again only after replaying: its warning shows, as
+    # in a live run in a new kernel; in the same kernel its filter, set by the live run,
+    # silences it, as it would a live run again.
+    from steps import restart, served
+
+    step = "%%step w\nimport warnings\nwarnings.warn('careful')\nwarnings.simplefilter('ignore')"
+    assert "careful" in kernel.ok(step).stderr
+    same = kernel.ok(step)
+    assert served(same) and "careful" not in same.stderr, same.outputs
+    restart(kernel)
+    hit = kernel.ok(step)
+    assert served(hit) and "careful" in hit.stderr, hit.outputs
+    assert kernel.value("warnings.filters[0][0]") == "ignore"
+
+
 def test_settings_a_step_set_before_another_printed_are_set_again_before_its_hit(kernel):
     # After a restart the first step's hit sets the print options again, so the second
     # step's outputs were shown with the settings in effect: served, not run.

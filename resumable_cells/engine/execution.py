@@ -22,7 +22,7 @@ from asyncio import CancelledError
 from collections.abc import Coroutine, Generator, Iterator
 from contextlib import contextmanager, nullcontext
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 import xxhash
@@ -55,7 +55,7 @@ from .kernel import Engine
 from .live import body, step_object
 from .recording import Recording
 from .restore import apply, load, validity
-from .state import library_settings, process_state
+from .state import library_settings, process_state, warned
 from .state import shown as shown_settings
 
 if TYPE_CHECKING:
@@ -190,6 +190,20 @@ def _syntax_error(
     rec.started()
     rec.finished("error", reason=f"SyntaxError: {err.msg}")
     return fixed
+
+
+class Ran(NamedTuple):
+    """What a live body left: its result, its outputs, the tripwire's findings (a pure
+    step's), the result's MIME bundle, and what its values and outputs were made with:
+    the settings that make text and figures it read (`state/settings_read.py`) and the
+    warnings it showed (`state/warned.py`)."""
+
+    result: Any
+    outputs: list[Any]
+    findings: tripwire.Findings | None
+    shown: shown_result.Bundle | None
+    read: Read.Parts
+    warned: list[warned.Warned]
 
 
 class Execution:
@@ -469,7 +483,7 @@ class Execution:
         current = watch and engine.carry.state_current()
         with process_state.watching(engine.shell, current) if watch else nullcontext() as state:
             ran = await self._run_body(ctx, reason, trace, before)
-        result, outputs, findings, shown, read = ran
+        result, outputs, findings, shown = ran.result, ran.outputs, ran.findings, ran.shown
         engine.pending.settle(engine.ns)  # names it bound hold their new values
         opaque.advance(self.key.address if self.key is not None and not effect else None)
         digests = changes.Digests(engine.ns)
@@ -505,8 +519,10 @@ class Execution:
             from .keep.build import LiveRun
 
             began = state.before if state is not None else {}
-            shown_with = shown_settings.of_step(began, outputs, shown is not None, read)
+            shown_with = shown_settings.of_step(began, outputs, shown is not None, ran.read)
             params = {**ctx.params, "shown_with": shown_with} if shown_with else ctx.params
+            if ran.warned:  # (matched against the filters in effect at a hit)
+                params = {**params, "warned": warned.encode(ran.warned)}
             if findings.relative_to is not None:  # (named relative to it: served only there)
                 params = {**params, "cwd": findings.relative_to}
             live = LiveRun(
@@ -564,13 +580,12 @@ class Execution:
         reason: str | None,
         trace: live_trace.Trace | None,
         names: Identities,
-    ) -> tuple[Any, list[Any], tripwire.Findings | None, shown_result.Bundle | None, Read.Parts]:
-        """(result, outputs, tripwire findings, the result's MIME bundle, the settings
-        that make text and figures it read: `state/settings_read.py`) of the body, run
-        under the step's context, output capture and (for a pure step) the tripwire,
-        which tells `trace` what strings it compiles as code and finds the names bound to
-        a watched function from `names` (the namespace as the step began). The result's
-        display is watched too: a `_repr_html_` may read the namespace through `eval`."""
+    ) -> Ran:
+        """The body run under the step's context, output capture and (for a pure step)
+        the tripwire, which tells `trace` what strings it compiles as code and finds the
+        names bound to a watched function from `names` (the namespace as the step
+        began). The result's display is watched too: a `_repr_html_` may read the
+        namespace through `eval`."""
         __tracebackhide__ = True  # noqa: F841
         from .live import tripwire  # a live run's (see `_run_live`)
         from .state import settings_read
@@ -584,13 +599,14 @@ class Execution:
             else tripwire.watching(engine.store.dir, network, told, engine.ns, engine.shell, names)
         )
         reading = nullcontext(settings_read.Read()) if effect else settings_read.watching()
+        warning = nullcontext(list[warned.Warned]()) if effect else warned.watching()
         rec.wrote_streams = True  # live code may write anywhere while it runs
         try:
             with watch as found:
                 with step_object.running(ctx), capture.capturing(engine.shell) as outputs:
                     header = header_of(self.args, self.line)
                     args = (engine.shell, engine.ns, header, self.cell, self.transformed)
-                    with self.collector.lifted(), reading as read:
+                    with self.collector.lifted(), reading as read, warning as shown_warnings:
                         if self.code.awaits:
                             result = await body.run_awaiting(*args)
                         else:
@@ -626,7 +642,7 @@ class Execution:
             found.effects += [f"started a subprocess ({s})" for s in self.code.scripts]
             tripwire.read_named(found, engine.store.dir, self._named_files())
         figures.show_after_cell(engine.shell, outputs)
-        return result, outputs, found, shown, read.parts
+        return Ran(result, outputs, found, shown, read.parts, shown_warnings)
 
     def _named_files(self) -> list[str]:
         """The files the step's code and inputs name (`live/named_files.py`): those it

@@ -17,7 +17,7 @@ from ...display import capture, figures
 from ...display import result as shown_result
 from ...storage.entries import Entry
 from ..objects import inplace
-from ..state import process_state
+from ..state import process_state, warned
 from ..units import result_refs, stream
 from .load import Loaded
 from .pending import Pending
@@ -39,6 +39,10 @@ def apply(
     deleted, set the process state it changed (`warn` says what could not be), replay
     the outputs. Returns (the result to display, whether a stream was written); the
     displayhook shows the result as the live run showed it. `key`: the entry's."""
+    outputs = loaded.outputs
+    if "warned" in entry.params:  # without those the filters in effect ignore, as they
+        # are before the step's own process state is set again (as a live run finds them)
+        outputs = warned.replayed(outputs, warned.decode(entry.params))
     if loaded.unit is not None:
         stream.apply(loaded.unit, ns)
     if entry.inline_backend:  # restored figures show as images, as they did
@@ -67,7 +71,6 @@ def apply(
         problems = process_state.apply(loaded.state)
     for problem in problems:
         warn(problem)
-    outputs = loaded.outputs
     capture.replay(shell, outputs)
     figures.show_after_cell(shell, outputs)
     wrote = any(o[0] == "stream" for o in outputs)

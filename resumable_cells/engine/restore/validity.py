@@ -6,8 +6,10 @@ unchanged (and, when it named one relative to the working folder, that folder is
 same: `open('data.csv')` after `%cd other` is another file), the run's epoch and seed are
 the ones it used (`step.now()`, `step.rng()`), the settings its outputs were shown with
 and its code read are the ones in effect (`state/shown.py`: numpy's print options,
-pandas' display options, matplotlib's rcParams for figures) and every name it read through
-`eval`/`exec` of a string has the digest it had (its trace: `engine/live/trace.py`).
+pandas' display options, matplotlib's rcParams for figures), no warning it showed is one
+the warning filters in effect make an error (`state/warned.py`), and every name it read
+through `eval`/`exec` of a string has the digest it had (its trace:
+`engine/live/trace.py`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from ...hashing import files
 from ...hashing import key as step_key
 from ...records.runs import Run
 from ...storage.entries import Entry
-from ..state import shown
+from ..state import shown, warned
 
 
 def invalid_reason(
@@ -33,9 +35,10 @@ def invalid_reason(
     """Why `entry` cannot be served in `run` (older than the step's `--ttl` in seconds,
     a file it read changed or is gone, the run's epoch or seed it used changed, a name
     it read through eval or exec has another digest now: `digest_of(name)`, None when
-    the name is gone; the settings its outputs were shown with or its code read differ now, or the
-    working folder it read files relative to, unless `settings` is False: the plan,
-    which cannot know the settings or the folder Run All will have reached by then), or
+    the name is gone; the settings its outputs were shown with or its code read differ
+    now, the warning filters now make a warning it showed an error, or the working
+    folder it read files relative to, unless `settings` is False: the plan, which cannot
+    know the settings, the filters or the folder Run All will have reached by then), or
     None when it can."""
     if ttl is not None:
         age = time.time() - entry.created
@@ -59,6 +62,10 @@ def invalid_reason(
         what = shown.changed(shown_with)
         if what is not None:
             return f"{what} changed since it ran"
+    if settings and "warned" in params:
+        raises = warned.raising(warned.decode(params))
+        if raises is not None:
+            return raises
     if entry.trace and digest_of is not None:
         for name, digest in entry.trace.items():
             now = digest_of(name)
