@@ -413,8 +413,9 @@ SHOWN = ["%matplotlib inline\nimport numpy as np, pandas as pd\nimport matplotli
             "matplotlib's rcParams",
             None,
         ),
+        ("x = 1 / 3\nx", "%precision 2", "IPython's plain-text display", "0.33"),
     ],
-    ids=["numpy", "pandas", "figure"],
+    ids=["numpy", "pandas", "figure", "precision"],
 )
 def test_a_hit_whose_outputs_were_shown_with_other_settings_runs_again(
     kernel, step, change, what, probe
@@ -430,10 +431,42 @@ def test_a_hit_whose_outputs_were_shown_with_other_settings_runs_again(
     kernel.ok(change)
     again = kernel.ok(f"%%step shown\n{step}")
     line = status(again)
-    assert "ran" in line and f"{what} changed" in line, line
+    assert "ran" in line and what in line and "changed since it ran" in line, line
     if probe is not None:
         assert probe in again.stdout + str(again.result()), again.outputs
     assert served(kernel.ok(f"%%step shown\n{step}"))
+
+
+def test_a_hit_whose_figure_was_drawn_in_other_formats_runs_again(kernel):
+    # `%config InlineBackend.figure_formats` in the first cell, then Run All: the
+    # figures come as the live run draws them now (the step drew the kernel's first
+    # figure, which set the backend up: its formats are those it was set up with).
+    from steps import served, status
+
+    step = "%%step drawn\nimport matplotlib.pyplot as plt\nplt.plot([1, 2]);"
+    kernel.ok("%matplotlib inline")
+    kernel.ok(step)
+    assert served(kernel.ok(step))
+    kernel.ok("%config InlineBackend.figure_formats = ['svg']")
+    again = kernel.ok(step)
+    assert "the inline backend's figure formats changed" in status(again)
+    kinds = {k for o in again.outputs for k in (o.get("data") or {})}
+    assert "image/svg+xml" in kinds and "image/png" not in kinds, kinds
+    assert served(kernel.ok(step))
+
+
+def test_a_hit_whose_sympy_output_was_printed_otherwise_runs_again(kernel):
+    from steps import served, status
+
+    kernel.ok("import sympy as sp\nsp.init_printing(use_latex=False)\nx = sp.Symbol('x')")
+    step = "%%step expr\ne = x**2 / 3\ne"
+    assert "──" in str(kernel.ok(step).result())  # drawn in unicode
+    assert served(kernel.ok(step))
+    kernel.ok("sp.init_printing(use_unicode=False, use_latex=False, pretty_print=False)")
+    again = kernel.ok(step)
+    assert "sympy's printing" in status(again)
+    assert again.result() == "x**2/3"
+    assert served(kernel.ok(step))
 
 
 READ = [

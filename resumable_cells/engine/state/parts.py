@@ -314,12 +314,50 @@ def _fmt_put(change: dict[str, Any]) -> None:
             f.enabled = one["enabled"]
 
 
+# How the plain-text formatter writes a result (`%precision 3`, `%pprint`), and the
+# formats the inline backend draws figures in (`%config InlineBackend.figure_formats`):
+# watched for what a step's outputs were shown with (`shown.py`), not recorded as a
+# step's change: the magics that set them are called again (`ipython.magics`, which
+# reads `%precision $digits` as written), and the backend is set up again by a hit's
+# `import matplotlib.pyplot`, with the formats configured then.
+_PLAIN_TRAITS = ("float_precision", "pprint", "max_width", "max_seq_length", "verbose")
+
+
+def plain_text() -> dict[str, Any]:
+    """The plain-text formatter's settings (`%precision`, `%pprint`)."""
+    f = _formatters().get("text/plain")
+    return {} if f is None else {t: getattr(f, t) for t in _PLAIN_TRAITS if f.has_trait(t)}
+
+
+def inline_figures() -> dict[str, Any]:
+    """The inline backend's figure formats and their `print_figure` arguments, once the
+    kernel has set the backend up ({} before)."""
+    backend = sys.modules.get("matplotlib_inline.backend_inline")
+    cls = getattr(backend, "InlineBackend", None)
+    if cls is None or not cls.initialized():
+        return {}
+    config = cls.instance()
+    return {
+        "figure_formats": sorted(config.figure_formats),
+        "print_figure_kwargs": dict(config.print_figure_kwargs),
+    }
+
+
+def _not_recorded(before: Any, after: Any) -> dict[str, Any]:
+    return {}
+
+
+def _not_set(change: Any) -> None:
+    raise AssertionError("a part that is never recorded is never set again")
+
+
 # sympy's `init_printing()` also sets how its objects draw themselves (the `_repr_*_`
 # methods of its `Printable` class) and its printers' global settings.
 _SYMPY_REPRS = ("_repr_png_", "_repr_svg_", "_repr_latex_")
 
 
-def _sympy_take() -> dict[str, Any]:
+def sympy_printing() -> dict[str, Any]:
+    """How sympy's objects draw themselves, and its printers' settings."""
     from sympy.printing.defaults import Printable
     from sympy.printing.printer import Printer
 
@@ -328,7 +366,7 @@ def _sympy_take() -> dict[str, Any]:
 
 
 def _sympy_differs(snap: dict[str, Any]) -> bool:
-    now = _sympy_take()
+    now = sympy_printing()
     same = all(now["reprs"][a] is snap["reprs"][a] for a in _SYMPY_REPRS)
     return not same or now["settings"] != snap["settings"]
 
@@ -488,6 +526,14 @@ BUILTIN: list[State] = [
     State("logging", loggers.take, loggers.put, loggers.differs, loggers.change),
     State("ipython.interactivity", _interactivity, _set_interactivity),
     State("ipython.formatters", _fmt_take, _fmt_put, _fmt_differs, _fmt_change),
+    State("ipython.plain", plain_text, _not_set, change=_not_recorded),
+    State(
+        "ipython.inline",
+        inline_figures,
+        _not_set,
+        change=_not_recorded,
+        module="matplotlib_inline.backend_inline",
+    ),
     State("random", random.getstate, random.setstate),
     State("numpy.random", _np_rng_take, _np_rng_put, change=_np_rng_change, module="numpy.random"),
     State("numpy.print", _np_print_take, _np_print_put, change=_mapping_change, module="numpy"),
@@ -504,5 +550,5 @@ BUILTIN: list[State] = [
     State("sklearn.config", _sklearn_take, _sklearn_put, change=_mapping_change, module="sklearn"),
     State("xarray.options", _xr_take, _xr_put, change=_mapping_change, module="xarray"),
     State("plotly.io", _plotly_take, _plotly_put, module="plotly.io"),
-    State("sympy.printing", _sympy_take, _sympy_put, _sympy_differs, module="sympy.printing"),
+    State("sympy.printing", sympy_printing, _sympy_put, _sympy_differs, module="sympy.printing"),
 ]

@@ -20,6 +20,9 @@ What is watched, in the order a hit sets it again:
     ipython.formatters      printers registered with IPython's display formatters
                      (sympy's `init_printing()`, `formatter.for_type(...)`), and which
                      formatters are on
+    ipython.plain    how the plain-text formatter writes results (`%precision`, `%pprint`),
+    ipython.inline   and the inline backend's figure formats: watched for `shown.py`, not
+                     recorded (the magics that set them are called again)
     random           the state of the `random` module's generator
     numpy.random     the state of numpy's global generator (`np.random.seed`, draws)
     numpy.print      numpy's print options (`np.set_printoptions`)

@@ -1,6 +1,8 @@
 """The settings a step's shown outputs were made with: numpy's print options, pandas'
-display options and, for figures, matplotlib's rcParams, as they were when the step
-began; and those of them its code read (`settings_read.py`), which a value it bound may
+display options, IPython's plain-text display (`%precision`, `%pprint`), sympy's
+printing (`init_printing`) and, for figures, matplotlib's rcParams and the inline
+backend's figure formats (`%config InlineBackend.figure_formats`), as they were when the
+step began; and those of them its code read (`settings_read.py`), which a value it bound may
 carry (`text = str(a)`, `report = df.to_string()`, a figure kept and not shown). A hit
 replays the outputs and binds the values as they were made; when one of these settings
 is different now (`np.set_printoptions(precision=5)`, `pd.set_option('display.max_rows',
@@ -32,7 +34,11 @@ _PARTS = {
     "numpy.print": ("numpy", "numpy's print options"),
     "pandas.display": ("pandas", "pandas' display options"),
     "matplotlib.rc": ("matplotlib", "matplotlib's rcParams"),
+    "ipython.plain": ("IPython", "IPython's plain-text display"),
+    "sympy.printing": ("sympy.printing", "sympy's printing"),
+    "ipython.inline": ("matplotlib_inline.backend_inline", "the inline backend's figure formats"),
 }
+_FIGURES = frozenset({"matplotlib.rc", "ipython.inline"})  # (only for a step that drew)
 
 
 def of_step(
@@ -58,7 +64,7 @@ def of_step(
     labels = []
     for part in _PARTS:
         names = read.get(part, ())
-        if (drew if part == "matplotlib.rc" else shows) or names is None:
+        if (drew if part in _FIGURES else shows) or names is None:
             labels.append(part)
         elif names:
             labels.append(f"{part}:{','.join(sorted(names))}")
@@ -84,12 +90,14 @@ def _only(value: Any, names: list[str] | None) -> Any:
 
 def _began(label: str, before: Mapping[str, Any]) -> Any:
     part, names = _split(label)
-    if part == "numpy.print":
-        value = before.get("numpy.print")
-    elif part == "pandas.display":
+    if part == "pandas.display":
         value = (before.get("pandas.options") or {}).get("display")
-    else:
+    elif part == "matplotlib.rc":
         value = _without_backend(before.get("matplotlib.rc"))
+    elif part == "ipython.inline":  # made by the step (its first figure): as made then
+        value = before.get(part) or parts.inline_figures()
+    else:
+        value = before.get(part)
     return _only(value, names)
 
 
@@ -148,9 +156,18 @@ def _now(label: str) -> Any:
         value = sys.modules["numpy"].get_printoptions()
     elif part == "pandas.display":
         value = parts.pd_config().get("display")
-    else:
+    elif part == "matplotlib.rc":
         value = _without_backend(dict(dict.items(parts.rc_params())))
+    else:
+        value = _READERS[part]()
     return _only(value, names)
+
+
+_READERS = {
+    "ipython.plain": parts.plain_text,
+    "sympy.printing": parts.sympy_printing,
+    "ipython.inline": parts.inline_figures,
+}
 
 
 def _without_backend(rc: dict[str, Any] | None) -> dict[str, Any] | None:
