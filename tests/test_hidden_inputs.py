@@ -495,8 +495,15 @@ def test_a_ufunc_made_at_run_time_runs_the_step_uncached_and_says_why(kernel):
             "str",
             "object",
         ),
+        (
+            "import xarray as xr\na = xr.DataArray([1.0, 2.0], attrs={'units': 'm'})",
+            "kind = str(sorted((a * 2).attrs))",
+            "xr.set_options(keep_attrs=False)",
+            "['units']",
+            "[]",
+        ),
     ],
-    ids=["sklearn", "decimal", "numpy", "pandas"],
+    ids=["sklearn", "decimal", "numpy", "pandas", "xarray"],
 )
 def test_a_library_s_settings_set_in_a_plain_cell_are_inputs(
     kernel, setup, cell, change, before, after
@@ -514,11 +521,27 @@ def test_a_library_s_settings_set_in_a_plain_cell_are_inputs(
     assert served(kernel.ok(step)) and kernel.value("kind") == after
 
 
-def test_a_display_option_does_not_run_a_step_that_shows_nothing(kernel):
-    kernel.ok("import pandas as pd\ndf = pd.DataFrame({'a': [1, 2]})")
-    step = "%%step total\ntotal = int(df['a'].sum())"
+@pytest.mark.parametrize(
+    ("setup", "cell", "change"),
+    [
+        (
+            "import pandas as pd\ndf = pd.DataFrame({'a': [1, 2]})",
+            "total = int(df['a'].sum())",
+            "pd.set_option('display.max_rows', 5)",
+        ),
+        (
+            "import xarray as xr\na = xr.DataArray([1, 2])",
+            "total = int(a.sum())",
+            "xr.set_options(display_style='text')",
+        ),
+    ],
+    ids=["pandas", "xarray"],
+)
+def test_a_display_option_does_not_run_a_step_that_shows_nothing(kernel, setup, cell, change):
+    kernel.ok(setup)
+    step = f"%%step total\n{cell}"
     kernel.ok(step)
-    kernel.ok("pd.set_option('display.max_rows', 5)")
+    kernel.ok(change)
     assert served(kernel.ok(step)) and kernel.value("total") == 3
 
 

@@ -389,7 +389,10 @@ def test_state_a_cell_between_two_steps_changed_is_not_the_second_steps(kernel):
 
 
 # -- the settings outputs were shown with -------------------------------------------------
-SHOWN = ["%matplotlib inline\nimport numpy as np, pandas as pd\nimport matplotlib.pyplot as plt"]
+SHOWN = [
+    "%matplotlib inline\nimport numpy as np, pandas as pd, xarray as xr\n"
+    "import matplotlib.pyplot as plt"
+]
 
 
 @pytest.mark.parametrize(
@@ -414,8 +417,14 @@ SHOWN = ["%matplotlib inline\nimport numpy as np, pandas as pd\nimport matplotli
             None,
         ),
         ("x = 1 / 3\nx", "%precision 2", "IPython's plain-text display", "0.33"),
+        (
+            "da = xr.DataArray([1, 2], name='v')\nda",
+            "xr.set_options(display_style='text', display_width=40)",
+            "xarray's display options",
+            None,
+        ),
     ],
-    ids=["numpy", "pandas", "figure", "precision"],
+    ids=["numpy", "pandas", "figure", "precision", "xarray"],
 )
 def test_a_hit_whose_outputs_were_shown_with_other_settings_runs_again(
     kernel, step, change, what, probe

@@ -4,7 +4,7 @@ as inputs of the key of a step that reaches the library.
 `sklearn.set_config(transform_output="pandas")` makes every transformer return a frame;
 `decimal.getcontext().prec = 5` makes `Decimal(1) / 3` another number; `np.seterr(over=
 "raise")` turns an overflow into an error; pandas' options (`future.infer_string`)
-change dtypes. Set in a plain cell, none of them was an input: a step computed under the
+change dtypes; xarray's (`xr.set_options(keep_attrs=True)`) what arithmetic keeps. Set in a plain cell, none of them was an input: a step computed under the
 old settings was served under the new ones, silently. So a step whose key reaches one of
 these libraries (a value of its type, a function of it, an import in the cell) has the
 digest of that library's settings among its key's parts (`settings`). So is the code the
@@ -24,6 +24,7 @@ JAX's config, scipy.special's error modes) are not seen: `--version` names them.
 
 from __future__ import annotations
 
+import ast
 import logging
 import re
 import sys
@@ -87,7 +88,45 @@ def _pandas(pd: Any, ns: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def _xarray(xr: Any, ns: dict[str, Any] | None) -> dict[str, Any]:
-    return _accessors(ns, [xr.Dataset, xr.DataArray])
+    out = _accessors(ns, [xr.Dataset, xr.DataArray])
+    options = getattr(sys.modules.get("xarray.core.options"), "OPTIONS", None)
+    defaults = _xarray_defaults(getattr(sys.modules.get("xarray.core.options"), "__file__", None))
+    if isinstance(options, dict) and defaults:
+        out.update(
+            (k, v)
+            for k, v in options.items()
+            if not k.startswith(_XARRAY_LOOKS) and defaults.get(k, _NONE) != v
+        )
+    return out
+
+
+# How xarray's objects and plots look: `shown.py`'s (its display options) or the figure's.
+_XARRAY_LOOKS = ("display_", "cmap_", "facetgrid_")
+
+
+@lru_cache(maxsize=1)
+def _xarray_defaults(path: str | None) -> dict[str, Any]:
+    """xarray's options as its module sets them (`OPTIONS = {...}`, read from its
+    source: xarray keeps no copy of its defaults); {} when it cannot be read."""
+    if path is None:
+        return {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+        for node in tree.body:
+            target: ast.expr
+            if isinstance(node, ast.AnnAssign) and node.value is not None:
+                target, value = node.target, node.value
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target, value = node.targets[0], node.value
+            else:
+                continue
+            if isinstance(target, ast.Name) and target.id == "OPTIONS":
+                found = ast.literal_eval(value)
+                return found if isinstance(found, dict) else {}
+    except (OSError, SyntaxError, ValueError):
+        log.debug("xarray's default options could not be read", exc_info=True)
+    return {}
 
 
 def _accessors(ns: dict[str, Any] | None, classes: list[type]) -> dict[str, Any]:

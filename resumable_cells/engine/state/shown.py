@@ -1,13 +1,14 @@
 """The settings a step's shown outputs were made with: numpy's print options, pandas'
-display options, IPython's plain-text display (`%precision`, `%pprint`), sympy's
-printing (`init_printing`) and, for figures, matplotlib's rcParams and the inline
-backend's figure formats (`%config InlineBackend.figure_formats`), as they were when the
-step began; and those of them its code read (`settings_read.py`), which a value it bound may
-carry (`text = str(a)`, `report = df.to_string()`, a figure kept and not shown). A hit
-replays the outputs and binds the values as they were made; when one of these settings
-is different now (`np.set_printoptions(precision=5)`, `pd.set_option('display.max_rows',
-5)`, `plt.style.use(...)` in a plain cell since), that is not what the live run would
-make, and the step runs instead (`restore/validity.py`).
+and xarray's display options, IPython's plain-text display (`%precision`, `%pprint`),
+sympy's printing (`init_printing`) and, for figures, matplotlib's rcParams and the
+inline backend's figure formats (`%config InlineBackend.figure_formats`), as they were
+when the step began; and those of them its code read (`settings_read.py`), which a
+value it bound may carry (`text = str(a)`, `report = df.to_string()`, a figure kept and
+not shown). A hit replays the outputs and binds the values as they were made; when one
+of these settings is different now (`np.set_printoptions(precision=5)`,
+`pd.set_option('display.max_rows', 5)`, `plt.style.use(...)` in a plain cell since),
+that is not what the live run would make, and the step runs instead
+(`restore/validity.py`).
 
 Only the settings of libraries imported when the step began are recorded, and only
 those of libraries imported at the hit are compared: a library not imported yet has
@@ -33,6 +34,7 @@ log = logging.getLogger(__name__)
 _PARTS = {
     "numpy.print": ("numpy", "numpy's print options"),
     "pandas.display": ("pandas", "pandas' display options"),
+    "xarray.display": ("xarray", "xarray's display options"),
     "matplotlib.rc": ("matplotlib", "matplotlib's rcParams"),
     "ipython.plain": ("IPython", "IPython's plain-text display"),
     "sympy.printing": ("sympy.printing", "sympy's printing"),
@@ -92,6 +94,8 @@ def _began(label: str, before: Mapping[str, Any]) -> Any:
     part, names = _split(label)
     if part == "pandas.display":
         value = (before.get("pandas.options") or {}).get("display")
+    elif part == "xarray.display":
+        value = _xarray_display(before.get("xarray.options"))
     elif part == "matplotlib.rc":
         value = _without_backend(before.get("matplotlib.rc"))
     elif part == "ipython.inline":  # made by the step (its first figure): as made then
@@ -156,6 +160,8 @@ def _now(label: str) -> Any:
         value = sys.modules["numpy"].get_printoptions()
     elif part == "pandas.display":
         value = parts.pd_config().get("display")
+    elif part == "xarray.display":
+        value = _xarray_display(sys.modules["xarray"].get_options())
     elif part == "matplotlib.rc":
         value = _without_backend(dict(dict.items(parts.rc_params())))
     else:
@@ -168,6 +174,12 @@ _READERS = {
     "sympy.printing": parts.sympy_printing,
     "ipython.inline": parts.inline_figures,
 }
+
+
+def _xarray_display(options: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if options is None:
+        return None
+    return {k: v for k, v in options.items() if k.startswith("display_")}
 
 
 def _without_backend(rc: dict[str, Any] | None) -> dict[str, Any] | None:
