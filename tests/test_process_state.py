@@ -446,6 +446,34 @@ def test_a_hit_whose_outputs_were_shown_with_other_settings_runs_again(
     assert served(kernel.ok(f"%%step shown\n{step}"))
 
 
+@pytest.mark.parametrize(
+    ("setting", "what"),
+    [
+        ("pd.options.display.float_format = '{:.%df}'.format", "pandas' display options"),
+        (
+            "np.set_printoptions(formatter={'float': lambda v: f'{v:.%df}'})",
+            "numpy's print options",
+        ),
+    ],
+    ids=["bound method", "lambda"],
+)
+def test_a_formatter_setting_is_told_by_what_it_does(kernel, setting, what):
+    # Two formatters of one name (`str.format`, `<lambda>`) print otherwise: the second
+    # runs the step; the same formatter made again in a new kernel serves it.
+    from steps import restart, served, status
+
+    cells = ["import numpy as np, pandas as pd\ndf = pd.DataFrame({'x': [1 / 3]})"]
+    step = "%%step shown\nprint(df.to_string(), np.array([1 / 3]))"
+    kernel.ok(cells[0])
+    kernel.ok(setting % 2)
+    kernel.ok(step)
+    kernel.ok(setting % 4)
+    again = kernel.ok(step)
+    assert what in status(again) and "0.3333" in again.stdout, again.outputs
+    restart(kernel, cells[0], setting % 4)
+    assert served(kernel.ok(step))
+
+
 def test_a_hit_whose_figure_was_drawn_in_other_formats_runs_again(kernel):
     # `%config InlineBackend.figure_formats` in the first cell, then Run All: the
     # figures come as the live run draws them now (the step drew the kernel's first

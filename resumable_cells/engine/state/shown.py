@@ -26,6 +26,7 @@ from typing import Any
 import xxhash
 
 from ...display import figures
+from ...hashing.values import Hasher
 from . import parts
 
 log = logging.getLogger(__name__)
@@ -197,12 +198,23 @@ def _digest(value: Any) -> str:
 
 def _canonical(value: Any) -> Any:
     """A form whose repr is the same in every kernel: a mapping's items sorted, a
-    function by its name (a custom formatter), not its address."""
+    function by its name and what it does (a custom formatter: `'{:.2f}'.format`, a
+    lambda, as `hashing/code.py` digests them), not its address."""
     if isinstance(value, Mapping):
         return tuple(sorted((str(k), _canonical(v)) for k, v in value.items()))
     if isinstance(value, (list, tuple)):
         return tuple(_canonical(v) for v in value)
     if callable(value) and not isinstance(value, type):
         name = getattr(value, "__qualname__", type(value).__name__)
-        return f"{getattr(value, '__module__', '')}.{name}"
+        return f"{getattr(value, '__module__', '')}.{name}", _does(value)
     return value
+
+
+def _does(fn: Any) -> str:
+    """What a callable does, as a step's key digests it (its code and what it holds;
+    a bound method with what it is bound to); "" when it cannot be digested."""
+    try:
+        return Hasher().value_digest(fn, "a setting")
+    except Exception:  # (a callable the digest refuses: its name alone, as before)
+        log.debug("a setting's callable could not be digested", exc_info=True)
+        return ""
