@@ -474,6 +474,31 @@ def test_a_formatter_setting_is_told_by_what_it_does(kernel, setting, what):
     assert served(kernel.ok(step))
 
 
+MONEY = (
+    "class Money:\n    def __init__(self, v):\n        self.v = v\n"
+    "plain = get_ipython().display_formatter.formatters['text/plain']\n"
+    "plain.for_type(Money, lambda o, p, cycle: p.text(f'{SIGN}{o.v:.2f}'))"
+)
+
+
+def test_a_hit_whose_result_a_printer_of_the_notebooks_drew_otherwise_runs_again(kernel):
+    # The notebook's own printer for its class, made again with other code: the result
+    # is drawn by the new one; made again alike in a new kernel, the step is served.
+    from steps import restart, served, status
+
+    step = "%%step m\nprice = Money(3)\nprice"
+    kernel.ok(MONEY.replace("{SIGN}", "$"))
+    assert kernel.ok(step).result() == "$3.00"
+    assert served(kernel.ok(step))
+    kernel.ok(MONEY.replace("{SIGN}", "EUR "))
+    again = kernel.ok(step)
+    assert "the notebook's display printers changed" in status(again)
+    assert again.result() == "EUR 3.00"
+    restart(kernel, MONEY.replace("{SIGN}", "EUR "))
+    hit = kernel.ok(step)
+    assert served(hit) and hit.result() == "EUR 3.00"
+
+
 def test_a_hit_whose_figure_was_drawn_in_other_formats_runs_again(kernel):
     # `%config InlineBackend.figure_formats` in the first cell, then Run All: the
     # figures come as the live run draws them now (the step drew the kernel's first

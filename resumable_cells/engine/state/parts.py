@@ -256,7 +256,9 @@ def _formatters() -> dict[str, Any]:
     return {} if shell is None else shell.display_formatter.formatters
 
 
-def _fmt_take() -> dict[str, Any]:
+def display_printers() -> dict[str, Any]:
+    """Each formatter's printers by type and by name, and whether it is on: `{mime:
+    (type_printers, deferred_printers, enabled)}`."""
     return {
         mime: (dict(f.type_printers), dict(f.deferred_printers), bool(f.enabled))
         for mime, f in _formatters().items()
@@ -525,7 +527,7 @@ BUILTIN: list[State] = [
     State("decimal", _decimal_take, _decimal_put, change=_mapping_change, module="decimal"),
     State("logging", loggers.take, loggers.put, loggers.differs, loggers.change),
     State("ipython.interactivity", _interactivity, _set_interactivity),
-    State("ipython.formatters", _fmt_take, _fmt_put, _fmt_differs, _fmt_change),
+    State("ipython.formatters", display_printers, _fmt_put, _fmt_differs, _fmt_change),
     State("ipython.plain", plain_text, _not_set, change=_not_recorded),
     State(
         "ipython.inline",

@@ -1,14 +1,14 @@
 """The settings a step's shown outputs were made with: numpy's print options, pandas'
 and xarray's display options, IPython's plain-text display (`%precision`, `%pprint`),
-sympy's printing (`init_printing`) and, for figures, matplotlib's rcParams and the
-inline backend's figure formats (`%config InlineBackend.figure_formats`), as they were
-when the step began; and those of them its code read (`settings_read.py`), which a
-value it bound may carry (`text = str(a)`, `report = df.to_string()`, a figure kept and
-not shown). A hit replays the outputs and binds the values as they were made; when one
-of these settings is different now (`np.set_printoptions(precision=5)`,
-`pd.set_option('display.max_rows', 5)`, `plt.style.use(...)` in a plain cell since),
-that is not what the live run would make, and the step runs instead
-(`restore/validity.py`).
+the printers the notebook gave IPython's formatters, sympy's printing (`init_printing`)
+and, for figures, matplotlib's rcParams and the inline backend's figure formats
+(`%config InlineBackend.figure_formats`), as they were when the step began; and those of
+them its code read (`settings_read.py`), which a value it bound may carry (`text =
+str(a)`, `report = df.to_string()`, a figure kept and not shown). A hit replays the
+outputs and binds the values as they were made; when one of these settings is different
+now (`np.set_printoptions(precision=5)`, `pd.set_option('display.max_rows', 5)`,
+`plt.style.use(...)` in a plain cell since), that is not what the live run would make,
+and the step runs instead (`restore/validity.py`).
 
 Only the settings of libraries imported when the step began are recorded, and only
 those of libraries imported at the hit are compared: a library not imported yet has
@@ -38,6 +38,7 @@ _PARTS = {
     "xarray.display": ("xarray", "xarray's display options"),
     "matplotlib.rc": ("matplotlib", "matplotlib's rcParams"),
     "ipython.plain": ("IPython", "IPython's plain-text display"),
+    "ipython.printers": ("IPython", "the notebook's display printers"),
     "sympy.printing": ("sympy.printing", "sympy's printing"),
     "ipython.inline": ("matplotlib_inline.backend_inline", "the inline backend's figure formats"),
 }
@@ -101,6 +102,8 @@ def _began(label: str, before: Mapping[str, Any]) -> Any:
         value = _without_backend(before.get("matplotlib.rc"))
     elif part == "ipython.inline":  # made by the step (its first figure): as made then
         value = before.get(part) or parts.inline_figures()
+    elif part == "ipython.printers":
+        value = _notebook_printers(before.get("ipython.formatters"))
     else:
         value = before.get(part)
     return _only(value, names)
@@ -172,9 +175,37 @@ def _now(label: str) -> Any:
 
 _READERS = {
     "ipython.plain": parts.plain_text,
+    "ipython.printers": lambda: _notebook_printers(parts.display_printers()),
     "sympy.printing": parts.sympy_printing,
     "ipython.inline": parts.inline_figures,
 }
+
+
+def _notebook_printers(printers: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Of each display formatter, whether it is on and the printers the notebook's own
+    code made (`formatters['text/plain'].for_type(Money, lambda o, p, c: ...)`), told by
+    what they do (`_canonical`): those a library registers as it is imported
+    (matplotlib's for its figures, sympy's, which `sympy.printing` covers) would make
+    every step that showed something before its import run again."""
+    if printers is None:
+        return None
+    out = {}
+    for mime, (types, deferred, enabled) in printers.items():
+        own = {  # by name: a class defined again leaves its old one's printer behind
+            _type_name(k): f for k, f in [*types.items(), *deferred.items()] if _notebook_made(f)
+        }
+        out[mime] = (enabled, own)
+    return out
+
+
+def _type_name(key: Any) -> str:
+    if isinstance(key, type):
+        return f"{key.__module__}.{key.__qualname__}"
+    return ".".join(map(str, key)) if isinstance(key, tuple) else str(key)
+
+
+def _notebook_made(printer: Any) -> bool:
+    return getattr(printer, "__module__", None) == "__main__"
 
 
 def _xarray_display(options: Mapping[str, Any] | None) -> dict[str, Any] | None:
