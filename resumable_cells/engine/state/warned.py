@@ -32,8 +32,8 @@ log = logging.getLogger(__name__)
 
 
 class Warned(msgspec.Struct, frozen=True, array_like=True):
-    """A warning a step showed: what `warnings.warn_explicit` needs to give it to the
-    filters again, and the text it wrote."""
+    """A warning a step showed: what the warning filters match it by, and the text it
+    wrote."""
 
     category: str  # its class, `module:qualname`
     message: str
@@ -151,7 +151,11 @@ def action(w: Warned) -> str:
     category = _category(w.category)
     if category is None:  # its class cannot be found now: replayed as it was
         return "show"
-    found = _matching(list(warnings.filters), w, category)
+    try:
+        found = _matching(list(warnings.filters), w, category)
+    except Exception:  # a filter not of Python's shape: replayed as it was
+        log.debug("the warning filters could not be matched", exc_info=True)
+        return "show"
     chosen = found if found is not None else warnings.defaultaction  # type: ignore[attr-defined]
     return chosen if chosen in ("error", "ignore") else "show"
 
