@@ -4,8 +4,9 @@ as inputs of the key of a step that reaches the library.
 `sklearn.set_config(transform_output="pandas")` makes every transformer return a frame;
 `decimal.getcontext().prec = 5` makes `Decimal(1) / 3` another number; `np.seterr(over=
 "raise")` turns an overflow into an error; pandas' options (`future.infer_string`)
-change dtypes; xarray's (`xr.set_options(keep_attrs=True)`) what arithmetic keeps. Set in a plain cell, none of them was an input: a step computed under the
-old settings was served under the new ones, silently. So a step whose key reaches one of
+change dtypes; xarray's (`xr.set_options(keep_attrs=False)`) what arithmetic keeps. Set
+in a plain cell, none of them was an input: a step computed under the old settings was
+served under the new ones, silently. So a step whose key reaches one of
 these libraries (a value of its type, a function of it, an import in the cell) has the
 digest of that library's settings among its key's parts (`settings`). So is the code the
 notebook registered with pandas or xarray, which the step's code never names: an
@@ -89,12 +90,11 @@ def _pandas(pd: Any, ns: dict[str, Any] | None) -> dict[str, Any]:
 
 def _xarray(xr: Any, ns: dict[str, Any] | None) -> dict[str, Any]:
     out = _accessors(ns, [xr.Dataset, xr.DataArray])
-    options = getattr(sys.modules.get("xarray.core.options"), "OPTIONS", None)
     defaults = _xarray_defaults(getattr(sys.modules.get("xarray.core.options"), "__file__", None))
-    if isinstance(options, dict) and defaults:
+    if defaults:
         out.update(
             (k, v)
-            for k, v in options.items()
+            for k, v in parts.xr_options().items()
             if not k.startswith(_XARRAY_LOOKS) and defaults.get(k, _NONE) != v
         )
     return out

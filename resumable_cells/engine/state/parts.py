@@ -256,13 +256,19 @@ def _formatters() -> dict[str, Any]:
     return {} if shell is None else shell.display_formatter.formatters
 
 
-def display_printers() -> dict[str, Any]:
+def display_printers(copied: bool = True) -> dict[str, Any]:
     """Each formatter's printers by type and by name, and whether it is on: `{mime:
-    (type_printers, deferred_printers, enabled)}`."""
+    (type_printers, deferred_printers, enabled)}`; the formatters' own dicts when not
+    `copied` (to read at once, not to keep)."""
+    take = dict if copied else _same
     return {
-        mime: (dict(f.type_printers), dict(f.deferred_printers), bool(f.enabled))
+        mime: (take(f.type_printers), take(f.deferred_printers), bool(f.enabled))
         for mime, f in _formatters().items()
     }
+
+
+def _same(d: dict[Any, Any]) -> dict[Any, Any]:
+    return d
 
 
 def _fmt_differs(snap: dict[str, Any]) -> bool:
@@ -459,6 +465,12 @@ def _sklearn_take() -> dict[str, Any]:
 
 def _sklearn_put(change: dict[str, Any]) -> None:
     sys.modules["sklearn"].set_config(**change)
+
+
+def xr_options() -> dict[str, Any]:
+    """xarray's options, its own dict (xarray imported; `get_options()` copies it)."""
+    options = getattr(sys.modules.get("xarray.core.options"), "OPTIONS", None)
+    return options if isinstance(options, dict) else dict(sys.modules["xarray"].get_options())
 
 
 # xarray's options (`xr.set_options(display_style="text")`, called outside a `with`).

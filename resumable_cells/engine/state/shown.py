@@ -20,8 +20,9 @@ from __future__ import annotations
 import copy
 import logging
 import sys
-from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Collection, Mapping, Sequence
+from itertools import chain
+from typing import Any, NamedTuple
 
 import xxhash
 
@@ -31,18 +32,78 @@ from . import parts
 
 log = logging.getLogger(__name__)
 
-# part -> (the library, what the part is called in a sentence)
-_PARTS = {
-    "numpy.print": ("numpy", "numpy's print options"),
-    "pandas.display": ("pandas", "pandas' display options"),
-    "xarray.display": ("xarray", "xarray's display options"),
-    "matplotlib.rc": ("matplotlib", "matplotlib's rcParams"),
-    "ipython.plain": ("IPython", "IPython's plain-text display"),
-    "ipython.printers": ("IPython", "the notebook's display printers"),
-    "sympy.printing": ("sympy.printing", "sympy's printing"),
-    "ipython.inline": ("matplotlib_inline.backend_inline", "the inline backend's figure formats"),
+
+_ANY, _FORMATTED, _FIGURES = "any", "formatted", "figures"
+
+
+class _Part(NamedTuple):
+    """A setting outputs are made with: its library (compared only once imported), what
+    it is called in a sentence, its value in the snapshot taken as a step began, its
+    value now, and the outputs it makes: any (printed text too: `print(df)`), those
+    IPython's formatters made (a result, a `display`), or figures."""
+
+    library: str
+    sentence: str
+    began: Callable[[Mapping[str, Any]], Any]
+    now: Callable[[], Any]
+    makes: str = _ANY
+
+
+_PARTS: dict[str, _Part] = {
+    "numpy.print": _Part(
+        "numpy",
+        "numpy's print options",
+        lambda before: before.get("numpy.print"),
+        lambda: sys.modules["numpy"].get_printoptions(),
+    ),
+    "pandas.display": _Part(
+        "pandas",
+        "pandas' display options",
+        lambda before: (before.get("pandas.options") or {}).get("display"),
+        lambda: parts.pd_config().get("display"),
+    ),
+    "xarray.display": _Part(
+        "xarray",
+        "xarray's display options",
+        lambda before: _xarray_display(before.get("xarray.options")),
+        lambda: _xarray_display(parts.xr_options()),
+    ),
+    "matplotlib.rc": _Part(
+        "matplotlib",
+        "matplotlib's rcParams",
+        lambda before: _without_backend(before.get("matplotlib.rc")),
+        lambda: _without_backend(dict(dict.items(parts.rc_params()))),
+        makes=_FIGURES,
+    ),
+    "ipython.plain": _Part(
+        "IPython",
+        "IPython's plain-text display",
+        lambda before: before.get("ipython.plain"),
+        parts.plain_text,
+        makes=_FORMATTED,
+    ),
+    "ipython.printers": _Part(
+        "IPython",
+        "the notebook's display printers",
+        lambda before: _notebook_printers(before.get("ipython.formatters")),
+        lambda: _notebook_printers(parts.display_printers(copied=False)),
+        makes=_FORMATTED,
+    ),
+    "sympy.printing": _Part(
+        "sympy.printing",
+        "sympy's printing",
+        lambda before: before.get("sympy.printing"),
+        parts.sympy_printing,
+    ),
+    "ipython.inline": _Part(
+        "matplotlib_inline.backend_inline",
+        "the inline backend's figure formats",
+        # set up by the step itself (the kernel's first figure): as it set it up
+        lambda before: before.get("ipython.inline") or parts.inline_figures(),
+        parts.inline_figures,
+        makes=_FIGURES,
+    ),
 }
-_FIGURES = frozenset({"matplotlib.rc", "ipython.inline"})  # (only for a step that drew)
 
 
 def of_step(
@@ -64,11 +125,17 @@ def of_step(
     shows = bool(outputs) or result
     if not shows and not read:
         return {}
-    drew = any(o[0] == figures.KIND or (o[0] == "display" and _image(o[1])) for o in outputs)
+    made = {
+        _ANY: shows,
+        _FORMATTED: result or any(o[0] == "display" for o in outputs),
+        _FIGURES: any(
+            o[0] == figures.KIND or (o[0] == "display" and _image(o[1])) for o in outputs
+        ),
+    }
     labels = []
-    for part in _PARTS:
+    for part, setting in _PARTS.items():
         names = read.get(part, ())
-        if (drew if part in _FIGURES else shows) or names is None:
+        if made[setting.makes] or names is None:
             labels.append(part)
         elif names:
             labels.append(f"{part}:{','.join(sorted(names))}")
@@ -94,19 +161,7 @@ def _only(value: Any, names: list[str] | None) -> Any:
 
 def _began(label: str, before: Mapping[str, Any]) -> Any:
     part, names = _split(label)
-    if part == "pandas.display":
-        value = (before.get("pandas.options") or {}).get("display")
-    elif part == "xarray.display":
-        value = _xarray_display(before.get("xarray.options"))
-    elif part == "matplotlib.rc":
-        value = _without_backend(before.get("matplotlib.rc"))
-    elif part == "ipython.inline":  # made by the step (its first figure): as made then
-        value = before.get(part) or parts.inline_figures()
-    elif part == "ipython.printers":
-        value = _notebook_printers(before.get("ipython.formatters"))
-    else:
-        value = before.get(part)
-    return _only(value, names)
+    return _only(_PARTS[part].began(before), names)
 
 
 def _same_now(label: str, value: Any) -> bool:
@@ -128,15 +183,16 @@ def changed(shown_with: Mapping[str, str]) -> str | None:
     differ: list[str] = []
     for label, digest in shown_with.items():
         part, _ = _split(label)
-        if part not in _PARTS or _PARTS[part][0] not in sys.modules:
+        setting = _PARTS.get(part)
+        if setting is None or setting.library not in sys.modules:
             continue
         try:
             now = _digest_now(label)
         except Exception:
             log.debug("the setting %s could not be read", label, exc_info=True)
             continue
-        if now != digest and _PARTS[part][1] not in differ:
-            differ.append(_PARTS[part][1])
+        if now != digest and setting.sentence not in differ:
+            differ.append(setting.sentence)
     return " and ".join(differ) or None
 
 
@@ -160,25 +216,7 @@ def _digest_of(label: str, value: Any) -> str:
 
 def _now(label: str) -> Any:
     part, names = _split(label)
-    if part == "numpy.print":
-        value = sys.modules["numpy"].get_printoptions()
-    elif part == "pandas.display":
-        value = parts.pd_config().get("display")
-    elif part == "xarray.display":
-        value = _xarray_display(sys.modules["xarray"].get_options())
-    elif part == "matplotlib.rc":
-        value = _without_backend(dict(dict.items(parts.rc_params())))
-    else:
-        value = _READERS[part]()
-    return _only(value, names)
-
-
-_READERS = {
-    "ipython.plain": parts.plain_text,
-    "ipython.printers": lambda: _notebook_printers(parts.display_printers()),
-    "sympy.printing": parts.sympy_printing,
-    "ipython.inline": parts.inline_figures,
-}
+    return _only(_PARTS[part].now(), names)
 
 
 def _notebook_printers(printers: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -191,9 +229,11 @@ def _notebook_printers(printers: Mapping[str, Any] | None) -> dict[str, Any] | N
         return None
     out = {}
     for mime, (types, deferred, enabled) in printers.items():
-        own = {  # by name: a class defined again leaves its old one's printer behind
-            _type_name(k): f for k, f in [*types.items(), *deferred.items()] if _notebook_made(f)
-        }
+        own = {}
+        for key, printer in chain(types.items(), deferred.items()):
+            if getattr(printer, "__module__", None) == "__main__":
+                own[_type_name(key)] = printer  # (by name: a class defined again left
+                # its old one's printer behind, which a new kernel has not)
         out[mime] = (enabled, own)
     return out
 
@@ -202,10 +242,6 @@ def _type_name(key: Any) -> str:
     if isinstance(key, type):
         return f"{key.__module__}.{key.__qualname__}"
     return ".".join(map(str, key)) if isinstance(key, tuple) else str(key)
-
-
-def _notebook_made(printer: Any) -> bool:
-    return getattr(printer, "__module__", None) == "__main__"
 
 
 def _xarray_display(options: Mapping[str, Any] | None) -> dict[str, Any] | None:
