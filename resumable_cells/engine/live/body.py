@@ -61,10 +61,10 @@ def _compiled(
     """(the body but its last expression, that expression or None), compiled under the
     outer cell's name and line numbers."""
     filename = register_source(shell, cell if header is None else f"{header}\n{cell}")
-    tree = shell.compile.ast_parse(transformed, filename=filename)
-    tree = shell.transform_ast(tree)
-    if header is not None:
-        ast.increment_lineno(tree, 1)  # line 1 is the %%step line
+    # Line 1 is the %%step line: parsed after an empty line, the body's nodes carry the
+    # cell's own line numbers without a walk over the tree to shift them.
+    source = transformed if header is None else "\n" + transformed
+    tree = shell.transform_ast(shell.compile.ast_parse(source, filename=filename))
     expr = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         expr = ast.Expression(tree.body.pop().value)
