@@ -55,7 +55,7 @@ from .kernel import Engine
 from .live import body, step_object
 from .recording import Recording
 from .restore import apply, load, validity
-from .state import library_settings, process_state, warned
+from .state import drawn, library_settings, process_state, warned
 from .state import shown as shown_settings
 
 if TYPE_CHECKING:
@@ -392,7 +392,9 @@ class Execution:
                 None, why.miss_reason, engine.store, self.name, self.known_key.preimage
             )
             return None, reason or "new key"
-        invalid = validity.invalid_reason(found, engine.run, self.args.ttl, self._digest_now)
+        invalid = validity.invalid_reason(
+            found, engine.run, self.args.ttl, self._digest_now, seeding=engine.seeding
+        )
         if invalid:
             return None, invalid
         opaque.advance(k)  # as the live run did, before the values it left are bound
@@ -525,6 +527,9 @@ class Execution:
                 params = {**params, "warned": warned.encode(ran.warned)}
             if findings.relative_to is not None:  # (named relative to it: served only there)
                 params = {**params, "cwd": findings.relative_to}
+            drew = drawn.began(began, self.cell)
+            if drew:  # (served only while a generator the notebook seeded stands there)
+                params = {**params, "drew": drew}
             live = LiveRun(
                 self.name, self.cell, self.known_key, changed.bound, changed.deleted, outputs, result,
                 params, findings.reads, time.perf_counter() - rec.t0,

@@ -40,6 +40,7 @@ from .code import step_names
 from .code.carry import Carry
 from .code.transform import Transforms
 from .restore.pending import Pending
+from .state import drawn
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -118,6 +119,9 @@ class Engine:
         # have taken its turn)
         shell.events.register("pre_execute", self.at_idle)
         shell.events.register("pre_run_cell", self.report_writes)
+        # Whether the notebook seeded a global generator, from the cells it ran so far.
+        self.seeding = drawn.Seeding(getattr(shell.history_manager, "input_hist_raw", ()))
+        shell.events.register("pre_run_cell", self.seeding.cell_started)
         atexit.register(self.end_writes)
 
     # -- the record -----------------------------------------------------------------------
@@ -329,6 +333,7 @@ class Engine:
         for event, hook in (
             ("pre_execute", self.at_idle),
             ("pre_run_cell", self.report_writes),
+            ("pre_run_cell", self.seeding.cell_started),
         ):
             try:
                 self.shell.events.unregister(event, hook)

@@ -7,7 +7,9 @@ same: `open('data.csv')` after `%cd other` is another file), the run's epoch and
 the ones it used (`step.now()`, `step.rng()`), the settings its outputs were shown with
 and its code read are the ones in effect (`state/shown.py`: numpy's print options,
 pandas' display options, matplotlib's rcParams for figures), no warning it showed is one
-the warning filters in effect make an error (`state/warned.py`), and every name it read
+the warning filters in effect make an error (`state/warned.py`), each global random
+generator it drew from stands where it did, when the notebook seeded it
+(`state/drawn.py`), and every name it read
 through `eval`/`exec` of a string has the digest it had (its trace:
 `engine/live/trace.py`).
 """
@@ -22,7 +24,7 @@ from ...hashing import files
 from ...hashing import key as step_key
 from ...records.runs import Run
 from ...storage.entries import Entry
-from ..state import shown, warned
+from ..state import drawn, shown, warned
 
 
 def invalid_reason(
@@ -31,15 +33,17 @@ def invalid_reason(
     ttl: float | None = None,
     digest_of: Callable[[str], str | None] | None = None,
     settings: bool = True,
+    seeding: drawn.Seeding | None = None,
 ) -> str | None:
     """Why `entry` cannot be served in `run` (older than the step's `--ttl` in seconds,
     a file it read changed or is gone, the run's epoch or seed it used changed, a name
     it read through eval or exec has another digest now: `digest_of(name)`, None when
     the name is gone; the settings its outputs were shown with or its code read differ
-    now, the warning filters now make a warning it showed an error, or the working
-    folder it read files relative to, unless `settings` is False: the plan, which cannot
-    know the settings, the filters or the folder Run All will have reached by then), or
-    None when it can."""
+    now, the warning filters now make a warning it showed an error, the working folder
+    it read files relative to, or a global random generator it drew from and the
+    notebook seeded (`seeding`: `state/drawn.py`) is elsewhere, unless `settings` is
+    False: the plan, which cannot know the settings, the filters, the folder or the
+    generators Run All will have reached by then), or None when it can."""
     if ttl is not None:
         age = time.time() - entry.created
         if age > ttl:
@@ -66,6 +70,10 @@ def invalid_reason(
         raises = warned.raising(warned.decode(params))
         if raises is not None:
             return raises
+    if settings and seeding is not None and "drew" in params:
+        moved = drawn.moved(params["drew"], seeding)
+        if moved is not None:
+            return moved
     if entry.trace and digest_of is not None:
         for name, digest in entry.trace.items():
             now = digest_of(name)

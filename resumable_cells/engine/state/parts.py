@@ -192,6 +192,16 @@ def _np_rng_take() -> Any:
     return bitgen.state
 
 
+def rng_token(name: str) -> Any:
+    """The state of a global generator (`"random"`, `"numpy.random"`) as the process
+    state compares it (None: numpy's, before numpy is imported)."""
+    if name == "random":
+        return random.getstate()
+    if name == "numpy.random" and "numpy.random" in sys.modules:
+        return _np_rng_take()
+    return None
+
+
 def _np_rng_change(before: Any, after: Any) -> Any:
     return sys.modules["numpy"].random.get_state()
 
