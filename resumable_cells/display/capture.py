@@ -26,7 +26,9 @@ log = logging.getLogger(__name__)
 
 # ("stream", name, text) | ("display", data, metadata, transient, update) | ("clear", wait)
 # | ("error", name, value, traceback lines[, shown while the result was formatted]): a
-# traceback shown without the cell raising;
+# traceback shown without the cell raising; | ("result", data, metadata): a value the
+# displayhook showed as the body ran (`ast_node_interactivity = "all"`: each expression
+# statement's), an `Out[n]` before the step's own result;
 # an entry's outputs also hold the figures shown after the cell (`figures`), which
 # `replay` leaves to that module.
 Output = tuple
@@ -179,6 +181,15 @@ def capturing(shell):
 
     own_traceback = shell.__dict__.get("_showtraceback")
     show_traceback = shell._showtraceback
+    hook = shell.displayhook
+    own_write = hook.__dict__.get("write_format_data")
+    write_format_data = hook.write_format_data
+
+    def recording_result(format_dict, md_dict=None):
+        # (the kernel's displayhook flushes both streams before it sends the result)
+        sent_now()
+        sink.append(("result", format_dict, md_dict or {}))
+        return write_format_data(format_dict, md_dict)
 
     def recording_traceback(etype, evalue, stb):
         # A traceback shown without the cell failing (a `_repr_html_` that raises, which
@@ -191,6 +202,7 @@ def capturing(shell):
     sys.stdout, sys.stderr = tees
     pub.publish, pub.clear_output = recording_publish, recording_clear
     shell._showtraceback = recording_traceback
+    hook.write_format_data = recording_result
     try:
         yield sink
     finally:
@@ -198,6 +210,10 @@ def capturing(shell):
         for tee in tees:
             tee.detach()
         pub.publish, pub.clear_output = publish, clear_output
+        if own_write is not None:
+            hook.write_format_data = own_write
+        else:
+            del hook.write_format_data
         if own_traceback is not None:
             shell._showtraceback = own_traceback
         else:
@@ -307,6 +323,8 @@ def replay(shell, outputs: list[Output]) -> None:
             publish_unflushed(shell, data, metadata, **kwargs)
         elif kind == "clear":
             shell.display_pub.clear_output(item[1])
+        elif kind == "result":
+            _show_result(shell, item[1], item[2])
         elif kind == "error":
             ename, evalue, stb = item[1:4]
             sys.stdout.flush()
@@ -314,6 +332,16 @@ def replay(shell, outputs: list[Output]) -> None:
             shell._showtraceback(type(ename, (Exception,), {}), evalue, stb)
             if len(item) > 4 and item[4]:
                 _failed_in_display(shell)
+
+
+def _show_result(shell: Any, data: dict, metadata: dict) -> None:
+    """Show a value the displayhook showed as the live body ran, as it did: an
+    `execute_result` of this cell (`Out[n]`), the namespace's `_` left alone."""
+    hook = shell.displayhook
+    hook.start_displayhook()
+    hook.write_output_prompt()
+    hook.write_format_data(data, metadata)
+    hook.finish_displayhook()
 
 
 def publish_unflushed(

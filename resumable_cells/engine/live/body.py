@@ -27,10 +27,11 @@ def run(
 ) -> Any:
     """Execute the body `cell` (IPython-transformed: `transformed`) of the cell whose
     first line is `header` (`%%step ...`; None: the cell is the body, as in auto mode);
-    returns the value of its last expression, or None."""
+    returns the value of the expression IPython would show last, or None."""
     __tracebackhide__ = True  # noqa: F841
-    body, last = _compiled(shell, header, cell, transformed, top_level_await=False)
-    exec(body, ns)
+    parts, last = _compiled(shell, header, cell, transformed, top_level_await=False)
+    for code in parts:
+        exec(code, ns)
     return eval(last, ns) if last is not None else None
 
 
@@ -40,11 +41,12 @@ async def run_awaiting(
     """`run` for a body with top-level `await`: compiled as IPython compiles such a
     cell and awaited where the step is awaited (IPython's event loop)."""
     __tracebackhide__ = True  # noqa: F841
-    body, last = _compiled(shell, header, cell, transformed, top_level_await=True)
-    if body.co_flags & inspect.CO_COROUTINE:
-        await eval(body, ns)
-    else:
-        exec(body, ns)
+    parts, last = _compiled(shell, header, cell, transformed, top_level_await=True)
+    for code in parts:
+        if code.co_flags & inspect.CO_COROUTINE:
+            await eval(code, ns)
+        else:
+            exec(code, ns)
     if last is None:
         return None
     value = eval(last, ns)
@@ -57,23 +59,69 @@ def _compiled(
     cell: str,
     transformed: str,
     top_level_await: bool,
-) -> tuple[CodeType, CodeType | None]:
-    """(the body but its last expression, that expression or None), compiled under the
-    outer cell's name and line numbers."""
+) -> tuple[list[CodeType], CodeType | None]:
+    """(the body's code, run in order; the expression whose value is the step's result,
+    or None), compiled under the outer cell's name and line numbers."""
     filename = register_source(shell, cell if header is None else f"{header}\n{cell}")
     # Line 1 is the %%step line: parsed after an empty line, the body's nodes carry the
     # cell's own line numbers without a walk over the tree to shift them.
     source = transformed if header is None else "\n" + transformed
     tree = shell.transform_ast(shell.compile.ast_parse(source, filename=filename))
-    expr = None
-    if tree.body and isinstance(tree.body[-1], ast.Expr):
-        expr = ast.Expression(tree.body.pop().value)
+    executed, shown, result = _interactive(tree.body, getattr(shell, "ast_node_interactivity", ""))
     flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if top_level_await else 0
+    parts: list[CodeType] = []
     with shell.compile.extra_flags(flags):
-        body: CodeType = shell.compile(tree, filename, "exec")
         # IPython annotates `source` as str; like `compile`, it takes a tree too
-        last = shell.compile(expr, filename, "eval") if expr is not None else None  # type: ignore[arg-type]
-    return body, last
+        if executed or not shown:
+            module = ast.Module(executed, type_ignores=[])
+            parts.append(shell.compile(module, filename, "exec"))  # type: ignore[arg-type]
+        if shown:  # each expression statement goes to the displayhook as it runs
+            parts.append(shell.compile(ast.Interactive(shown), filename, "single"))  # type: ignore[arg-type]
+        last = shell.compile(result, filename, "eval") if result is not None else None  # type: ignore[arg-type]
+    return parts, last
+
+
+_ASSIGNS = (ast.Assign, ast.AugAssign, ast.AnnAssign)
+
+
+def _interactive(
+    nodes: list[ast.stmt], how: str
+) -> tuple[list[ast.stmt], list[ast.stmt], ast.Expression | None]:
+    """The body's statements as IPython runs a cell's under its `ast_node_interactivity`:
+    (run as they are, run showing each expression statement's value, the expression
+    whose value is the result). `last_expr` (the default) shows the last statement when
+    it is an expression, `last_expr_or_assign` also the name a last assignment binds,
+    `last` the last statement, `all` every one, `none` nothing."""
+    nodes = list(nodes)
+    if how == "last_expr_or_assign":
+        target = _assigned(nodes[-1]) if nodes else None
+        if target is not None:
+            shown = ast.Expr(ast.Name(target, ast.Load()))
+            nodes.append(ast.fix_missing_locations(ast.copy_location(shown, nodes[-1])))
+        how = "last_expr"
+    if how == "none" or not nodes:
+        return nodes, [], None
+    last = nodes[-1]
+    result = None
+    if isinstance(last, ast.Expr):
+        nodes.pop()
+        result = ast.Expression(last.value)
+    if how == "all":
+        return [], nodes, result
+    if how == "last" and result is None:
+        return nodes[:-1], nodes[-1:], None
+    return nodes, [], result
+
+
+def _assigned(node: ast.stmt) -> str | None:
+    """The name a single-target assignment binds (IPython's `last_expr_or_assign`)."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target: ast.expr = node.targets[0]
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+        target = node.target
+    else:
+        return None
+    return target.id if isinstance(target, ast.Name) else None
 
 
 def awaited_by_cell() -> bool:

@@ -244,7 +244,7 @@ def _sc_err_put(change: dict[str, str]) -> None:
     sys.modules["scipy.special"].seterr(**change)
 
 
-def _interactivity() -> str | None:
+def interactivity() -> str | None:
     """What IPython displays of a cell (`InteractiveShell.ast_node_interactivity = "all"`
     is a common first cell)."""
     shell = get_ipython()
@@ -548,7 +548,7 @@ BUILTIN: list[State] = [
     State("locale", _locale_take, _locale_put),
     State("decimal", _decimal_take, _decimal_put, change=_mapping_change, module="decimal"),
     State("logging", loggers.take, loggers.put, loggers.differs, loggers.change),
-    State("ipython.interactivity", _interactivity, _set_interactivity),
+    State("ipython.interactivity", interactivity, _set_interactivity),
     State("ipython.formatters", display_printers, _fmt_put, _fmt_differs, _fmt_change),
     State("ipython.plain", plain_text, _not_set, change=_not_recorded),
     State(

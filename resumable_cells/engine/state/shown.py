@@ -1,7 +1,8 @@
 """The settings a step's shown outputs were made with: numpy's print options, pandas'
 and xarray's display options, IPython's plain-text display (`%precision`, `%pprint`),
-the printers the notebook gave IPython's formatters, sympy's printing (`init_printing`)
-and, for figures, matplotlib's rcParams and the inline backend's figure formats
+the printers the notebook gave IPython's formatters, sympy's printing (`init_printing`),
+which values IPython shows of a cell (`ast_node_interactivity`: of every step, one that
+showed nothing too) and, for figures, matplotlib's rcParams and the inline backend's figure formats
 (`%config InlineBackend.figure_formats`), as they were when the step began; and those of
 them its code read (`settings_read.py`), which a value it bound may carry (`text =
 str(a)`, `report = df.to_string()`, a figure kept and not shown). A hit replays the
@@ -33,14 +34,15 @@ from . import parts
 log = logging.getLogger(__name__)
 
 
-_ANY, _FORMATTED, _FIGURES = "any", "formatted", "figures"
+_ANY, _FORMATTED, _FIGURES, _ALWAYS = "any", "formatted", "figures", "always"
 
 
 class _Part(NamedTuple):
     """A setting outputs are made with: its library (compared only once imported), what
     it is called in a sentence, its value in the snapshot taken as a step began, its
     value now, and the outputs it makes: any (printed text too: `print(df)`), those
-    IPython's formatters made (a result, a `display`), or figures."""
+    IPython's formatters made (a result, a `display`), figures, or always (it decides
+    which values a step shows: one that showed none may show one under another)."""
 
     library: str
     sentence: str
@@ -89,6 +91,13 @@ _PARTS: dict[str, _Part] = {
         lambda: _notebook_printers(parts.display_printers(copied=False)),
         makes=_FORMATTED,
     ),
+    "ipython.interactivity": _Part(
+        "IPython",
+        "IPython's ast_node_interactivity",
+        lambda before: before.get("ipython.interactivity"),
+        parts.interactivity,
+        makes=_ALWAYS,
+    ),
     "sympy.printing": _Part(
         "sympy.printing",
         "sympy's printing",
@@ -123,11 +132,10 @@ def of_step(
     rcParams at the kernel's first figure)."""
     read = read or {}
     shows = bool(outputs) or result
-    if not shows and not read:
-        return {}
     made = {
+        _ALWAYS: True,
         _ANY: shows,
-        _FORMATTED: result or any(o[0] == "display" for o in outputs),
+        _FORMATTED: result or any(o[0] in ("display", "result") for o in outputs),
         _FIGURES: any(
             o[0] == figures.KIND or (o[0] == "display" and _image(o[1])) for o in outputs
         ),
