@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
 from ...display import capture
@@ -86,6 +87,63 @@ def take() -> Snapshot:
 
 def differs(snap: Snapshot) -> bool:
     return logging.root.manager.disable != snap.disable or _configured() != snap.loggers
+
+
+class Effective(Mapping[str, tuple[Any, ...]]):
+    """What decides, in a snapshot, which records a logger's calls make and how they are
+    written: by logger name, the loggers its records go through (itself and its
+    ancestors set apart from the defaults, up to the first that does not propagate),
+    each one's level, whether it is disabled, its filters' count and its handlers as
+    descriptions (kind, level, format, stream), and `logging.disable`'s level; what
+    `shown.py` compares for the loggers a step's code called (`settings_read.py`)."""
+
+    def __init__(self, snap: Snapshot) -> None:
+        self.snap = snap
+
+    def __getitem__(self, name: str) -> tuple[Any, ...]:
+        dotted = [] if name in ("", "root") else name.split(".")
+        chain = []
+        for ancestor in [".".join(dotted[:i]) for i in range(len(dotted), 0, -1)] + [""]:
+            config = self.snap.loggers.get(ancestor)
+            if config is None:
+                continue  # (a logger at the defaults, or a placeholder: adds nothing)
+            level, propagate, disabled, filters, handlers = config
+            shown = tuple(
+                _shown(h, h_level, form, h_filters) for h, h_level, form, h_filters in handlers
+            )
+            chain.append((ancestor, level, disabled, len(filters), shown))
+            if not propagate:
+                break
+        return (self.snap.disable, tuple(chain))
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.snap.names)
+
+    def __len__(self) -> int:
+        return len(self.snap.names)
+
+
+def effective(snap: Snapshot | None = None) -> Effective:
+    """The loggers' configuration as `Effective` describes it, in `snap` (None: now)."""
+    return Effective(snap if snap is not None else take())
+
+
+def _shown(h: Any, level: int, form: Any, filters: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A handler as it writes records: its kind (a stream handler on the kernel's
+    stdout or stderr by that name: a new kernel's is another object), level, format
+    and filters' count."""
+    stream = None
+    if isinstance(h, logging.StreamHandler):
+        target = capture.underlying(h.stream)
+        stream = next(
+            (n for n in _STREAMS if target is capture.underlying(getattr(sys, n, None))),
+            getattr(h.stream, "name", type(h.stream).__name__),
+        )
+    form_shown = _format(form) if type(form) is logging.Formatter else type(form).__qualname__
+    return (type(h).__module__, type(h).__qualname__, level, form_shown, stream, len(filters))
 
 
 def change(before: Snapshot | None, after: Snapshot) -> Change | None:

@@ -1,6 +1,7 @@
 """Which of the settings that turn values into text and figures a step's code read while
 it ran: numpy's print options (`str(a)`, `np.array2string`), pandas' display options
-(`df.to_string()`, `f"{df}"`), matplotlib's rcParams (a figure made). A value the step
+(`df.to_string()`, `f"{df}"`), matplotlib's rcParams (a figure made), the configuration
+of the loggers it logged to. A value the step
 binds carries them (`prompt = f"Data:\\n{df}"`) though it shows nothing, so
 `shown.of_step` records those it read as it records those its outputs were shown with,
 and a hit whose settings differ now runs instead (`restore/validity.py`).
@@ -15,6 +16,9 @@ Each is watched where its library reads it, and only while the body runs:
 - matplotlib reads rcParams through `RcParams.__getitem__` and `_get`: both are
   replaced on the class until the first read, which puts them back (a figure reads
   thousands).
+- logging: each logger's calls ask `Logger.isEnabledFor` whether a record is made; the
+  names of the loggers asked are noted (the step's printed log lines, or their absence,
+  follow from those loggers' levels and handlers: `loggers.Effective`).
 Which of numpy's and pandas' settings were read is kept by name: pandas parses a date
 string with `display.date_dayfirst`, and a step that parses dates depends on that one,
 not on `display.max_rows` (a copy of the whole dict reads them all); any read of
@@ -149,10 +153,31 @@ def _matplotlib(read: Read) -> Undo | None:
     return put_back
 
 
+def _logging(read: Read) -> Undo | None:
+    cls = logging.Logger
+    original = cls.__dict__["isEnabledFor"]
+
+    def is_enabled_for(self: logging.Logger, level: int) -> bool:
+        name = self.name
+        if not name.startswith(_OWN):  # (the engine's own debug lines: not the step's)
+            read.note("logging", name)
+        return bool(original(self, level))
+
+    cls.isEnabledFor = is_enabled_for  # type: ignore[method-assign]
+
+    def undo() -> None:
+        if cls.__dict__.get("isEnabledFor") is is_enabled_for:
+            cls.isEnabledFor = original  # type: ignore[method-assign]
+
+    return undo
+
+
+_OWN = __name__.partition(".")[0] + "."
 _WATCHES: tuple[tuple[str, Callable[[Read], Undo | None]], ...] = (
     ("numpy", _numpy),
     ("pandas", _pandas),
     ("matplotlib", _matplotlib),
+    ("logging", _logging),
 )
 
 

@@ -2,7 +2,8 @@
 and xarray's display options, IPython's plain-text display (`%precision`, `%pprint`),
 the printers the notebook gave IPython's formatters, sympy's printing (`init_printing`),
 which values IPython shows of a cell (`ast_node_interactivity`: of every step, one that
-showed nothing too) and, for figures, matplotlib's rcParams and the inline backend's figure formats
+showed nothing too), the configuration of the loggers its code logged to (their levels
+and handlers decide which of its log lines show, and how) and, for figures, matplotlib's rcParams and the inline backend's figure formats
 (`%config InlineBackend.figure_formats`), as they were when the step began; and those of
 them its code read (`settings_read.py`), which a value it bound may carry (`text =
 str(a)`, `report = df.to_string()`, a figure kept and not shown). A hit replays the
@@ -29,20 +30,21 @@ import xxhash
 
 from ...display import figures
 from ...hashing.values import Hasher
-from . import parts
+from . import loggers, parts
 
 log = logging.getLogger(__name__)
 
 
-_ANY, _FORMATTED, _FIGURES, _ALWAYS = "any", "formatted", "figures", "always"
+_ANY, _FORMATTED, _FIGURES, _ALWAYS, _READ = "any", "formatted", "figures", "always", "read"
 
 
 class _Part(NamedTuple):
     """A setting outputs are made with: its library (compared only once imported), what
     it is called in a sentence, its value in the snapshot taken as a step began, its
     value now, and the outputs it makes: any (printed text too: `print(df)`), those
-    IPython's formatters made (a result, a `display`), figures, or always (it decides
-    which values a step shows: one that showed none may show one under another)."""
+    IPython's formatters made (a result, a `display`), figures, always (it decides
+    which values a step shows: one that showed none may show one under another), or
+    those of the names its code read only (the loggers it logged to)."""
 
     library: str
     sentence: str
@@ -98,6 +100,13 @@ _PARTS: dict[str, _Part] = {
         parts.interactivity,
         makes=_ALWAYS,
     ),
+    "logging": _Part(
+        "logging",
+        "the logging configuration",
+        lambda before: loggers.effective(before["logging"]) if "logging" in before else None,
+        loggers.effective,
+        makes=_READ,
+    ),
     "sympy.printing": _Part(
         "sympy.printing",
         "sympy's printing",
@@ -134,6 +143,7 @@ def of_step(
     shows = bool(outputs) or result
     made = {
         _ALWAYS: True,
+        _READ: False,
         _ANY: shows,
         _FORMATTED: result or any(o[0] in ("display", "result") for o in outputs),
         _FIGURES: any(

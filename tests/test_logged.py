@@ -1,0 +1,59 @@
+"""A step's log lines follow the configuration of the loggers it logged to: a hit made
+under another (a level, a format, a handler set in a plain cell since) runs the step
+and shows what a plain cell shows; under the same one it is served
+(`state/settings_read.py`, `loggers.Effective`, `state/shown.py`)."""
+
+from __future__ import annotations
+
+import pytest
+
+STEP = "%%step lg\nimport logging\nn = 3\nlogging.getLogger('pipe').info('loaded %d rows', n)"
+INFO = "import logging\nlogging.basicConfig(level=logging.INFO, force=True)"
+
+
+@pytest.mark.parametrize(
+    "then",
+    [
+        "import logging\nlogging.basicConfig(level=logging.WARNING, force=True)",
+        "import logging\nlogging.basicConfig(level=logging.INFO, format='%(levelname)s | %(message)s', force=True)",
+        "import logging\nlogging.getLogger('pipe').setLevel(logging.ERROR)",
+        "import logging\nlogging.disable(logging.INFO)",
+    ],
+    ids=["root-level", "format", "logger-level", "disable"],
+)
+def test_a_hit_under_another_logging_configuration_runs_and_shows_what_a_plain_cell_shows(
+    kernel, then
+):
+    kernel.ok(INFO)
+    assert "loaded 3 rows" in kernel.ok(STEP).stderr
+    kernel.ok(then)
+    plain = kernel.ok(STEP.partition("\n")[2]).stderr
+    again = kernel.ok(STEP)
+    assert "the logging configuration changed since it ran" in again.status_lines()[-1]
+    assert again.stderr == plain
+
+
+def test_the_same_configuration_in_a_new_kernel_is_served_with_its_log_lines(kernel):
+    kernel.ok(INFO)
+    live = kernel.ok(STEP).stderr
+    kernel.restart()
+    kernel.ok("%load_ext resumable_cells")
+    kernel.ok(INFO)
+    served = kernel.ok(STEP)
+    assert "served" in served.status_lines()[-1]
+    assert served.stderr == live == "INFO:pipe:loaded 3 rows\n"
+
+
+def test_a_step_whose_libraries_ask_their_loggers_is_served_while_nothing_changed(kernel):
+    # matplotlib asks its loggers whether to write debug lines as it draws
+    cell = (
+        "%%step fig\nimport matplotlib\nmatplotlib.use('agg')\nimport matplotlib.pyplot as plt\n"
+        "fig, ax = plt.subplots()\nax.plot([1, 2, 3])\nfig.canvas.draw()\nplt.close(fig)"
+    )
+    kernel.ok(cell)
+    kernel.restart()
+    kernel.ok("%load_ext resumable_cells")
+    assert "served" in kernel.ok(cell).status_lines()[-1]
+    kernel.ok("import logging\nlogging.getLogger('matplotlib').setLevel(logging.DEBUG)")
+    kernel.ok("import logging\nlogging.basicConfig(level=logging.DEBUG, force=True)")
+    assert "the logging configuration changed" in kernel.ok(cell).status_lines()[-1]
