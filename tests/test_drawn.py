@@ -32,7 +32,8 @@ def _truth(which: str, first: int) -> list[float]:
 def test_a_step_after_an_edited_draw_from_a_seeded_generator_runs_again(kernel, which):
     a, b = DRAWS[which]
     kernel.ok(SEED)
-    kernel.ok(a.format(n=3))
+    said = kernel.ok(a.format(n=3)).stderr
+    assert "directly: it draws from the global generator" in said
     assert kernel.ok(b).stdout.strip() == str(_truth(which, 3))
     kernel.restart()
     kernel.ok("%load_ext resumable_cells")

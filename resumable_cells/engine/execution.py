@@ -341,10 +341,15 @@ class Execution:
 
     def _warn_nondeterminism(self) -> None:
         for call, replacement in nondeterminism.calls(self.info, self.engine.ns):
-            self.rec.warn(
-                f"calls {call}() directly: its result changes between runs, so a cached "
-                f"replay would diverge. Use {replacement} instead."
-            )
+            if replacement.startswith(("step.rng", "step.random")):
+                why = (  # (`state/drawn.py`)
+                    "it draws from the global generator, so a hit gives back the numbers "
+                    "it drew when it ran (once the notebook seeded the generator, it runs "
+                    "again when the generator has moved)"
+                )
+            else:
+                why = "its result changes between runs, so a cached replay would diverge"
+            self.rec.warn(f"calls {call}() directly: {why}. Use {replacement} instead.")
 
     @contextmanager
     def _claim(self) -> Iterator[bool]:
