@@ -341,7 +341,7 @@ class Execution:
 
     def _warn_nondeterminism(self) -> None:
         for call, replacement in nondeterminism.calls(self.info, self.engine.ns):
-            if replacement.startswith(("step.rng", "step.random")):
+            if replacement.startswith(nondeterminism.GENERATOR_REPLACEMENTS):
                 why = (  # (`state/drawn.py`)
                     "it draws from the global generator, so a hit gives back the numbers "
                     "it drew when it ran (once the notebook seeded the generator, it runs "

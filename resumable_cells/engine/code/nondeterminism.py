@@ -25,6 +25,8 @@ NONDETERMINISTIC_MODULES: dict[tuple[str, ...], str] = {
     ("random",): "step.random",
     ("numpy", "random"): "step.rng()",
 }
+# What replaces a draw from a module's global generator (the warning says what a hit does).
+GENERATOR_REPLACEMENTS = tuple(NONDETERMINISTIC_MODULES.values())
 # Names in those modules that make or seed a generator rather than draw from the global one.
 _SEEDED_OK = {"Random", "default_rng", "Generator", "RandomState", "seed", "SeedSequence", "PCG64"}
 

@@ -81,9 +81,6 @@ def _compiled(
     return parts, last
 
 
-_ASSIGNS = (ast.Assign, ast.AugAssign, ast.AnnAssign)
-
-
 def _interactive(
     nodes: list[ast.stmt], how: str
 ) -> tuple[list[ast.stmt], list[ast.stmt], ast.Expression | None]:
