@@ -14,7 +14,17 @@ PACKAGE = Path(__file__).parent.parent / "resumable_cells"
 # Top-level rooms and modules, lowest first; a module may import its own layer and the
 # ones before it. `verify` drives the extension only through real kernels.
 LAYERS = [
-    {"_version", "errors", "logs", "settings", "formatting", "palette", "cells", "module_runs"},
+    {
+        "_version",
+        "errors",
+        "logs",
+        "settings",
+        "formatting",
+        "palette",
+        "cells",
+        "module_runs",
+        "builtins_found",
+    },
     {"hashing"},
     {"storage"},
     {"display"},

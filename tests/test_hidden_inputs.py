@@ -11,6 +11,18 @@ import pytest
 from steps import restart, served, status, write
 
 
+def runs_again_once_changed(kernel, cell: str, change: str, said: str, probe: str, was, now):
+    """`cell` runs, is served, and runs again saying `said` once `change` ran, with
+    `probe` `was` before and `now` after."""
+    kernel.ok(cell)
+    assert kernel.value(probe) == was
+    assert served(kernel.ok(cell))
+    kernel.ok(change)
+    line = status(kernel.ok(cell))
+    assert "ran" in line and said in line, line
+    assert kernel.value(probe) == now
+
+
 # -- local modules ---------------------------------------------------------------------
 def test_a_local_module_edited_between_runs_reruns_the_step_and_why_names_it(kernel, tmp_path):
     write(tmp_path / "helpers.py", "def f(x):\n    return x * 2\n")
@@ -131,13 +143,7 @@ def test_the_notebook_s_names_read_through_its_module_are_inputs(kernel, tmp_pat
     )
     # (imported first: a helper the step imports first is read from its second run on)
     kernel.ok("import uses_main\nCONFIG = {'k': 3}")
-    kernel.ok(cell)
-    assert kernel.value("v") == 6
-    assert served(kernel.ok(cell))
-    kernel.ok("CONFIG = {'k': 5}")
-    line = status(kernel.ok(cell))
-    assert "ran" in line and "CONFIG changed" in line, line
-    assert kernel.value("v") == 10
+    runs_again_once_changed(kernel, cell, "CONFIG = {'k': 5}", "CONFIG changed", "v", 6, 10)
 
 
 @pytest.mark.parametrize(
@@ -154,14 +160,82 @@ def test_an_environment_variable_a_step_reads_is_an_input(kernel, cell):
     # `%env MODE=b` between two runs: the step must run again, not serve `aa`.
     kernel.ok("import os\ndef doubled_mode():\n    return os.environ.get('MODE', '?') * 2")
     kernel.ok("%env MODE=a")
-    kernel.ok(cell)
-    assert kernel.value("mode") == "aa"
+    said = "input os.environ['MODE'] changed"
+    runs_again_once_changed(kernel, cell, "%env MODE=b", said, "mode", "aa", "bb")
     assert served(kernel.ok(cell))
-    kernel.ok("%env MODE=b")
-    line = status(kernel.ok(cell))
-    assert "ran" in line and "input os.environ['MODE'] changed" in line, line
-    assert kernel.value("mode") == "bb"
-    assert served(kernel.ok(cell))
+
+
+# -- IPython's history ----------------------------------------------------------------
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "y = _",  # the last result
+        "y = __",  # the one before
+        "y = Out[{n}]",
+        "y = _{n}",
+        "y = _i{n}",  # a cell's source
+        "show = lambda: _\ny = show()",  # read through a function
+    ],
+)
+def test_ipython_s_history_a_step_reads_is_an_input(kernel, cell):
+    # IPython keeps `_`, `Out` and the rest among its own names (`user_ns_hidden`): read
+    # by a step, they were no input, and a step computing from the last result was
+    # served the one it computed from a result since replaced. Each pass is a new
+    # session, so that `{n}` is the same cell in each.
+    def run(first: str) -> tuple[object, object]:
+        restart(kernel)
+        n = kernel.ok(first).execution_count
+        kernel.ok("'between'" if "__" in cell else "None")
+        r = kernel.ok("%%step hist\n" + cell.format(n=n))
+        return status(r), kernel.value("y")
+
+    line, y = run("20 + 1")
+    assert "ran" in line and y == ("20 + 1" if "_i" in cell else 21), (line, y)
+    line, y = run("20 + 1")
+    assert "served" in line and y == ("20 + 1" if "_i" in cell else 21), (line, y)
+    line, y = run("30 + 3")
+    assert "ran" in line and "changed" in line and "code" not in line, line
+    assert y == ("30 + 3" if "_i" in cell else 33)
+
+
+@pytest.mark.parametrize("name", ["__version__", "__vsc_ipynb_file__"])
+def test_a_dunder_name_the_notebook_binds_is_an_input(kernel, name):
+    # Every name spelled `__x__` was left out of the inputs, where Python's own
+    # (`__name__`) are meant: `__version__ = '2.0'` served what '1.0' made, and so did
+    # the notebook's path VS Code binds in the namespace, after the notebook moved.
+    kernel.ok(f"{name} = '1.0'")
+    cell = f"%%step dunder\nv = {name} + '!'\nn = __name__"
+    said = f"input {name} changed"
+    runs_again_once_changed(kernel, cell, f"{name} = '2.0'", said, "v", "1.0!", "2.0!")
+    assert kernel.value("n") == "__main__"
+
+
+@pytest.mark.parametrize(
+    "cell",
+    ["%%step lim\ny = LIMIT * 2", "%%step lim\ny = limited()"],  # by the cell, by a function
+)
+def test_a_global_the_notebook_put_among_the_builtins_is_an_input(kernel, cell):
+    # `builtins.LIMIT = 5`: a read of `LIMIT` finds it there, not in the namespace, and
+    # it was no input: the step was served 10 after `LIMIT` became 7.
+    kernel.ok("import builtins\nbuiltins.LIMIT = 5\ndef limited():\n    return LIMIT * 2")
+    said = "input builtins.LIMIT changed"
+    runs_again_once_changed(kernel, cell, "builtins.LIMIT = 7", said, "y", 10, 14)
+    restart(kernel, "import builtins\nbuiltins.LIMIT = 7\ndef limited():\n    return LIMIT * 2")
+    assert served(kernel.ok(cell)) and kernel.value("y") == 14
+
+
+def test_the_step_helper_the_extension_puts_among_the_builtins_is_no_input(kernel):
+    # `step` is a builtin the extension adds as it loads: a helper calling `step.spend`
+    # was taken for a global the notebook put there, whose digest walked into the
+    # engine of the step running around it (a lock: "not cached"), on every turn of
+    # the agent demo run under `verify`, where the cell driving the turns is a step.
+    kernel.ok("def charge(n):\n    step.spend(tokens=n)\n    return n")
+    inner = "get_ipython().run_cell_magic('step', 'charged', 'used = charge(3)')"
+    first = kernel.ok("%%step outer --effect\n" + inner)
+    assert "not cached" not in first.stderr, first.stderr
+    lines = kernel.ok("%%step outer --effect\n" + inner).status_lines()
+    assert any(line.startswith("step charged: served") for line in lines), lines
+    assert kernel.value("used") == 3
 
 
 def test_a_step_that_changes_a_module_attribute_sets_it_again_on_a_hit(kernel, tmp_path):

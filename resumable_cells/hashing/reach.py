@@ -13,12 +13,16 @@ own (`__main__.cfg`, whose dict is the namespace), any value but a module; of an
 installed module, plain scalars (numbers, strings, bytes, None) and notebook functions
 put there, since its version covers its constants and its mutable state (options,
 registries) is process state. An attribute the cell assigns or deletes
-is an input whatever its value, so that a step that changes it is seen to.
+is an input whatever its value, so that a step that changes it is seen to. A name the
+notebook put among the builtins (`builtins.LIMIT = 5`), read by a cell or a function as
+a global, is `builtins.LIMIT`, any value: a global the namespace does not hold (one it
+replaced there, `builtins.print = log`, is process state, unseen).
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import os
 import sys
 from collections import deque
@@ -30,9 +34,10 @@ from typing import Any
 import msgspec
 import xxhash
 
+from .. import builtins_found
 from ..errors import KeyComponentError, Unhashable
 from . import sources
-from .code import is_notebook_defined
+from .code import is_notebook_defined, is_own
 from .files import could_name
 from .values import Hasher
 
@@ -244,10 +249,21 @@ def _attribute(out: Collected, reach: Reached, ns: dict, ref: AttrRef, describe,
     _digest(out, reach, ns, label, value, describe)
 
 
+def put_in_builtins(name: str, ns: dict) -> AttrRef | None:
+    """`builtins.name`, when a read of the global `name` finds a name the notebook put
+    among the builtins since the extension was loaded (not the extension's own `step`,
+    which it puts there as it loads); else None."""
+    if name in ns or not builtins_found.added(name) or is_own(vars(builtins)[name]):
+        return None
+    return AttrRef("builtins", builtins, (name,))
+
+
 def _is_input(value: Any, ref: AttrRef, ns: dict) -> bool:
     if value is MISSING:
         return False  # read but not set: the cell raises, or a lazy import sets it
     owner = _owner(ref)
+    if owner is builtins and put_in_builtins(ref.attrs[-1], ns) is not None:
+        return True  # (a global the notebook keeps among the builtins)
     if vars(owner) is ns or sources.is_local_module(owner.__name__):
         return True  # (`__main__.cfg`, from a cell or a local module: the notebook's cfg)
     return type(value) in _SCALARS or is_notebook_defined(value, ns)
@@ -279,7 +295,12 @@ def _drain(reach: Reached, ns: dict, accept: Callable[[str], bool]) -> list[str 
     """What the last digest reached, as inputs to digest next; empties `reach`."""
     if not (reach.names or reach.chains or reach.module_chains):
         return []
-    new: list[str | AttrRef] = [n for n in reach.names if accept(n)]
+    new: list[str | AttrRef] = []
+    for name in reach.names:
+        if accept(name):
+            new.append(name)
+        elif (put := put_in_builtins(name, ns)) is not None and accept(put.label):
+            new.append(put)
     for chain, written in reach.chains:
         root = ns.get(chain[0])
         if isinstance(root, ModuleType) and accept(chain[0]):

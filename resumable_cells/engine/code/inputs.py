@@ -1,11 +1,14 @@
 """Which names a step's key takes as inputs: the names its code reads before binding
 them, that resolve in the notebook's namespace, minus what `--ignore` leaves out, dunder
-names, IPython's own (`In`, `Out`, `exit`, ... when unchanged) and the extension's own
-objects (`step`). The same rule decides which globals of the notebook functions a step
-reaches are inputs (`acceptor`). Unlike the names a step binds (`objects/user_names.py`),
-a read of IPython's history (`_`, `Out`) is an input: the step computes from it. Attribute chains the cell reads from a module
-(`settings.THRESHOLD`) are inputs too (`attribute_refs`; which of them, by value, is
-`hashing.reach`'s rule). The engine and `%step plan` select inputs with these."""
+names, IPython's own objects (`exit`, `get_ipython`, ... while they hold what IPython
+put there) and the extension's own (`step`). The same rule decides which globals of the
+notebook functions a step reaches are inputs (`acceptor`). Unlike the names a step binds
+(`objects/user_names.py`), a read of IPython's history (`_`, `__`, `_5`, `_i`, `Out`,
+`In`) is an input: the step computes from the cells run before it. Attribute chains the
+cell reads from a module (`settings.THRESHOLD`) are inputs too (`attribute_refs`; which
+of them, by value, is `hashing.reach`'s rule), and so is a name the notebook put among
+the builtins (`builtins.LIMIT`). The engine and `%step plan` select
+inputs with these."""
 
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ from typing import Any
 from ...hashing import sources
 from ...hashing.bytecode import expression_names
 from ...hashing.code import is_own
-from ...hashing.reach import AttrRef
+from ...hashing.reach import AttrRef, put_in_builtins
 from ..objects import user_names
 from .analysis import CellInfo
 
@@ -25,7 +28,23 @@ from .analysis import CellInfo
 def candidates(reads: Iterable[str], ignore: Iterable[str]) -> Iterator[str]:
     """The names read that may be inputs, in the order they are read."""
     ignored = set(ignore)
-    return (n for n in reads if n not in ignored and not n.startswith("__"))
+    return (n for n in reads if n not in ignored and not _dunder(n))
+
+
+def _dunder(name: str) -> bool:
+    """A dunder name of Python's own (`__builtins__`, `__name__`), not IPython's `__`,
+    `___` or `__session__`, nor one the notebook (or its frontend: VS Code's
+    `__vsc_ipynb_file__`) binds: those are bound in the namespace, where `is_input`
+    tells IPython's from the notebook's."""
+    return name.startswith("__") and name.endswith("__") and name in _PYTHONS
+
+
+# What Python itself puts in a module's namespace (IPython puts them in the notebook's
+# too, and keeps them among its own): never an input, bound or not.
+_PYTHONS = frozenset(
+    {"__builtins__", "__builtin__", "__name__", "__doc__", "__package__", "__loader__"}
+    | {"__spec__", "__file__", "__cached__", "__annotations__", "__dict__", "__class__"}
+)
 
 
 def is_input(
@@ -37,7 +56,11 @@ def is_input(
     if name not in ns:
         return name in pending
     value = ns[name]
-    return not user_names.put_by_ipython(name, value, hidden) and not is_own(value)
+    if is_own(value):
+        return False
+    # IPython puts its history (`_`, `_5`, `Out`) where it puts its own objects, and
+    # updates it after every cell: a step reading it computes from the cells before.
+    return user_names.is_history(name) or not user_names.put_by_ipython(name, value, hidden)
 
 
 def select(
@@ -63,7 +86,7 @@ def acceptor(
         root = name.partition(".")[0]
         if name in ignored or root in ignored:
             return False
-        if name.startswith("__") and root != "__main__":  # (`__main__.cfg`: the notebook's cfg)
+        if _dunder(name):
             return False
         return "." in name or is_input(name, ns, hidden, pending)
 
@@ -126,9 +149,10 @@ def of_cell(
     reads = dict.fromkeys(info.reads + spelled(info.expression_vars, ns))
     names = select(reads, ignore, ns, hidden, pending)
     ignored = set(ignore)
+    put = [r for n in reads if n not in ignored and (r := put_in_builtins(n, ns)) is not None]
     return {
         "inputs": names,
-        "attributes": [r for r in attribute_refs(info, names, ns) if r.root not in ignored],
+        "attributes": [r for r in attribute_refs(info, names, ns) if r.root not in ignored] + put,
         "accept": acceptor(ignore, ns, hidden, pending),
         "dynamic": info.dynamic,
         "environ": [v for v in info.environ if v not in ignored],
