@@ -4,6 +4,7 @@ creates and removes are not) and inside the package's own checkout."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -228,6 +229,31 @@ def test_a_file_read_by_a_relative_path_is_read_again_in_another_working_folder(
     assert "ran" in line and "relative to another working folder" in line, line
     assert kernel.value("v") == 7
     assert served(kernel.ok(absolute)) and kernel.value("w") == 5
+
+
+@pytest.mark.parametrize(
+    "asks",
+    [
+        "os.getcwd()",
+        "str(pathlib.Path.cwd())",
+        "os.path.dirname(os.path.abspath('d.csv'))",
+        "str(pathlib.Path('d.csv').resolve().parent)",
+    ],
+)
+def test_a_step_that_asks_for_the_working_folder_runs_again_in_another(kernel, asks):
+    # `here = Path.cwd()` in e1, then `%cd ../e2`: the live run gives e2, and a hit gave
+    # e1, a path later steps would have read from. In the same folder it is served.
+    for folder in ("e1", "e2"):
+        (kernel.cwd / folder).mkdir()
+    kernel.ok("import os, pathlib\n%cd e1")
+    cell = f"%%step where\nhere = {asks}"
+    kernel.ok(cell)
+    assert served(kernel.ok(cell)) and kernel.value("here").endswith("e1")
+    kernel.ok("%cd ../e2")
+    line = status(kernel.ok(cell))
+    assert "ran" in line and "asked for the working folder's path" in line, line
+    assert kernel.value("here") == os.path.realpath(kernel.cwd / "e2")
+    assert served(kernel.ok(cell))
 
 
 @pytest.mark.parametrize(

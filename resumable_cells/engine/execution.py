@@ -532,6 +532,8 @@ class Execution:
                 params = {**params, "warned": warned.encode(ran.warned)}
             if findings.relative_to is not None:  # (named relative to it: served only there)
                 params = {**params, "cwd": findings.relative_to}
+                if findings.asked_cwd:  # (which of the two the message names)
+                    params["cwd_asked"] = True
             drew = drawn.began(began, self.cell)
             if drew:  # (served only while a generator the notebook seeded stands there)
                 params = {**params, "drew": drew}

@@ -11,6 +11,8 @@ while it runs, and count as written if they are still there when it ends: a temp
 file it creates and removes is no effect. Regular files it opens for reading (other
 than its own) become discovered inputs of its entry, and so do SQLite databases it
 connects to and the folders it lists (their names: `os.listdir`, a glob, `os.walk`); a
+step that reads a file by a relative path or asks for the working folder's path holds
+in that folder only; a
 file it read that changed by the time it ends was written (a database through its
 connection, or a file by code the tripwire does not see). The store, the
 Python installation, the package itself, system folders and per-user caches and config
@@ -58,12 +60,21 @@ class Findings(msgspec.Struct):
     # the working folder as the step began, when it read a file by a relative path (its
     # entry holds only while the same names name the same files: `restore/validity.py`)
     relative_to: str | None = None
+    asked_cwd: bool = False  # it asked for the working folder's path (`Path.cwd()`, `abspath`)
     began_in: str = msgspec.field(default_factory=os.getcwd)  # the working folder, as given
     listed: int = 0  # folders listed, among `reads` (their paths end with a separator)
 
     def read(self, path: str, st: os.stat_result) -> None:
         self.reads.add(path)
         self.read_as.setdefault(path, (st.st_size, st.st_mtime_ns))
+
+    def asked_for_cwd(self) -> None:
+        """The step asked for the working folder's path (`os.getcwd()`, and so
+        `Path.cwd()`, `os.path.abspath` or `Path.resolve()` of a relative path): what it
+        made of it holds in that folder only, as a file named relative to it does."""
+        self.asked_cwd = True
+        if self.relative_to is None:
+            self.relative_to = os.path.realpath(self.began_in)
 
     def named_as(self, given: Any, full: str, folder: bool = False) -> None:
         """A file (or `folder`) read, named `given` by the step, whose real path is
@@ -232,6 +243,8 @@ def _asking(kernel: Any, findings: Findings) -> Iterator[None]:
 def _on_event(active: Active, event: str, args: Args) -> None:
     if event == "open":
         _on_open(active, args)
+    elif event == "os.getcwd":
+        active[0].asked_for_cwd()
     elif event in _FS_EVENTS:
         _on_fs(active, event, args)
     elif event in _PROC_EVENTS or event.startswith("os.exec") or event.startswith("os.spawn"):

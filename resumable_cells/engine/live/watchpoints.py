@@ -17,6 +17,7 @@ other threads' calls go straight through.
     os.remove, unlink, rename, replace, rmdir, mkdir, truncate, chmod,
     link, symlink; shutil.rmtree (its folders)                           as named
     os.listdir, os.scandir (glob's, os.walk's, pathlib's)                as named
+    os.getcwd, getcwdb (`Path.cwd()`, abspath of a relative path)       "os.getcwd"
     subprocess.Popen._execute_child (every Popen: os.popen's, asyncio's,
     IPython's `%sx`), os.system, posix_spawn(p), execv(e) (the other exec*
     and spawn* call them), fork, forkpty (pty.fork: pexpect, so IPython's
@@ -185,6 +186,8 @@ TARGETS = (
     Target("os", "link", "os.link", _two_paths_args),
     Target("os", "symlink", "os.symlink", _symlink_args),
     Target("shutil", "rmtree", "shutil.rmtree", _path_args),
+    Target("os", "getcwd", "os.getcwd", _no_args),
+    Target("os", "getcwdb", "os.getcwd", _no_args),
     Target("os", "listdir", "os.listdir", _list_args),
     Target("os", "scandir", "os.scandir", _list_args),
     Target("subprocess:Popen", "_execute_child", "subprocess.Popen", _popen_args),

@@ -60,6 +60,8 @@ def invalid_reason(
     if "seed" in params and params["seed"] != run.seed:
         return "run seed changed"
     if settings and "cwd" in params and params["cwd"] != files.working_folder():
+        if params.get("cwd_asked"):
+            return "it asked for the working folder's path, and that is another folder now"
         return "it read files relative to another working folder"
     shown_with = params.get("shown_with")
     if settings and shown_with:
