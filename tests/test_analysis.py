@@ -82,6 +82,11 @@ def test_dotted_call_targets_are_collected_in_order():
     assert calls == (("time", "time"), ("np", "random", "rand"), ("f",))
 
 
+def test_calls_with_no_argument_at_all_are_told_apart():
+    info = analyse("a = np.random.default_rng()\nb = np.random.default_rng(0)\nc = g(seed=1)")
+    assert info.bare_calls == (("np", "random", "default_rng"),)
+
+
 def test_comments_and_formatting_do_not_reach_the_normalised_form():
     a, b = analyse("x = 1  # one\n"), analyse("x=1")
     assert a.normalised == b.normalised and a.code_hash == b.code_hash

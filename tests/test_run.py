@@ -145,6 +145,16 @@ def test_direct_clock_and_random_calls_get_a_warning(kernel):
     r = kernel.ok("%%step noisy\nimport time, random\nt = time.time()\nr = random.random()")
     assert "time.time() directly" in r.stderr and "step.now()" in r.stderr
     assert "random.random() directly" in r.stderr and "step.random" in r.stderr
+    r = kernel.ok("%%step bytes\nimport os, uuid\nb = os.urandom(4)\nu = uuid.uuid1()")
+    assert "os.urandom() directly" in r.stderr and "step.random.randbytes(n)" in r.stderr
+    assert "uuid.uuid1() directly" in r.stderr
+    # a generator seeded from the system's entropy draws other numbers each run: warned;
+    # one given a seed is the step's own, and is not
+    r = kernel.ok(
+        "%%step gens\nimport numpy as np\ng = np.random.default_rng()\nh = np.random.default_rng(3)"
+    )
+    assert "numpy.random.default_rng() directly: it seeds a generator" in r.stderr, r.stderr
+    assert r.stderr.count("directly") == 1
 
 
 def test_tripwire_blocks_caching_of_a_write_and_tracks_reads(kernel, tmp_path):

@@ -206,6 +206,20 @@ class Ran(NamedTuple):
     warned: list[warned.Warned]
 
 
+_WHY = {  # why a call of `nondeterminism.calls` makes a hit differ from a live run
+    nondeterminism.CHANGES: "its result changes between runs, so a cached replay would diverge",
+    nondeterminism.DRAWS: (  # (`state/drawn.py`)
+        "it draws from the global generator, so a hit gives back the numbers it drew when "
+        "it ran (once the notebook seeded the generator, it runs again when the generator "
+        "has moved)"
+    ),
+    nondeterminism.UNSEEDS: (
+        "it seeds a generator from the system's entropy, so its numbers change between "
+        "runs and a hit gives back the ones it drew when it ran"
+    ),
+}
+
+
 class Execution:
     """One run of `%%step`: sequences the key, the lookup, the claim and the live run."""
 
@@ -340,16 +354,8 @@ class Execution:
         return None
 
     def _warn_nondeterminism(self) -> None:
-        for call, replacement in nondeterminism.calls(self.info, self.engine.ns):
-            if replacement.startswith(nondeterminism.GENERATOR_REPLACEMENTS):
-                why = (  # (`state/drawn.py`)
-                    "it draws from the global generator, so a hit gives back the numbers "
-                    "it drew when it ran (once the notebook seeded the generator, it runs "
-                    "again when the generator has moved)"
-                )
-            else:
-                why = "its result changes between runs, so a cached replay would diverge"
-            self.rec.warn(f"calls {call}() directly: {why}. Use {replacement} instead.")
+        for call, replacement, kind in nondeterminism.calls(self.info, self.engine.ns):
+            self.rec.warn(f"calls {call}() directly: {_WHY[kind]}. Use {replacement} instead.")
 
     @contextmanager
     def _claim(self) -> Iterator[bool]:

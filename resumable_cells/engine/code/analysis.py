@@ -52,6 +52,8 @@ class CellInfo(msgspec.Struct, frozen=True):
     # string constants that could name a file the cell opens where Python does not see it
     # (`engine/live/named_files.py`), at most MAX_STRINGS
     strings: tuple[str, ...] = ()
+    # dotted call targets called with no argument at all (`np.random.default_rng()`)
+    bare_calls: tuple[tuple[str, ...], ...] = ()
 
     def default_name(self) -> str:
         if self.binds:
@@ -73,6 +75,7 @@ def analyse(transformed_source: str) -> CellInfo:
         binds=tuple(dict.fromkeys(walker.binds)),
         deletes=tuple(dict.fromkeys(walker.deletes)),
         calls=tuple(walker.calls),
+        bare_calls=tuple(dict.fromkeys(walker.bare_calls)),
         imports=walker.imports,
         star_imports=tuple(dict.fromkeys(walker.star_imports)),
         code_hash=xxhash.xxh3_128_hexdigest(normalised.encode()),
@@ -139,6 +142,7 @@ class _Walker:
         self.binds: list[str] = []
         self.deletes: list[str] = []
         self.calls: list[tuple[str, ...]] = []
+        self.bare_calls: list[tuple[str, ...]] = []
         self.imports: dict[str, str] = {}
         self.star_imports: list[str] = []
         self.chains: list[tuple[str, ...]] = []

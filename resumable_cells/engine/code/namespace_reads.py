@@ -22,7 +22,7 @@ _SHELL_NAMESPACES = frozenset({"user_ns", "user_global_ns"})
 
 class NamespaceReads:
     """Visitor methods for those reads; the visitor has `w` (the cell's walker, which
-    collects `reads`, `chains`, `attr_writes`, `item_writes`, `dynamic`, `calls`,
+    collects `reads`, `chains`, `attr_writes`, `item_writes`, `dynamic`, `calls`, `bare_calls`,
     `expression_vars` and `environ`) and
     `local` (the names local to the enclosing function, or None at the top level)."""
 
@@ -36,6 +36,8 @@ class NamespaceReads:
         target = dotted(node.func)
         if target:
             self.w.calls.append(target)
+            if not node.args and not node.keywords:
+                self.w.bare_calls.append(target)
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr == "get" and self._namespace(func.value):
             key = literal(node.args[0]) if node.args else None
