@@ -213,6 +213,36 @@ def test_a_step_that_asks_the_user_is_not_cached(kernel, body, said):
     assert kernel.value(f"len(list({engine}.store.entries()))") == 0  # nothing it typed kept
 
 
+def test_ipython_s_store_is_read_and_written_as_the_notebook_s_files(tmp_path):
+    # `%store -r shared` reads a value another notebook stored, in IPython's profile
+    # folder under the home folder, whose files the tripwire ignored (and IPython keeps
+    # what it read while the file's mtime stays): the step was served 14 after the other
+    # notebook stored 9. And a step's `%store z` wrote there unseen, cached as pure.
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"HOME": str(home), "IPYTHONDIR": str(home / ".ipython")}
+    nb = tmp_path / "nb"
+    nb.mkdir()
+    other, k = Kernel(nb, env=env), Kernel(nb, env=env)
+    try:
+        k.ok(LOAD)
+        other.ok("shared = 5\n%store shared")
+        cell = "%%step use\n%store -r shared\ny = shared * 2"
+        k.ok(cell)
+        k.ok(cell)  # (`shared` is bound now: an input from here on)
+        assert served(k.ok(cell)) and k.value("y") == 10
+        other.ok("shared = 9\n%store shared")
+        line = status(k.ok(cell))
+        assert "ran" in line and "autorestore/shared changed" in line, line
+        assert k.value("y") == 18
+        r = k.ok("%%step put\nz = 3\n%store z")
+        assert "not cached: it wrote" in r.stderr and "autorestore/z" in r.stderr, r.stderr
+        assert other.ok("%store -r z\nprint(z)").stdout.strip() == "3"
+    finally:
+        other.shutdown()
+        k.shutdown()
+
+
 def test_a_file_read_by_a_relative_path_is_read_again_in_another_working_folder(kernel):
     # `open('d.csv')` after `%cd ../e2` is another file: the entry of the step that read
     # e1's is not served there; a file named by its absolute path is served anywhere

@@ -16,7 +16,7 @@ in that folder only; a
 file it read that changed by the time it ends was written (a database through its
 connection, or a file by code the tripwire does not see). The store, the
 Python installation, the package itself, system folders and per-user caches and config
-are ignored. Only the thread running the step is watched.
+are ignored, but for IPython's `%store` database, which holds the notebook's values. Only the thread running the step is watched.
 
 The calls are seen by wrapping, for the step's duration only, the Python functions
 they go through (`watchpoints.py`, which says which, and what escapes them: a
@@ -38,7 +38,7 @@ from contextlib import contextmanager, nullcontext
 from functools import lru_cache, partial
 from pathlib import Path
 from types import FrameType
-from typing import Any, TypeAlias
+from typing import Any, NamedTuple, TypeAlias
 
 import msgspec
 
@@ -122,9 +122,22 @@ class Findings(msgspec.Struct):
                 self.effects.append(f"changed {_rel(path)}")
 
 
-# What a watched step's events are judged against: its findings, the roots whose files
-# are ignored, whether network connections are allowed.
-Active: TypeAlias = tuple[Findings, tuple[str, ...], bool]
+class Ignored(NamedTuple):
+    """The folders whose files a step may read and write unseen (the Python install,
+    system folders, per-user caches and config, the store), but for the folders inside
+    them `kept`: IPython's `%store` database, in its profile folder, holds the notebook's
+    values (`%store -r df` reads one another notebook stored; `%store df` writes one)."""
+
+    roots: tuple[str, ...]
+    kept: tuple[str, ...] = ()
+
+    def covers(self, path: str) -> bool:
+        return path.startswith(self.roots) and not (self.kept and path.startswith(self.kept))
+
+
+# What a watched step's events are judged against: its findings, the files it may
+# touch unseen, whether network connections are allowed.
+Active: TypeAlias = tuple[Findings, Ignored, bool]
 # An audit event's arguments: what each event passes differs.
 Args: TypeAlias = watchpoints.Args
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
@@ -145,9 +158,27 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _PTY_EVENTS = {"os.forkpty", "pty.spawn"}  # pexpect, under IPython's shell escapes
 
 
-def _ignored_roots(store_dir: Path) -> tuple[str, ...]:
+def _ignored(store_dir: Path, shell: Any = None) -> Ignored:
     prefixes = (sys.prefix, sys.base_prefix, sys.exec_prefix)
-    return _resolved_roots(str(store_dir), os.path.expanduser("~"), prefixes)
+    roots = _resolved_roots(str(store_dir), os.path.expanduser("~"), prefixes)
+    profile = getattr(getattr(shell, "profile_dir", None), "location", None)
+    return Ignored(roots, _stored_values(profile) if isinstance(profile, str) else ())
+
+
+@lru_cache(maxsize=4)
+def _stored_values(profile: str) -> tuple[str, ...]:
+    return (os.path.join(os.path.realpath(profile), "db") + os.sep,)
+
+
+def _forget_stored(shell: Any) -> None:
+    """IPython's `%store` database keeps what it read in memory while the file's mtime
+    (in seconds) is the same, and then reads nothing: a step's `%store -r` would be no
+    read of the file, and its entry would not hold it. Forgotten as a step begins, each
+    value it reads is read from its file. (Made on first use: one not made is not.)"""
+    db = vars(shell).get("_db") if shell is not None and hasattr(shell, "__dict__") else None
+    cache = getattr(db, "cache", None)
+    if isinstance(cache, dict):
+        cache.clear()
 
 
 @lru_cache(maxsize=8)
@@ -185,7 +216,8 @@ def watching(
     step began with nothing run since (its values' ids: the namespace of a long session
     is not walked again to find the names bound to a watched function)."""
     findings = Findings(on_compile=on_compile)
-    active = (findings, _ignored_roots(store_dir), network)
+    active = (findings, _ignored(store_dir, shell), network)
+    _forget_stored(shell)
     left = left_running.watching(shell) if namespace is not None else nullcontext(None)
     told = registrations.watching(namespace) if namespace is not None else nullcontext(None)
     try:
@@ -267,12 +299,12 @@ def _on_event(active: Active, event: str, args: Args) -> None:
 
 
 def _on_open(active: Active, args: Args) -> None:
-    findings, roots, _ = active
+    findings, ignored, _ = active
     path, mode, flags = args
     if not isinstance(path, (str, bytes, os.PathLike)):
         return  # a file descriptor, not a path
     full = _real_file(findings.folders, path)
-    if full is None or full.startswith(roots) or "__pycache__" in full:
+    if full is None or ignored.covers(full) or "__pycache__" in full:
         return
     if os.path.isdir(full):
         return  # a folder opened to list it, or by an opener that creates the file itself
@@ -294,10 +326,10 @@ def read_named(findings: Findings, store_dir: Path, paths: Iterable[str]) -> Non
     """The files a step names (`named_files.py`), which it may have read where Python
     does not see it (in a library's compiled code): read, as a file it opens for reading
     is, unless it is one of the step's own, under an ignored root, or read already."""
-    roots = _ignored_roots(store_dir)
+    ignored = _ignored(store_dir)
     for path in paths:
         full = _real(path)
-        if full is None or full in findings.reads or full.startswith(roots):
+        if full is None or full in findings.reads or ignored.covers(full):
             continue
         if is_pattern(full) and not os.path.lexists(full):
             findings.reads.add(full)  # (its digest is its matches': `files.read_digest`)
@@ -320,7 +352,7 @@ def _read(findings: Findings, full: str) -> bool:
 
 def _on_database(active: Active, args: Args) -> None:
     """A SQLite database: read like a file; one the connection creates is written."""
-    findings, roots, _ = active
+    findings, ignored, _ = active
     path = args[0] if args else None
     if not isinstance(path, (str, bytes, os.PathLike)):
         return
@@ -330,7 +362,7 @@ def _on_database(active: Active, args: Args) -> None:
     if path in ("", ":memory:"):
         return
     full = _real(path)
-    if full is None or full.startswith(roots) or findings.own(full):
+    if full is None or ignored.covers(full) or findings.own(full):
         return
     if os.path.lexists(full):
         if _read(findings, full):
@@ -343,7 +375,7 @@ def _on_list(active: Active, args: Args) -> None:
     """A folder listed (`os.listdir('data')`, a glob, `os.walk`): its names are read, an
     input like a file's contents (`files.read_digest` of the folder's path and a
     separator). One the step created, or under an ignored root, is not."""
-    findings, roots, _ = active
+    findings, ignored, _ = active
     path = args[0] if args else None
     if not isinstance(path, (str, bytes, os.PathLike)) or _finding_code():
         return  # a folder descriptor; the import system looking for code
@@ -351,7 +383,7 @@ def _on_list(active: Active, args: Args) -> None:
     if full is None or findings.own(full) or not os.path.isdir(full):
         return
     folder = full.rstrip(os.sep) + os.sep
-    if folder in findings.reads or folder.startswith(roots):  # (`/proc` itself too)
+    if folder in findings.reads or ignored.covers(folder):  # (`/proc` itself too)
         return
     if findings.listed >= MAX_FOLDERS:
         _note(active, f"listed more than {MAX_FOLDERS} folders")
@@ -388,9 +420,9 @@ _CODE_FINDERS = frozenset(
 
 
 def _on_fs(active: Active, event: str, args: Args) -> None:
-    findings, roots, _ = active
+    findings, ignored, _ = active
     full = _path(args, _DIR_FD.get(event))
-    if full is None or full.startswith(roots) or findings.own(full):
+    if full is None or ignored.covers(full) or findings.own(full):
         if event == "os.rename" and full is not None and len(args) > 1:
             _renamed_own(active, args)
         return
@@ -402,9 +434,9 @@ def _on_fs(active: Active, event: str, args: Args) -> None:
 
 def _renamed_own(active: Active, args: Args) -> None:
     """A file the step created, renamed: the new name is its own if it was free."""
-    findings, roots, _ = active
+    findings, ignored, _ = active
     dst = _path((args[1], args[3] if len(args) > 3 else None), 1)
-    if dst is None or dst.startswith(roots) or findings.own(dst):
+    if dst is None or ignored.covers(dst) or findings.own(dst):
         return
     if os.path.lexists(dst):
         _note(active, f"renamed over {_rel(dst)}")
