@@ -82,6 +82,20 @@ def test_dotted_call_targets_are_collected_in_order():
     assert calls == (("time", "time"), ("np", "random", "rand"), ("f",))
 
 
+@pytest.mark.parametrize(
+    "src",
+    [
+        "import __main__\nx = vars(__main__)",
+        "x = __main__.__dict__",
+        "import sys\nx = sys.modules['__main__'].__dict__",
+        "import __main__ as m\nx = dir(m)",
+        "x = get_ipython().run_line_magic('who_ls', '')",
+    ],
+)
+def test_the_notebook_s_module_read_whole_is_a_dynamic_read(src):
+    assert analyse(src).dynamic
+
+
 def test_calls_with_no_argument_at_all_are_told_apart():
     info = analyse("a = np.random.default_rng()\nb = np.random.default_rng(0)\nc = g(seed=1)")
     assert info.bare_calls == (("np", "random", "default_rng"),)

@@ -466,6 +466,11 @@ def test_globals_with_a_literal_name_reads_that_name(kernel):
         "name = 'cfg'\nv = globals()[name]",
         "v = vars().get(key)",
         "def pick(n):\n    return globals()[n]\nv = pick(key)",
+        # the notebook's module whole, and the magics that list the namespace: a step
+        # listing the names was served the list from before a name was added
+        "import __main__\nv = vars(__main__)[key]",
+        "import sys\nv = sys.modules['__main__'].__dict__[key]",
+        "names = %who_ls\nv = cfg if key in names else None",
     ],
 )
 def test_a_dynamic_read_runs_uncached_and_says_so(kernel, body):

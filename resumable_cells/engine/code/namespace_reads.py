@@ -6,7 +6,10 @@ name (`os.environ['MODE']`, `os.getenv('MODE')`, `'MODE' in os.environ`), code g
 `eval`/`exec` as a literal string (read as the names it spells), the names a pandas
 expression string spells (`df.query('A < @lim')`, `pd.eval('df.A * k')`), and the dynamic reads
 that cannot be resolved: `globals()` used any other way, `vars()`, `locals()` and
-`dir()` at the top level, `eval`/`exec` of anything but a literal, a shell's `user_ns`.
+`dir()` at the top level, the notebook's module whole (`vars(__main__)`,
+`__main__.__dict__`, `dir(sys.modules['__main__'])`), `eval`/`exec` of anything but a
+literal, a shell's `user_ns`, and IPython's magics that list the namespace (`%who`,
+`%who_ls`, `%whos`).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 from ...hashing.bytecode import EXPRESSION_CALLS, EXPRESSION_KEYWORDS, expression_names
 
 _SHELL_NAMESPACES = frozenset({"user_ns", "user_global_ns"})
+_LISTING_MAGICS = frozenset({"who", "who_ls", "whos"})  # (they list the namespace's names)
 
 
 class NamespaceReads:
@@ -59,6 +63,8 @@ class NamespaceReads:
         if isinstance(func, ast.Name) and func.id in ("eval", "exec"):
             self._eval(node, func.id)
             return
+        if self._whole_module(node) or _listing_magic(node):
+            self.w.dynamic.append(source(node))
         if isinstance(func, ast.Name) and func.id in ("setattr", "delattr") and len(node.args) > 1:
             # `setattr(json, 'X', 4)` writes `json.X` as `json.X = 4` does
             chain, name = dotted(node.args[0]), literal(node.args[1])
@@ -113,6 +119,9 @@ class NamespaceReads:
         # an item assigned or deleted is a binding: the namespace is compared after the run
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr == "__dict__" and self._main(node.value):  # the namespace whole
+            self.w.dynamic.append(source(node))
+            return
         if notebook_module(node.value):  # `sys.modules['__main__'].cfg` is the notebook's cfg
             if isinstance(node.ctx, ast.Load):
                 self._read_by_name(node.attr)
@@ -140,6 +149,27 @@ class NamespaceReads:
             return False
         return node.func.id == "globals" or (
             self.local is None and node.func.id in ("vars", "locals", "dir")
+        )
+
+    def _main(self, node: ast.AST) -> bool:
+        """The notebook's module: `sys.modules['__main__']`, or a name the cell imports
+        it as or that spells it (`import __main__` in an earlier cell)."""
+        if notebook_module(node):
+            return True
+        return isinstance(node, ast.Name) and (
+            node.id == "__main__" or self.w.imports.get(node.id) == "__main__"
+        )
+
+    def _whole_module(self, node: ast.Call) -> bool:
+        """`vars(__main__)`, `dir(__main__)`: every name of the notebook's namespace
+        (`vars(sys.modules['__main__'])` is one through the module handed on)."""
+        func = node.func
+        return (
+            isinstance(func, ast.Name)
+            and func.id in ("vars", "dir")
+            and len(node.args) == 1
+            and not notebook_module(node.args[0])
+            and self._main(node.args[0])
         )
 
     def _environ(self, name: str) -> None:
@@ -214,6 +244,20 @@ def notebook_module(node: ast.AST) -> bool:
         isinstance(node, ast.Subscript)
         and dotted(node.value) == ("sys", "modules")
         and literal(node.slice) == "__main__"
+    )
+
+
+def _listing_magic(node: ast.Call) -> bool:
+    """`get_ipython().run_line_magic('who_ls', '')`, as IPython spells `%who_ls`."""
+    func = node.func
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr == "run_line_magic"
+        and isinstance(func.value, ast.Call)
+        and isinstance(func.value.func, ast.Name)
+        and func.value.func.id == "get_ipython"
+        and bool(node.args)
+        and literal(node.args[0]) in _LISTING_MAGICS
     )
 
 
