@@ -146,23 +146,59 @@ def test_the_notebook_s_names_read_through_its_module_are_inputs(kernel, tmp_pat
     runs_again_once_changed(kernel, cell, "CONFIG = {'k': 5}", "CONFIG changed", "v", 6, 10)
 
 
+BY_NAME = "input os.environ['MODE'] changed"  # (in the key)
+AS_READ = "it read the environment variable MODE, which is different now"  # (seen running)
+
+
 @pytest.mark.parametrize(
-    "cell",
+    "cell, said",
     [
-        "%%step item\nimport os\nmode = os.environ['MODE'] * 2",
-        "%%step getenv\nimport os\nmode = os.getenv('MODE', '?') * 2",
-        "%%step get\nfrom os import environ\nmode = environ.get('MODE', '?') * 2",
-        "%%step isin\nimport os\nmode = ('MODE' in os.environ) and os.environ['MODE'] * 2",
-        "%%step fn\nmode = doubled_mode()",  # a notebook function that reads it
+        ("%%step item\nimport os\nmode = os.environ['MODE'] * 2", BY_NAME),
+        ("%%step getenv\nimport os\nmode = os.getenv('MODE', '?') * 2", BY_NAME),
+        ("%%step get\nfrom os import environ\nmode = environ.get('MODE', '?') * 2", BY_NAME),
+        (
+            "%%step isin\nimport os\nmode = ('MODE' in os.environ) and os.environ['MODE'] * 2",
+            BY_NAME,
+        ),
+        ("%%step fn\nmode = doubled_mode()", BY_NAME),  # a notebook function that reads it
+        # the key holds only those read by a literal name: these were served 'aa' after
+        # `%env MODE=b`; the tripwire sees each read while the step runs
+        ("%%step envs\nmode = dict(os.environ).get('MODE') * 2", AS_READ),
+        ("%%step envs\nmode = os.environ.copy()['MODE'] * 2", AS_READ),
+        ("%%step envs\nname = 'MODE'\nmode = os.getenv(name) * 2", AS_READ),
+        ("%%step envs\nmode = [v for k, v in os.environ.items() if k == 'MODE'][0] * 2", AS_READ),
+        ("%%step envs\ne = %env\nmode = e['MODE'] * 2", AS_READ),
+        ("%%step envs\nmode = read_env('MODE') * 2", AS_READ),  # a helper given the name
     ],
 )
-def test_an_environment_variable_a_step_reads_is_an_input(kernel, cell):
+def test_an_environment_variable_a_step_reads_is_an_input(kernel, cell, said):
     # `%env MODE=b` between two runs: the step must run again, not serve `aa`.
-    kernel.ok("import os\ndef doubled_mode():\n    return os.environ.get('MODE', '?') * 2")
+    kernel.ok(
+        "import os\ndef doubled_mode():\n    return os.environ.get('MODE', '?') * 2\n"
+        "def read_env(n):\n    return os.environ.get(n)"
+    )
     kernel.ok("%env MODE=a")
-    said = "input os.environ['MODE'] changed"
     runs_again_once_changed(kernel, cell, "%env MODE=b", said, "mode", "aa", "bb")
     assert served(kernel.ok(cell))
+
+
+def test_a_variable_the_step_sets_or_a_library_reads_as_it_is_imported_is_not_kept(
+    kernel, tmp_path
+):
+    # Set by the step before it reads it: its own, which a hit sets again. Read by a
+    # module as it is imported: that module's configuration (`MPLCONFIGDIR`, `HOME`).
+    write(tmp_path / "configured.py", "import os\nLEVEL = os.environ.get('LEVEL_X', '0')\n")
+    cell = "%%step own\nos.environ['OWN_X'] = '1'\nown = os.environ['OWN_X']\nimport configured"
+    kernel.ok("import os")
+    kernel.ok(cell)
+    engine = "__import__('resumable_cells').ipython.magics.current_engine()"
+    kernel.wait_for_writes()
+    params = kernel.value(
+        f"[{engine}.store.get_entry(k).params for k in {engine}.store.entry_keys()]"
+    )
+    assert len(params) == 1 and "environ" not in params[0], params
+    kernel.ok("os.environ['OWN_X'] = '2'\nos.environ['LEVEL_X'] = '5'")
+    assert served(kernel.ok(cell)) and kernel.value("own") == "1"
 
 
 # -- IPython's history ----------------------------------------------------------------

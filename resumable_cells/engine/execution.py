@@ -540,6 +540,9 @@ class Execution:
                 params = {**params, "cwd": findings.relative_to}
                 if findings.asked_cwd:  # (which of the two the message names)
                     params["cwd_asked"] = True
+            if findings.environ or findings.environ_names is not None:  # (read as it ran)
+                read = {"read": findings.environ, "names": findings.environ_names}
+                params = {**params, "environ": read}
             drew = drawn.began(began, self.cell)
             if drew:  # (served only while a generator the notebook seeded stands there)
                 params = {**params, "drew": drew}

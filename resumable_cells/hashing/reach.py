@@ -215,6 +215,11 @@ def environ_digest(name: str) -> str:
     return "missing" if value is None else xxhash.xxh3_64_hexdigest(value.encode(errors="replace"))
 
 
+def environ_names_digest() -> str:
+    """The environment's variable names (not their values), as a digest."""
+    return xxhash.xxh3_64_hexdigest("\0".join(sorted(os.environ)).encode(errors="replace"))
+
+
 def _environ(out: Collected, names: set[str]) -> None:
     for name in sorted(names):
         label = environ_label(name)

@@ -43,6 +43,7 @@ from typing import Any, NamedTuple, TypeAlias
 import msgspec
 
 from ...hashing.files import is_pattern
+from ...hashing.reach import environ_digest, environ_names_digest
 from ..objects.identities import Identities
 from . import left_running, registrations, system_queries, watchpoints
 
@@ -63,6 +64,11 @@ class Findings(msgspec.Struct):
     asked_cwd: bool = False  # it asked for the working folder's path (`Path.cwd()`, `abspath`)
     began_in: str = msgspec.field(default_factory=os.getcwd)  # the working folder, as given
     listed: int = 0  # folders listed, among `reads` (their paths end with a separator)
+    # environment variables the step's code read (not set first), each one's digest as it
+    # read it; the digest of the variables' names, when it listed them (`_on_environ`)
+    environ: dict[str, str] = msgspec.field(default_factory=dict)
+    environ_names: str | None = None
+    environ_set: set[str] = msgspec.field(default_factory=set)  # set or deleted by the step
 
     def read(self, path: str, st: os.stat_result) -> None:
         self.reads.add(path)
@@ -277,6 +283,8 @@ def _on_event(active: Active, event: str, args: Args) -> None:
         _on_open(active, args)
     elif event == "os.getcwd":
         active[0].asked_for_cwd()
+    elif event.startswith("os.environ."):
+        _on_environ(active[0], event, args)
     elif event in _FS_EVENTS:
         _on_fs(active, event, args)
     elif event in _PROC_EVENTS or event.startswith("os.exec") or event.startswith("os.spawn"):
@@ -393,6 +401,46 @@ def _on_list(active: Active, args: Args) -> None:
     findings.named_as(path, full.rstrip(os.sep), folder=True)
 
 
+def _on_environ(findings: Findings, event: str, args: Args) -> None:
+    """An environment variable the step's code reads, by any way to it (`os.getenv(name)`,
+    `dict(os.environ)`, `%env`, a helper's `os.environ.get(n)`), or the names it lists:
+    kept with the entry, which is served only while they are the same
+    (`restore/validity.py`). The key holds only those read by a literal name. One the step
+    set first is its own; a library reading one as it is imported reads its own
+    configuration, not the step's data (and would tie every entry that imports it to a
+    machine's `HOME`)."""
+    name = args[0] if args and isinstance(args[0], str) else None
+    if event == "os.environ.write":
+        if name is not None:
+            findings.environ_set.add(name)
+    elif event == "os.environ.list":
+        if findings.environ_names is None and not _libraries_own_read():
+            findings.environ_names = environ_names_digest()
+    elif name is not None and name not in findings.environ and name not in findings.environ_set:
+        if not _libraries_own_read():
+            findings.environ[name] = environ_digest(name)
+
+
+def _libraries_own_read() -> bool:
+    """Whether the read now is the engine's or the kernel's own (its caller, past the
+    mapping's and `os`'s own frames, is a module of the package, or ipykernel naming
+    the cell it compiles from `IPYKERNEL_CELL_NAME`), or made while a module is
+    imported (importlib on the stack)."""
+    frame: FrameType | None = sys._getframe(2)
+    while frame is not None and (
+        str(frame.f_globals.get("__name__", "")).startswith(_HERE)
+        or frame.f_globals.get("__name__") in _MAPPING_MODULES
+    ):
+        frame = frame.f_back
+    if frame is not None and str(frame.f_globals.get("__name__", "")).startswith(_OWN_READERS):
+        return True
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _finding_code() -> bool:
     """Whether the listing now is the import system's: importlib's finders and
     `importlib.metadata` (a package asking its own version lists every folder on
@@ -411,6 +459,10 @@ def _finding_code() -> bool:
 
 
 _HERE = __name__.rpartition(".")[0] + "."  # this room's modules (the wrapper's among them)
+# Whose reads of the environment are not the step's: the package's, the kernel's; and the
+# modules whose frames stand between a reader and `os.environ` (`os.getenv`, `.get`).
+_OWN_READERS = (__name__.partition(".")[0] + ".", "ipykernel.")
+_MAPPING_MODULES = frozenset({"os", "_collections_abc", "collections.abc"})
 # (importlib's backports, and setuptools' `pkg_resources`, which lists `sys.path` as it
 # is imported: older packages import it)
 _CODE_FINDERS = frozenset(

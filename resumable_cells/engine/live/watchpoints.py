@@ -18,6 +18,8 @@ other threads' calls go straight through.
     link, symlink; shutil.rmtree (its folders)                           as named
     os.listdir, os.scandir (glob's, os.walk's, pathlib's)                as named
     os.getcwd, getcwdb (`Path.cwd()`, abspath of a relative path)       "os.getcwd"
+    os.environ's item reads, its names, its item writes and deletions
+    (`os.getenv`, `.get`, `in`, `dict(os.environ)`, `%env`)              "os.environ.*"
     subprocess.Popen._execute_child (every Popen: os.popen's, asyncio's,
     IPython's `%sx`), os.system, posix_spawn(p), execv(e) (the other exec*
     and spawn* call them), fork, forkpty (pty.fork: pexpect, so IPython's
@@ -134,6 +136,10 @@ def _no_args(*_: Any, **__: Any) -> Args:
     return ()
 
 
+def _environ_key(environ: Any, key: Any, *_: Any, **__: Any) -> Args:
+    return (key,)
+
+
 def _first_arg(first: Any, *_: Any, **__: Any) -> Args:
     return (first,)
 
@@ -188,6 +194,10 @@ TARGETS = (
     Target("shutil", "rmtree", "shutil.rmtree", _path_args),
     Target("os", "getcwd", "os.getcwd", _no_args),
     Target("os", "getcwdb", "os.getcwd", _no_args),
+    Target("os:_Environ", "__getitem__", "os.environ.read", _environ_key),
+    Target("os:_Environ", "__iter__", "os.environ.list", _no_args),
+    Target("os:_Environ", "__setitem__", "os.environ.write", _environ_key),
+    Target("os:_Environ", "__delitem__", "os.environ.write", _environ_key),
     Target("os", "listdir", "os.listdir", _list_args),
     Target("os", "scandir", "os.scandir", _list_args),
     Target("subprocess:Popen", "_execute_child", "subprocess.Popen", _popen_args),

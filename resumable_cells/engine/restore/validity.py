@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 from ... import formatting
-from ...hashing import files
+from ...hashing import files, reach
 from ...hashing import key as step_key
 from ...records.runs import Run
 from ...storage.entries import Entry
@@ -63,6 +64,10 @@ def invalid_reason(
         if params.get("cwd_asked"):
             return "it asked for the working folder's path, and that is another folder now"
         return "it read files relative to another working folder"
+    if settings and "environ" in params:
+        moved = _environ_changed(params["environ"])
+        if moved is not None:
+            return moved
     shown_with = params.get("shown_with")
     if settings and shown_with:
         what = shown.changed(shown_with)
@@ -82,4 +87,16 @@ def invalid_reason(
             if now != digest:
                 how = "is gone" if now is None else "changed"
                 return f"input {name} (read through eval or exec) {how}"
+    return None
+
+
+def _environ_changed(kept: dict[str, Any]) -> str | None:
+    """Why the environment variables a live run read (`live/tripwire.py`) are not what
+    they were, or None. Their values are not said: one may be a secret."""
+    for name, digest in (kept.get("read") or {}).items():
+        if reach.environ_digest(name) != digest:
+            return f"it read the environment variable {name}, which is different now"
+    names = kept.get("names")
+    if names is not None and reach.environ_names_digest() != names:
+        return "it listed the environment's variables, which are others now"
     return None
