@@ -109,6 +109,30 @@ def test_a_module_attribute_set_at_run_time_is_an_input_by_value(kernel, tmp_pat
     assert "changed  input settings.THRESHOLD" in kernel.ok("%step why flag").stdout
 
 
+@pytest.mark.parametrize(
+    "cell, said",
+    [
+        ("%%step cls\ny = helpers.Config.lr * 2", "input helpers.Config changed"),
+        ("%%step cls\ny = Config.lr * 2", "input Config changed"),
+        ("%%step cls\ny = Config().lr * 2", "input Config changed"),  # through an instance
+        ("%%step cls\ny = rate() * 2", "input helpers.Config changed"),  # a module function
+    ],
+)
+def test_an_attribute_set_at_run_time_on_a_local_module_s_class_is_an_input(
+    kernel, tmp_path, cell, said
+):
+    # The class was its module's source and no more: `helpers.Config.lr = 0.5` in a
+    # cell, and a step reading it was served what 0.1 made.
+    write(
+        tmp_path / "helpers.py",
+        "import threading\n\nclass Config:\n    lr = 0.1\n    lock = threading.Lock()\n\n"
+        "def rate():\n    return Config.lr\n",
+    )
+    kernel.ok("import helpers\nfrom helpers import Config, rate")
+    change = "helpers.Config.lr = 0.5"  # (the lock, which cannot be hashed, is left out)
+    runs_again_once_changed(kernel, cell, change, said, "y", 0.2, 1.0)
+
+
 def test_the_module_globals_a_local_function_reads_are_inputs(kernel, tmp_path):
     write(
         tmp_path / "helpers.py",
