@@ -28,6 +28,32 @@ def test_a_fitted_meta_estimator_over_an_unfitted_input_is_served(kernel):
     assert kernel.value("(n, select.estimator is rf, hasattr(select, 'estimator_'))") == live
 
 
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "from concurrent.futures import ThreadPoolExecutor\nwith ThreadPoolExecutor(2) as ex:\n"
+        "    out = list(ex.map(abs, [-1, -2]))",
+        "from multiprocessing.pool import ThreadPool\nwith ThreadPool(2) as ex:\n"
+        "    out = ex.map(abs, [-1, -2])",
+        "import zipfile\nwith zipfile.ZipFile('a.zip') as ex:\n    out = [len(ex.read('x.txt'))]",
+        "with open('a.zip', 'rb') as ex:\n    out = [len(ex.read()) > 0]",
+    ],
+)
+def test_what_a_with_block_leaves_spent_is_not_kept_and_the_step_is_served(kernel, cell):
+    # `ex` is a shut-down executor, a closed pool or archive: none can be stored (a
+    # queue, a lock inside), and the step ran every time, "not cached". Like a closed
+    # file, it is no binding of the step's: the values it made are served.
+    import zipfile
+
+    with zipfile.ZipFile(kernel.cwd / "a.zip", "w") as z:
+        z.writestr("x.txt", "hello")
+    first = kernel.ok("%%step pooled\n" + cell)
+    assert "not cached" not in first.stderr, first.stderr
+    live = kernel.value("out")
+    assert "served from cache" in kernel.ok("%%step pooled\n" + cell).status_lines()[0]
+    assert kernel.value("out") == live
+
+
 def test_a_cell_sharing_a_default_name_with_a_cached_one_says_why_it_is_not_cached(
     kernel, tmp_path
 ):

@@ -14,8 +14,10 @@ entry and the record all need them, and a frame is worth hashing once.
 from __future__ import annotations
 
 import io
+import sys
 import types
 from collections import deque
+from concurrent.futures import Executor
 from itertools import repeat
 from typing import Any
 
@@ -204,5 +206,19 @@ def _users(holder: Any) -> bool:
 
 
 def _spent_handle(value: Any) -> bool:
-    """A closed file (the `f` of `with open(...) as f`): nothing to restore."""
-    return isinstance(value, io.IOBase) and value.closed
+    """What a `with` block leaves spent, nothing to restore: a closed file (the `f` of
+    `with open(...) as f`), an executor shut down (`with ThreadPoolExecutor() as ex`),
+    a pool closed (`with Pool(4) as p`), a closed archive (`with ZipFile(...) as z`).
+    None can be stored (a lock, a queue, a process inside), so a step that made one in
+    its `with` block ran every time, not cached."""
+    if isinstance(value, io.IOBase):
+        return value.closed
+    if isinstance(value, Executor):  # (`_shutdown`: a thread pool's; a process pool's)
+        return bool(getattr(value, "_shutdown", False) or getattr(value, "_shutdown_thread", False))
+    pool = sys.modules.get("multiprocessing.pool")
+    if pool is not None and isinstance(value, pool.Pool):
+        return getattr(value, "_state", None) != "RUN"
+    archives = sys.modules.get("zipfile"), sys.modules.get("tarfile")
+    if archives[0] is not None and isinstance(value, archives[0].ZipFile):
+        return value.fp is None
+    return archives[1] is not None and isinstance(value, archives[1].TarFile) and value.closed
