@@ -37,12 +37,13 @@ def test_a_fitted_meta_estimator_over_an_unfitted_input_is_served(kernel):
         "    out = ex.map(abs, [-1, -2])",
         "import zipfile\nwith zipfile.ZipFile('a.zip') as ex:\n    out = [len(ex.read('x.txt'))]",
         "with open('a.zip', 'rb') as ex:\n    out = [len(ex.read()) > 0]",
+        "from tqdm import tqdm\nex = tqdm([-1, -2])\nout = [abs(v) for v in ex]",  # a bar done
     ],
 )
-def test_what_a_with_block_leaves_spent_is_not_kept_and_the_step_is_served(kernel, cell):
-    # `ex` is a shut-down executor, a closed pool or archive: none can be stored (a
-    # queue, a lock inside), and the step ran every time, "not cached". Like a closed
-    # file, it is no binding of the step's: the values it made are served.
+def test_a_spent_executor_pool_archive_or_bar_is_not_kept_and_the_step_is_served(kernel, cell):
+    # `ex` is a shut-down executor, a closed pool or archive, a finished progress bar:
+    # none can be stored (a queue, a lock inside), and the step ran every time, "not
+    # cached". Like a closed file, it is no binding of the step's: its values are served.
     import zipfile
 
     with zipfile.ZipFile(kernel.cwd / "a.zip", "w") as z:

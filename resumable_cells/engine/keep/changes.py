@@ -208,9 +208,10 @@ def _users(holder: Any) -> bool:
 def _spent_handle(value: Any) -> bool:
     """What a `with` block leaves spent, nothing to restore: a closed file (the `f` of
     `with open(...) as f`), an executor shut down (`with ThreadPoolExecutor() as ex`),
-    a pool closed (`with Pool(4) as p`), a closed archive (`with ZipFile(...) as z`).
-    None can be stored (a lock, a queue, a process inside), so a step that made one in
-    its `with` block ran every time, not cached."""
+    a pool closed (`with Pool(4) as p`), a closed archive (`with ZipFile(...) as z`),
+    and a progress bar done (`bar = tqdm(rows)` iterated to its end, or closed). None
+    can be stored (a lock, a queue, a process inside), so a step that made one ran
+    every time, not cached."""
     if isinstance(value, io.IOBase):
         return value.closed
     if isinstance(value, Executor):  # (`_shutdown`: a thread pool's; a process pool's)
@@ -221,4 +222,7 @@ def _spent_handle(value: Any) -> bool:
     archives = sys.modules.get("zipfile"), sys.modules.get("tarfile")
     if archives[0] is not None and isinstance(value, archives[0].ZipFile):
         return value.fp is None
-    return archives[1] is not None and isinstance(value, archives[1].TarFile) and value.closed
+    if archives[1] is not None and isinstance(value, archives[1].TarFile):
+        return bool(value.closed)
+    bars = sys.modules.get("tqdm.std")  # (closing a bar disables it: it shows no more)
+    return bars is not None and isinstance(value, bars.tqdm) and bool(value.disable)
