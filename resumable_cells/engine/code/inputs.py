@@ -7,8 +7,7 @@ notebook functions a step reaches are inputs (`acceptor`). Unlike the names a st
 `In`) is an input: the step computes from the cells run before it. Attribute chains the
 cell reads from a module (`settings.THRESHOLD`) are inputs too (`attribute_refs`; which
 of them, by value, is `hashing.reach`'s rule), and so is a name the notebook put among
-the builtins (`builtins.LIMIT`). The engine and `%step plan` select
-inputs with these."""
+the builtins (`builtins.LIMIT`). The engine and `%step plan` select inputs with these."""
 
 from __future__ import annotations
 
@@ -36,7 +35,7 @@ def _dunder(name: str) -> bool:
     `___` or `__session__`, nor one the notebook (or its frontend: VS Code's
     `__vsc_ipynb_file__`) binds: those are bound in the namespace, where `is_input`
     tells IPython's from the notebook's."""
-    return name.startswith("__") and name.endswith("__") and name in _PYTHONS
+    return name in _PYTHONS
 
 
 # What Python itself puts in a module's namespace (IPython puts them in the notebook's

@@ -10,13 +10,14 @@ keeps from going stale (`network=True`). Files and folders the step itself creat
 while it runs, and count as written if they are still there when it ends: a temporary
 file it creates and removes is no effect. Regular files it opens for reading (other
 than its own) become discovered inputs of its entry, and so do SQLite databases it
-connects to and the folders it lists (their names: `os.listdir`, a glob, `os.walk`); a
-step that reads a file by a relative path or asks for the working folder's path holds
-in that folder only; a
-file it read that changed by the time it ends was written (a database through its
-connection, or a file by code the tripwire does not see). The store, the
-Python installation, the package itself, system folders and per-user caches and config
-are ignored, but for IPython's `%store` database, which holds the notebook's values. Only the thread running the step is watched.
+connects to and the folders it lists (their names: `os.listdir`, a glob, `os.walk`), and
+the environment variables it reads (their digests); a step that reads a file by a
+relative path or asks for the working folder's path holds in that folder only; a file it
+read that changed by the time it ends was written (a database through its connection, or
+a file by code the tripwire does not see). The store, the Python installation, the
+package itself, system folders and per-user caches and config are ignored, but for
+IPython's `%store` database, which holds the notebook's values. Only the thread running
+the step is watched.
 
 The calls are seen by wrapping, for the step's duration only, the Python functions
 they go through (`watchpoints.py`, which says which, and what escapes them: a
