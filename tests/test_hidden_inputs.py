@@ -296,6 +296,12 @@ def test_the_step_helper_the_extension_puts_among_the_builtins_is_no_input(kerne
     lines = kernel.ok("%%step outer --effect\n" + inner).status_lines()
     assert any(line.startswith("step charged: served") for line in lines), lines
     assert kernel.value("used") == 3
+    # nor is what the inner step's engine reads (`HOME`, the working folder) the outer's
+    kernel.ok("%%step pure\n" + inner)
+    kernel.wait_for_writes()
+    engine = "__import__('resumable_cells').ipython.magics.current_engine()"
+    params = f"[e.params for e in map({engine}.store.get_entry, {engine}.store.history('pure'))]"
+    assert [set(p) & {"environ", "cwd"} for p in kernel.value(params)] == [set()]
 
 
 def test_a_step_that_changes_a_module_attribute_sets_it_again_on_a_hit(kernel, tmp_path):

@@ -283,7 +283,8 @@ def _on_event(active: Active, event: str, args: Args) -> None:
     if event == "open":
         _on_open(active, args)
     elif event == "os.getcwd":
-        active[0].asked_for_cwd()
+        if not _libraries_own_read():
+            active[0].asked_for_cwd()
     elif event.startswith("os.environ."):
         _on_environ(active[0], event, args)
     elif event in _FS_EVENTS:
@@ -423,20 +424,22 @@ def _on_environ(findings: Findings, event: str, args: Args) -> None:
 
 
 def _libraries_own_read() -> bool:
-    """Whether the read now is the engine's or the kernel's own (its caller, past the
-    mapping's and `os`'s own frames, is a module of the package, or ipykernel naming
-    the cell it compiles from `IPYKERNEL_CELL_NAME`), or made while a module is
-    imported (importlib on the stack)."""
+    """Whether the read now (of the environment, of the working folder) is not the
+    notebook's: made, before any frame of the notebook's code (`__main__`'s: a cell, a
+    notebook function) is reached up the stack, by the engine (a step run inside a step
+    makes its own records), by ipykernel (naming the cell it compiles from
+    `IPYKERNEL_CELL_NAME`), or by a module being imported (importlib on the stack:
+    the library's own configuration)."""
     frame: FrameType | None = sys._getframe(2)
-    while frame is not None and (
-        str(frame.f_globals.get("__name__", "")).startswith(_HERE)
-        or frame.f_globals.get("__name__") in _MAPPING_MODULES
-    ):
-        frame = frame.f_back
-    if frame is not None and str(frame.f_globals.get("__name__", "")).startswith(_OWN_READERS):
-        return True
+    while frame is not None and str(frame.f_globals.get("__name__", "")).startswith(_HERE):
+        frame = frame.f_back  # (the wrapper's and the handler's)
     while frame is not None:
-        if frame.f_code.co_filename.startswith("<frozen importlib"):
+        module = str(frame.f_globals.get("__name__", ""))
+        if module == "__main__":
+            return False
+        if module.startswith(_OWN_READERS) or frame.f_code.co_filename.startswith(
+            "<frozen importlib"
+        ):
             return True
         frame = frame.f_back
     return False
@@ -460,10 +463,9 @@ def _finding_code() -> bool:
 
 
 _HERE = __name__.rpartition(".")[0] + "."  # this room's modules (the wrapper's among them)
-# Whose reads of the environment are not the step's: the package's, the kernel's; and the
-# modules whose frames stand between a reader and `os.environ` (`os.getenv`, `.get`).
+# Whose reads of the environment and the working folder are not the step's: the
+# package's and the kernel's.
 _OWN_READERS = (__name__.partition(".")[0] + ".", "ipykernel.")
-_MAPPING_MODULES = frozenset({"os", "_collections_abc", "collections.abc"})
 # (importlib's backports, and setuptools' `pkg_resources`, which lists `sys.path` as it
 # is imported: older packages import it)
 _CODE_FINDERS = frozenset(
