@@ -1,10 +1,12 @@
 """IPython's shell escapes and magics inside a step. Every way IPython starts a process
 (`!cmd`, `!!cmd`, `%sx`, `%system`, `getoutput`, `%%bash`-style cell magics) makes a pure
 step uncached with a message suggesting `--effect`; magics that run code (`%time`,
-`%timeit`, `%%time`, `%prun`, `%%capture`) keep working and their code's reads are
-inputs of the step. Real kernels."""
+`%timeit`, `%%time`, `%prun`, `%%capture`, `%run -i`, `%run` of a notebook) keep working
+and their code's reads are inputs of the step. Real kernels."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -61,6 +63,10 @@ MEASURED = {
     "cell-timeit": ("%%timeit -n1 -r1 base = v\nbase * 2", None, None),
     "prun": ("%prun -q y = v * 2", "y", 10),
     "capture": ("%%capture cap\ny = v * 2\nprint(y)", "y", 10),
+    # `%run` in the notebook's namespace: a script with -i, a notebook whatever the options
+    # (`twice.py` and `twice.ipynb` compute `y = v * 2`; served 10 after `v = 6`, before)
+    "run-i": ("%run -i twice.py", "y", 10),
+    "run-notebook": ("%run twice.ipynb", "y", 10),
 }
 
 
@@ -68,6 +74,11 @@ MEASURED = {
 def test_code_run_by_a_magic_is_read_by_the_key(kernel, case):
     body, name, value = MEASURED[case]
     cell = f"%%step measured\n{body}"
+    (kernel.cwd / "twice.py").write_text("y = v * 2\n")
+    code = {"cell_type": "code", "source": ["y = v * 2"], "metadata": {}, "outputs": []}
+    code["execution_count"] = None
+    notebook = {"cells": [code], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (kernel.cwd / "twice.ipynb").write_text(json.dumps(notebook))
     kernel.ok("v = 5")
     live = kernel.ok(cell)
     assert "not cached" not in live.stderr

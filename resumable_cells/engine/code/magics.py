@@ -3,7 +3,8 @@
 them.
 
 - The code some magics run: `%time`, `%%time`, `%timeit`, `%%timeit`, `%prun`, `%%prun`
-  and `%%capture` run a string of code in the notebook's namespace. `expand` writes that
+  and `%%capture` run a string of code in the notebook's namespace, and so does `%run`
+  of a script with `-i` or of a notebook (`%run setup.ipynb`), from its file. `expand` writes that
   code out just before the statement that calls the magic, so that the analysis reads it
   as the cell's own: its reads are inputs of the step, its assignments bindings. Code
   `%timeit` runs is written out as a function body, since its timer function keeps its
@@ -20,6 +21,7 @@ these names is left alone.
 from __future__ import annotations
 
 import ast
+import json
 import logging
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -184,6 +186,38 @@ def _code(
             return (stmt if cell is None else f"{stmt}\n{cell}"), False
         if name == "capture" and cell is not None:
             return cell, False
+        if name == "run" and cell is None:
+            return _run_in_namespace(owner, line)
     except (UsageError, SystemExit, ValueError):  # bad options: the magic will say so
         log.debug("the options of %%%s were not understood", name, exc_info=True)
+    return None
+
+
+def _run_in_namespace(owner: Any, line: str) -> tuple[str, bool] | None:
+    """The code `%run` runs in the notebook's namespace: a script's with `-i`, and
+    every code cell of a notebook (`%run setup.ipynb`, whatever the options); it reads
+    the notebook's names as the cell's own code would. A script run without `-i` runs
+    in a namespace of its own (its file is an input as any file read), and `-m`
+    a module: neither reads the notebook's names."""
+    from IPython.utils.path import get_py_filename
+
+    opts, args = owner.parse_options(line, "nidtN:b:pD:l:rs:T:em:G", mode="list", list_all=1)
+    if "m" in opts or not args:
+        return None
+    try:
+        path = get_py_filename(args[0])
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError):
+        return None  # the magic will say so
+    if path.lower().endswith(".ipynb"):
+        try:
+            cells = json.loads(text).get("cells", [])
+        except (ValueError, AttributeError):
+            return None
+        sources = ["".join(c.get("source", "")) for c in cells if c.get("cell_type") == "code"]
+        transform = owner.shell.transform_cell
+        return "\n".join(transform(src) for src in sources if src.strip()), False
+    if path.lower().endswith(".ipy") or "i" in opts:
+        return text, False
     return None
