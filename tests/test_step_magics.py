@@ -90,6 +90,13 @@ def test_code_run_by_a_magic_is_read_by_the_key(kernel, case):
     assert "ran" in r.status_lines()[0] and "input v changed" in r.status_lines()[0]
     if name and value:
         assert kernel.value(name) == 12
+    if case == "run-i":  # the script edited to read another name: that name is the input
+        (kernel.cwd / "twice.py").write_text("y = w * 2\n")
+        kernel.ok("w = 7")
+        assert "ran" in kernel.ok(cell).status_lines()[0] and kernel.value("y") == 14
+        kernel.ok("w = 8")
+        r = kernel.ok(cell)
+        assert "input w changed" in r.status_lines()[0] and kernel.value("y") == 16
 
 
 def test_measuring_magics_still_measure_inside_a_step(kernel):

@@ -43,8 +43,14 @@ class StepCode(msgspec.Struct, frozen=True):
 
 def of(shell: InteractiveShell, transformed: str) -> StepCode:
     """The step code of a body that IPython transformed into `transformed`. Raises
-    SyntaxError like Python would."""
+    SyntaxError like Python would. Kept per source, but for a body calling `%run`: the
+    code it runs is read from a file, which may have changed since."""
+    if _RUNS_A_FILE in transformed:
+        return _of.__wrapped__(shell, transformed)
     return _of(shell, transformed)
+
+
+_RUNS_A_FILE = "run_line_magic('run', "  # (as IPython's transform spells `%run`)
 
 
 @lru_cache(maxsize=512)
