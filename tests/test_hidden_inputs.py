@@ -258,6 +258,16 @@ def test_ipython_s_history_a_step_reads_is_an_input(kernel, cell):
     assert y == ("30 + 3" if "_i" in cell else 33)
 
 
+def test_a_step_reading_one_cell_s_result_is_served_while_others_are_shown(kernel):
+    # `Out[n]` is read as `_n`: all of `Out` changes with every result shown, and a
+    # step reading it ran again after any cell that showed one.
+    n = kernel.ok("20 + 1").execution_count
+    cell = f"%%step one\ny = Out[{n}] * 2\nsource = In[{n}]"
+    kernel.ok(cell)
+    kernel.ok("'another result'")
+    assert served(kernel.ok(cell)) and kernel.value("(y, source)") == (42, "20 + 1")
+
+
 @pytest.mark.parametrize("name", ["__version__", "__vsc_ipynb_file__"])
 def test_a_dunder_name_the_notebook_binds_is_an_input(kernel, name):
     # Every name spelled `__x__` was left out of the inputs, where Python's own

@@ -1,7 +1,8 @@
 """Reads of the notebook's namespace that are not spelled as plain names, for the static
 analysis of a cell (`analysis`): attribute chains (`settings.THRESHOLD`), items of the
 namespace by a literal name (`globals()['cfg']`, `globals().get('cfg')`), attributes of
-the notebook's module (`sys.modules['__main__'].cfg`), environment variables by a literal
+the notebook's module (`sys.modules['__main__'].cfg`), one cell's result or source by
+number (`Out[5]` as `_5`, `In[5]` as `_i5`), environment variables by a literal
 name (`os.environ['MODE']`, `os.getenv('MODE')`, `'MODE' in os.environ`), code given to
 `eval`/`exec` as a literal string (read as the names it spells), the names a pandas
 expression string spells (`df.query('A < @lim')`, `pd.eval('df.A * k')`), and the dynamic reads
@@ -94,6 +95,12 @@ class NamespaceReads:
     def visit_Subscript(self, node: ast.Subscript) -> None:
         if notebook_module(node):  # handed on, read by name later: a dynamic read
             self.w.dynamic.append(source(node))
+            return
+        entry = _history_entry(node)
+        if entry is not None and isinstance(node.ctx, ast.Load):
+            # `Out[5]` is `_5`, `In[5]` is `_i5`: one cell's, where all of `Out` changes
+            # with every result shown (a step reading it would never be served)
+            self._read_by_name(entry)
             return
         if not isinstance(node.ctx, ast.Load) and self.local is None:
             chain = dotted(node.value)  # `mimetypes.types_map[k] = v`, `del os.environ[k]`
@@ -245,6 +252,16 @@ def notebook_module(node: ast.AST) -> bool:
         and dotted(node.value) == ("sys", "modules")
         and literal(node.slice) == "__main__"
     )
+
+
+def _history_entry(node: ast.Subscript) -> str | None:
+    """`_5` for `Out[5]`, `_i5` for `In[5]` (IPython binds both); else None."""
+    if not isinstance(node.value, ast.Name) or node.value.id not in ("Out", "In"):
+        return None
+    n = node.slice.value if isinstance(node.slice, ast.Constant) else None
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        return None
+    return f"_{n}" if node.value.id == "Out" else f"_i{n}"
 
 
 def _listing_magic(node: ast.Call) -> bool:
