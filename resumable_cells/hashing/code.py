@@ -11,8 +11,8 @@ for a local module the digest of its source (`sources`); what functions of a loc
 module read from it is told to `reach` too. A name only tells what the module holds
 under it: a function made by `exec` of generated source (sympy's `lambdify`) or a class
 made at run time (sympy's `Function('f')`) is hashed by what it is, as the notebook's
-are. A local module's class is also what its data attributes hold now (set at run
-time, they are no part of the source). What a function holds (closure cells, defaults,
+are. A local module's class is also what its plain attributes hold now (`Config.lr`
+set at run time is no part of the source). What a function holds (closure cells, defaults,
 attributes) is walked as part of the digest that reaches it (`with_state`), each object
 once.
 """
@@ -27,7 +27,6 @@ from typing import Any
 
 import xxhash
 
-from ..errors import Unhashable
 from . import bytecode, objects
 from .sources import is_local_module
 from .values import Hasher
@@ -38,11 +37,7 @@ _SKIP_CLASS_ATTRS = frozenset(
     {"__dict__", "__weakref__", "__module__", "__qualname__", "__slotnames__", "_abc_impl"}
 )
 LRU_WRAPPER = type(functools.lru_cache()(lambda: None))
-# A class's attributes that are its code, which its module's source already stands for.
-_CODE_ATTRS = (
-    types.FunctionType, staticmethod, classmethod, property, functools.cached_property,
-    types.MemberDescriptorType, types.GetSetDescriptorType,
-)  # fmt: skip
+_PLAIN = frozenset({int, float, complex, str, bytes, bool, type(None)})
 
 
 def is_notebook_defined(obj: Any, main_ns: dict | None) -> bool:
@@ -94,22 +89,24 @@ def _callable_digest(obj: Any, hasher: Hasher) -> bytes:
 
 
 def _class_data(h: Hasher, cls: type) -> None:
-    """What a local module's class holds beyond its source: its data attributes now.
-    `Config.lr = 0.5` in a cell is no part of `helpers.py`, and a step reading
-    `Config.lr` (through the class, an instance, or a function of the module) was served
-    what 0.1 made. Its functions are its source's; an attribute that cannot be hashed
-    (a lock) is left out, as it was."""
+    """What a local module's class holds beyond its source: its settings now, the plain
+    values among its attributes (numbers, strings, None, tuples of them). `Config.lr =
+    0.5` in a cell is no part of `helpers.py`, and a step reading `Config.lr` (through
+    the class, an instance, or a function of the module) was served what 0.1 made. Its
+    functions are its source's, and what it holds that changes as it is used (a cache,
+    a counter of its instances) is state, as an installed module's registries are: in a
+    resumed Run All, the steps served do not fill it, and every later step would run."""
     h.tag(b"d")
     for name, attr in sorted(cls.__dict__.items(), key=lambda kv: str(kv[0])):
-        if name in _SKIP_CLASS_ATTRS or isinstance(attr, _CODE_ATTRS):
-            continue
-        part = h.child("fresh")
-        try:
-            part.value(attr, f"{cls.__qualname__}.{name}")
-        except (Unhashable, RecursionError):
-            continue
-        h.text(name)
-        h.raw(part.digest())
+        if name not in _SKIP_CLASS_ATTRS and _plain(attr):
+            h.text(name)
+            h.value(attr, f"{cls.__qualname__}.{name}")
+
+
+def _plain(value: Any) -> bool:
+    if isinstance(value, tuple) and type(value) is tuple:
+        return all(type(v) in _PLAIN for v in value)
+    return type(value) in _PLAIN
 
 
 def with_state(obj: Any, h: Hasher, path: str) -> bool:
