@@ -4,12 +4,12 @@ them.
 
 - The code some magics run: `%time`, `%%time`, `%timeit`, `%%timeit`, `%prun`, `%%prun`
   and `%%capture` run a string of code in the notebook's namespace, and so does `%run`
-  of a script with `-i` or of a notebook (`%run setup.ipynb`), from its file. `expand` writes that
-  code out just before the statement that calls the magic, so that the analysis reads it
-  as the cell's own: its reads are inputs of the step, its assignments bindings. Code
-  `%timeit` runs is written out as a function body, since its timer function keeps its
-  assignments local. The code is found with the magic's own option parser, as IPython's
-  completer finds it.
+  of a script with `-i` or of a notebook (`%run setup.ipynb`), from its file. `expand`
+  writes that code out just before the statement that calls the magic, so that the
+  analysis reads it as the cell's own: its reads are inputs of the step, its
+  assignments bindings. Code `%timeit` runs is written out as a function body, since
+  its timer function keeps its assignments local. The code is found with the magic's
+  own option parser, as IPython's completer finds it.
 - Cell magics that run their body as a script in a subprocess (`%%bash`, `%%sh`,
   `%%script`, `%%python3`: IPython's `ScriptMagics`). They start it from a thread of
   their own, which the tripwire does not watch, so `scripts` finds them here.

@@ -41,10 +41,12 @@ def invalid_reason(
     it read through eval or exec has another digest now: `digest_of(name)`, None when
     the name is gone; the settings its outputs were shown with or its code read differ
     now, the warning filters now make a warning it showed an error, the working folder
-    it read files relative to, or a global random generator it drew from and the
-    notebook seeded (`seeding`: `state/drawn.py`) is elsewhere, unless `settings` is
-    False: the plan, which cannot know the settings, the filters, the folder or the
-    generators Run All will have reached by then), or None when it can."""
+    it read files relative to or asked for, an environment variable it read (not by a
+    literal name: those are in the key), or a global random generator it drew from and
+    the notebook seeded (`seeding`: `state/drawn.py`) is elsewhere, unless `settings`
+    is False: the plan, which cannot know the settings, the filters, the folder, the
+    environment or the generators Run All will have reached by then), or None when it
+    can."""
     if ttl is not None:
         age = time.time() - entry.created
         if age > ttl:
