@@ -28,6 +28,7 @@ from typing import Any
 import xxhash
 
 from . import bytecode, objects
+from .plain import ATOMIC, all_atomic
 from .sources import is_local_module
 from .values import Hasher
 
@@ -37,7 +38,6 @@ _SKIP_CLASS_ATTRS = frozenset(
     {"__dict__", "__weakref__", "__module__", "__qualname__", "__slotnames__", "_abc_impl"}
 )
 LRU_WRAPPER = type(functools.lru_cache()(lambda: None))
-_PLAIN = frozenset({int, float, complex, str, bytes, bool, type(None)})
 
 
 def is_notebook_defined(obj: Any, main_ns: dict | None) -> bool:
@@ -104,9 +104,7 @@ def _class_data(h: Hasher, cls: type) -> None:
 
 
 def _plain(value: Any) -> bool:
-    if isinstance(value, tuple) and type(value) is tuple:
-        return all(type(v) in _PLAIN for v in value)
-    return type(value) in _PLAIN
+    return type(value) in ATOMIC or (type(value) is tuple and all_atomic(value))
 
 
 def with_state(obj: Any, h: Hasher, path: str) -> bool:

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MagicUse", "SCOPE", "read"]
+__all__ = ["MagicUse", "SCOPE", "magic_call", "read"]
 
 SCOPE = "__step_magic_scope__"  # the function `%timeit` code is written out in
 _MAX_DEPTH = 4  # magics inside the code of magics, written out this deep
@@ -58,7 +58,7 @@ def read(shell: InteractiveShell, transformed: str) -> MagicUse:
     return MagicUse(expanded, tuple(dict.fromkeys(expander.scripts)))
 
 
-def _magic_call(node: ast.AST) -> tuple[str, list[str]] | None:
+def magic_call(node: ast.AST) -> tuple[str, list[str]] | None:
     """("line" or "cell", [name, *string arguments]) for `get_ipython().run_*_magic(...)`
     with literal arguments."""
     if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
@@ -99,7 +99,7 @@ class _Expander(ast.NodeTransformer):
         self.visit(stmt)  # magics in nested bodies go before their own statements
         before: list[ast.stmt] = []
         for call in _own_calls(stmt):
-            found = _magic_call(call)
+            found = magic_call(call)
             if found is not None:
                 before += self._code_of(*found)
         return before + [stmt]

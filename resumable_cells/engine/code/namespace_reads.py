@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...hashing.bytecode import EXPRESSION_CALLS, EXPRESSION_KEYWORDS, expression_names
+from .magics import magic_call
 
 _SHELL_NAMESPACES = frozenset({"user_ns", "user_global_ns"})
 _LISTING_MAGICS = frozenset({"who", "who_ls", "whos"})  # (they list the namespace's names)
@@ -126,7 +127,8 @@ class NamespaceReads:
         # an item assigned or deleted is a binding: the namespace is compared after the run
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        if node.attr == "__dict__" and self._main(node.value):  # the namespace whole
+        main = notebook_module(node.value) or self._main_name(node.value)
+        if node.attr == "__dict__" and main:  # the namespace whole
             self.w.dynamic.append(source(node))
             return
         if notebook_module(node.value):  # `sys.modules['__main__'].cfg` is the notebook's cfg
@@ -158,11 +160,9 @@ class NamespaceReads:
             self.local is None and node.func.id in ("vars", "locals", "dir")
         )
 
-    def _main(self, node: ast.AST) -> bool:
-        """The notebook's module: `sys.modules['__main__']`, or a name the cell imports
-        it as or that spells it (`import __main__` in an earlier cell)."""
-        if notebook_module(node):
-            return True
+    def _main_name(self, node: ast.AST) -> bool:
+        """A name of the notebook's module: one the cell imports it as, or `__main__`
+        (`import __main__` in an earlier cell)."""
         return isinstance(node, ast.Name) and (
             node.id == "__main__" or self.w.imports.get(node.id) == "__main__"
         )
@@ -175,8 +175,7 @@ class NamespaceReads:
             isinstance(func, ast.Name)
             and func.id in ("vars", "dir")
             and len(node.args) == 1
-            and not notebook_module(node.args[0])
-            and self._main(node.args[0])
+            and self._main_name(node.args[0])
         )
 
     def _environ(self, name: str) -> None:
@@ -265,17 +264,11 @@ def _history_entry(node: ast.Subscript) -> str | None:
 
 
 def _listing_magic(node: ast.Call) -> bool:
-    """`get_ipython().run_line_magic('who_ls', '')`, as IPython spells `%who_ls`."""
-    func = node.func
-    return (
-        isinstance(func, ast.Attribute)
-        and func.attr == "run_line_magic"
-        and isinstance(func.value, ast.Call)
-        and isinstance(func.value.func, ast.Name)
-        and func.value.func.id == "get_ipython"
-        and bool(node.args)
-        and literal(node.args[0]) in _LISTING_MAGICS
-    )
+    """`%who_ls`, as IPython spells it: `get_ipython().run_line_magic('who_ls', '')`."""
+    found = magic_call(node)
+    if found is None or found[0] != "line" or not found[1]:
+        return False
+    return found[1][0] in _LISTING_MAGICS
 
 
 def called_name(func: ast.AST) -> str | None:
