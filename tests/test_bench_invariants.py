@@ -216,6 +216,38 @@ def test_string_arrays_travel_as_one_buffer_and_come_back_equal():
     assert nbuf == 0 and back.tolist() == nul.tolist()
 
 
+def test_datetime_arrays_travel_out_of_band_and_come_back_as_they_were(tmp_path):
+    n = 10_000
+    base = np.arange(n, dtype=np.int64)
+    arrays = [
+        base.astype("M8[ns]"),
+        base.astype(">m8[s]"),  # another byte order keeps it
+        np.asfortranarray(base.astype("M8[D]").reshape(100, 100)),
+    ]
+    for arr in arrays:
+        back, nbuf = _serialize_roundtrip(arr)
+        assert nbuf == 1, arr.dtype  # numpy alone pickles these dtypes in band
+        assert back.dtype == arr.dtype and back.shape == arr.shape and (back == arr).all()
+        assert back.flags.f_contiguous == arr.flags.f_contiguous and back.flags.writeable
+        back[0] = back[1]  # writable, like the original
+    small, nbuf = _serialize_roundtrip(base[:10].astype("M8[s]"))
+    assert nbuf == 0 and small.dtype == np.dtype("M8[s]")
+    strided, _ = _serialize_roundtrip(arrays[0][::2])
+    assert (strided == arrays[0][::2]).all()
+
+    df = pd.DataFrame(
+        {
+            "d": pd.date_range("2020-01-01", periods=n, freq="s"),
+            "z": pd.date_range("2020-01-01", periods=n, freq="h", tz="Europe/Paris"),
+            "t": pd.to_timedelta(np.arange(n), unit="s"),
+        }
+    )
+    df.loc[3, "d"] = pd.NaT
+    restored = roundtrip(tmp_path, df)
+    pd.testing.assert_frame_equal(restored, df)
+    assert digest(restored) == digest(df)
+
+
 def test_string_frame_round_trip_keeps_digest(tmp_path):
     df = bench_frame(20_000)
     df["o"] = pd.Series([f"o{i}" if i % 7 else None for i in range(20_000)], dtype=object)

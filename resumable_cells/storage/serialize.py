@@ -181,6 +181,8 @@ class _Pickler(pickle.Pickler):
             return NotImplemented
         if np is not None and type(obj) is np.ndarray and not obj.flags.writeable:
             return _read_only_reduce(obj)
+        if np is not None and type(obj) is np.ndarray and obj.dtype.kind in "mM":
+            return _times_reduce(obj)
         if np is not None and isinstance(obj, np.ndarray) and type(obj) is not np.ndarray:
             return array_subclass_reduce(obj)
         if type(obj) is weakref.ReferenceType and obj.__callback__ is None:
@@ -352,6 +354,23 @@ def _read_only_reduce(arr):
             return NotImplemented  # pickle restores its buffer read-only, as it is
         view = arr.copy()  # pickled in band, it would come back writable
     return _make_read_only, (view,)
+
+
+def _times_reduce(arr):
+    """A datetime64 or timedelta64 array, pickled as its int64 view and made a view of
+    its own type when loaded: numpy pickles these dtypes in band, a copy of every byte
+    in the stream, signed with the stream at SHA-256's speed, where an int64 array's
+    data travels out of band like any other array's (a frame's datetime column: 8 MB a
+    million rows)."""
+    if arr.nbytes < IN_BAND_MAX or not (arr.flags.c_contiguous or arr.flags.f_contiguous):
+        return NotImplemented
+    np = sys.modules["numpy"]
+    ints = arr.view(np.dtype(f"i{arr.dtype.itemsize}").newbyteorder(arr.dtype.byteorder))
+    return _times_from_ints, (ints, arr.dtype)
+
+
+def _times_from_ints(ints, dtype):
+    return ints.view(dtype)
 
 
 def array_subclass_reduce(arr: Any) -> Any:
