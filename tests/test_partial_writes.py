@@ -52,3 +52,34 @@ def test_a_store_written_before_the_folder_existed_is_looked_through_once(tmp_pa
     Store(tmp_path / "s").close()
     assert not left.exists()
     assert (root / blobs.PARTIAL).is_dir()  # from now on, one listing
+
+
+def test_a_large_buffer_whose_write_fails_leaves_nothing_and_no_thread(tmp_path, monkeypatch):
+    import threading
+
+    import numpy as np
+
+    root = tmp_path / "blobs"
+    big = np.arange(6 << 20, dtype=np.float64)  # 48 MB: hashed by a thread as it is written
+    blobs.write_blob(root, "12" * 16, big)
+    assert (blobs.read_blob(root, "12" * 16) == big).all()
+
+    calls = []
+    real_write = blobs.BlobWriter.write
+
+    def failing(self, data):
+        calls.append(len(data))
+        if len(calls) == 5:
+            raise OSError(28, "No space left on device")
+        real_write(self, data)
+
+    monkeypatch.setattr(blobs.BlobWriter, "write", failing)
+    try:
+        blobs.write_blob(root, "34" * 16, big)
+    except OSError as e:
+        assert e.errno == 28
+    else:
+        raise AssertionError("the failed write was not raised")
+    assert len(calls) == 5 and not blobs.blob_path(root, "34" * 16).exists()
+    assert list((root / blobs.PARTIAL).iterdir()) == []
+    assert not [t for t in threading.enumerate() if t.name == "resumable-cells-check"]

@@ -3,7 +3,8 @@
 Layout: magic, header length, JSON header, then the pickle stream and each out-of-band
 buffer at 64-byte aligned offsets. Buffers are written straight from the value's memory
 and read back with `readinto` into fresh buffers, so neither direction copies a large
-array twice; a large buffer read is hashed by a thread of its own as its chunks arrive.
+array twice; a large buffer is hashed by a thread of its own as its chunks are read or
+written.
 The header carries an HMAC over the pickle stream and the seeded xxh3 digests of the
 buffers: a file that fails it is never unpickled.
 
@@ -38,7 +39,7 @@ from . import auth, serialize
 MAGIC = b"RCB1"
 _ALIGN = 64
 _READ_CHUNK = 4 << 20  # read, then hash while the chunk is still in the CPU cache
-_HASH_BEHIND_MIN = 32 << 20  # a buffer this large is hashed by a thread as it is read
+_HASH_BEHIND_MIN = 32 << 20  # a buffer this large is hashed by a thread as it is read or written
 _WRITE_CHUNK = 4 << 20
 BOUNCE = 256 << 10  # the bounce buffer of `write_copied`: copied, hashed twice, written from L2
 _LARGE = 1 << 20
@@ -164,11 +165,19 @@ def _write_file(
 def _write_hashed(writer: BlobWriter, raw, seed: int) -> str:
     view = memoryview(raw).cast("B")
     h = xxhash.xxh3_128(seed=seed)
-    for pos in range(0, view.nbytes, _WRITE_CHUNK):
-        chunk = view[pos : pos + _WRITE_CHUNK]
-        writer.write(chunk)
-        h.update(chunk)
+    if view.nbytes >= _HASH_BEHIND_MIN:  # the thread only reads: the file stays this one's
+        with _hashing_behind(view, h) as hash_chunk:
+            _write_chunks(writer, view, hash_chunk)
+    else:  # each chunk hashed right after it was written, while it is in the CPU cache
+        _write_chunks(writer, view, lambda start, end: h.update(view[start:end]))
     return h.hexdigest()
+
+
+def _write_chunks(writer: BlobWriter, view: memoryview, wrote: Callable[[int, int], None]) -> None:
+    for pos in range(0, view.nbytes, _WRITE_CHUNK):
+        end = min(pos + _WRITE_CHUNK, view.nbytes)
+        writer.write(view[pos:end])
+        wrote(pos, end)
 
 
 class BlobWriter:
