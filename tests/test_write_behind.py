@@ -226,3 +226,15 @@ def test_a_small_entry_whose_put_fails_is_said_at_the_next_cell(kernel, tmp_path
     assert "ran" in again and "the store failed" in again, again
     kernel.settle()  # (its entry is put after the cell's reply)
     assert stored(tmp_path, "tiny")
+
+
+def test_a_value_written_behind_is_freed_once_the_notebook_drops_it(kernel):
+    # The writer kept the last entry it wrote (and through its buffers the value's
+    # memory) until the next one came: a large value deleted or rebound stayed.
+    kernel.ok(LOAD)
+    kernel.ok(step("dropped", 7))
+    kernel.ok("import resumable_cells, weakref\nresumable_cells.wait_for_writes()")
+    kernel.ok("_held = weakref.ref(v)\ndel v")
+    assert kernel.value("_held() is None") is True
+    kernel.ok("import gc\ngc.collect()")  # (not cyclic garbage either: a reference)
+    assert kernel.value("_held() is None") is True

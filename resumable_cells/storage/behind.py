@@ -241,6 +241,10 @@ class WriteBehind:
         while True:
             job = self._next()
             self._done(job, self._attempt(job, partial(self._write, job, bounce)))
+            # Waiting for the next job, this frame would still hold the last one, and
+            # through its buffers the value's memory: a value the notebook has since
+            # dropped (rebound, deleted) would stay in memory until another step ended.
+            del job
 
     def _attempt(self, job: Job, work: Callable[[], object]) -> bool:
         """Run `work` (the job's writes, its put); whether the entry was stored. A
