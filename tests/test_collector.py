@@ -93,3 +93,34 @@ def test_the_engines_work_starts_no_collection_and_the_body_keeps_its_own(kernel
     assert kernel.value("seen_off") is False  # and the next body finds it so
     assert kernel.value("gc.isenabled()") is False
     kernel.ok("gc.enable()")
+
+
+def test_what_a_step_replaced_or_showed_is_freed_by_reference_counting(kernel):
+    # The engine's own objects made reference cycles, which only the collector frees:
+    # with it off, a frame a step replaced stayed in memory (the persistent-id closure
+    # of the result's pickle kept the inputs' graph, which holds it), and every step
+    # that showed a value left the displayhook's wrapper behind.
+    kernel.ok("%load_ext resumable_cells")
+    kernel.ok("import gc, weakref\nimport pandas as pd\ngc.disable()\nn = 1")
+    step = "%%step frame --force\ndf = pd.DataFrame({'a': range(1000)}) * n\ndf.shape"
+    kernel.ok(step)
+    kernel.ok("_old = weakref.ref(df)\nn = 2")
+    kernel.ok(step)
+    assert kernel.value("_old() is None") is True
+    # No cycles of its own: what the collector finds after a live step and a hit that
+    # show a value holds no object, function or method of the engine.
+    kernel.ok("gc.collect()\ngc.set_debug(gc.DEBUG_SAVEALL)")
+    kernel.ok("%%step shown\nz = [n] * 3\nz")
+    kernel.ok("%%step shown\nz = [n] * 3\nz")
+    kernel.ok(
+        "gc.collect()\n"
+        "def _module(o):\n"
+        "    o = getattr(o, '__func__', o)\n"
+        "    own = getattr(o, '__module__', None) if callable(o) else None\n"
+        "    return own if isinstance(own, str) else type(o).__module__\n"
+        "_ours = sorted({_module(o) for o in gc.garbage} - {'builtins'})\n"
+        "gc.set_debug(0)\n"
+        "gc.garbage.clear()"
+    )
+    assert not [m for m in kernel.value("_ours") if m.startswith("resumable_cells")]
+    assert kernel.value("gc.isenabled()") is False  # (as the notebook left it)

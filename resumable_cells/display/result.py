@@ -39,34 +39,45 @@ def show_as(shell: Any, value: Any, bundle: Bundle) -> None:
     through all of them."""
     hook = shell.displayhook
     current = hook.__dict__.get("compute_format_data")
-    shown = getattr(current, "_rc_shown", None)  # this cell's wrapper, when a step set it
-    if shown is not None:
-        shown[id(value)] = (value, bundle)
+    if isinstance(current, _ShownAs):  # this cell's wrapper, set by a step before
+        current.shown[id(value)] = (value, bundle)
         return
-    own = current  # (set on the instance by someone else)
-    original = hook.compute_format_data
-    shown = {id(value): (value, bundle)}  # (the value kept alive: its id stays its own)
+    wrapper = _ShownAs(shell, current, {id(value): (value, bundle)})
+    hook.compute_format_data = wrapper
+    shell.events.register("post_run_cell", wrapper.restore)
 
-    def compute(result: Any) -> Any:
-        found = shown.get(id(result))
+
+class _ShownAs:
+    """The displayhook's `compute_format_data` for one cell: the bundles of the values
+    the cell's steps showed, by identity (each value kept alive, so its id stays its
+    own), and the formatting before. An object rather than two closures that refer to
+    each other: such a pair is a cycle, and the values (a frame the step showed) would
+    stay in memory after the cell until the garbage collector ran."""
+
+    def __init__(self, shell: Any, own: Any, shown: dict[int, tuple[Any, Bundle]]) -> None:
+        self.shell = shell
+        self.own = own  # (set on the instance by someone else)
+        self.original = shell.displayhook.compute_format_data
+        self.shown = shown
+
+    def __call__(self, result: Any) -> Any:
+        found = self.shown.get(id(result))
         if found is None or found[0] is not result:
-            return original(result)
-        del shown[id(result)]
-        if not shown:
-            restore()
+            return self.original(result)
+        del self.shown[id(result)]
+        if not self.shown:
+            self.restore()
         return found[1]
 
-    def restore(*_: Any) -> None:
-        if hook.__dict__.get("compute_format_data") is compute:
-            if own is not None:
-                hook.compute_format_data = own
+    def restore(self, *_: Any) -> None:
+        hook = self.shell.displayhook
+        if hook.__dict__.get("compute_format_data") is self:
+            if self.own is not None:
+                hook.compute_format_data = self.own
             else:
                 del hook.compute_format_data
+        self.shown.clear()  # (values a cell's displayhook never showed: `;`, an error)
         try:
-            shell.events.unregister("post_run_cell", restore)
+            self.shell.events.unregister("post_run_cell", self.restore)
         except ValueError:
             pass  # (already gone)
-
-    compute._rc_shown = shown  # type: ignore[attr-defined]
-    hook.compute_format_data = compute
-    shell.events.register("post_run_cell", restore)

@@ -70,11 +70,13 @@ class Referrer:
                 self.by_id.setdefault(id(value), name)
         self.used = False  # a reference was written
         self.plain = True  # and besides them only tuples, lists, dicts, sets and atoms
-        self.pid = self._pid()
 
-    def _pid(self) -> Callable[[Any], PersistentId | None]:
+    @property
+    def pid(self) -> Callable[[Any], PersistentId | None]:
         """The persistent id of an object (None: pickle it); a closure, as pickle asks
-        it of every object of the result."""
+        it of every object of the result. Made anew for each pickle, never kept: kept,
+        it would hold this object in a cycle, and with it the graphs and the objects
+        they reach (values the step replaced) until the garbage collector ran."""
         atomic, by_id, graphs = objgraph.NO_IDENTITY, self.by_id, self.graphs
         found: dict[int, PersistentId | None] = {}
         np = sys.modules.get("numpy")

@@ -155,12 +155,15 @@ class Writer:
         self.np = sys.modules.get("numpy")
         self.fallen: set[int] = set()  # objects whose reference carries a fallback
         self.nested = False  # pickling a fallback: references inside it carry none
-        self.pid = self._pid()  # the persistent_id function of the stream
 
-    def _pid(self) -> Callable[[Any], PersistentId | None]:
+    @property
+    def pid(self) -> Callable[[Any], PersistentId | None]:
         """The persistent id of an object (None: pickle it), as a closure over its
         lookups: pickle asks it of every object of the stream, each int and string
-        included, and a closure's call costs half of an instance's `__call__`."""
+        included, and a closure's call costs half of an instance's `__call__`. Made
+        anew for each stream, never kept: kept, it would hold this writer in a cycle,
+        and with it the graphs and the objects they reach (values the step replaced)
+        until the garbage collector ran."""
         nodes, replaced, plain = self.old.nodes, self.replaced, self.plain
         ref, array = self._ref, self._array
         ndarray = self.np.ndarray if self.np is not None else _NoArray
