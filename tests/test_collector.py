@@ -108,10 +108,13 @@ def test_what_a_step_replaced_or_showed_is_freed_by_reference_counting(kernel):
     kernel.ok(step)
     assert kernel.value("_old() is None") is True
     # No cycles of its own: what the collector finds after a live step and a hit that
-    # show a value holds no object, function or method of the engine.
+    # show a value, and a step reading matplotlib's settings, holds no object, function
+    # or method of the engine.
     kernel.ok("gc.collect()\ngc.set_debug(gc.DEBUG_SAVEALL)")
     kernel.ok("%%step shown\nz = [n] * 3\nz")
     kernel.ok("%%step shown\nz = [n] * 3\nz")
+    kernel.ok("import matplotlib")  # (a step reading its settings is watched reading them)
+    kernel.ok("%%step width\nwidth = matplotlib.rcParams['lines.linewidth'] * n")
     kernel.ok(
         "gc.collect()\n"
         "def _module(o):\n"

@@ -138,6 +138,7 @@ def _matplotlib(read: Read) -> Undo | None:
         for name, original in originals.items():
             if cls.__dict__.get(name) is wrappers.get(name):
                 setattr(cls, name, original)
+        wrappers.clear()  # (they refer to this function: a cycle, left to the collector)
 
     def noting(original: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
         def read_rc(self: Any, key: Any) -> Any:
