@@ -57,3 +57,37 @@ def test_a_step_whose_libraries_ask_their_loggers_is_served_while_nothing_change
     kernel.ok("import logging\nlogging.getLogger('matplotlib').setLevel(logging.DEBUG)")
     kernel.ok("import logging\nlogging.basicConfig(level=logging.DEBUG, force=True)")
     assert "the logging configuration changed" in kernel.ok(cell).status_lines()[-1]
+
+
+def test_loggers_the_kernels_other_threads_ask_while_a_step_runs_are_not_the_steps(kernel):
+    # In JupyterLab the kernel's control thread logs while a cell runs; counted as the
+    # step's, its logger's configuration in a new kernel made every resume run the step
+    # ("the logging configuration changed since it ran").
+    kernel.ok(
+        "import logging, threading, time\n"
+        "_stop = threading.Event()\n"
+        "def _chatter():\n"
+        "    while not _stop.is_set():\n"
+        "        logging.getLogger('kernel.chatter').debug('tick')\n"
+        "        time.sleep(0.001)\n"
+        "_t = threading.Thread(target=_chatter, daemon=True)\n"
+        "_t.start()"
+    )
+    step = (
+        "%%step quiet\n"
+        "def _in_a_thread():\n"
+        "    logger = logging.getLogger('step.worker')\n"
+        "    worker = threading.Thread(target=logger.debug, args=('in a thread of the step',))\n"
+        "    worker.start()\n"
+        "    worker.join()\n"
+        "_in_a_thread()\n"
+        "time.sleep(0.2)\n"
+        "v = 1"
+    )
+    kernel.ok(step)
+    kernel.ok("_stop.set()\n_t.join()")
+    kernel.ok("logging.getLogger('kernel.chatter').setLevel(logging.DEBUG)")
+    assert "served from cache" in kernel.ok(step).status_lines()[-1]
+    kernel.ok("logging.getLogger('step.worker').setLevel(logging.DEBUG)")  # (the step's own)
+    again = kernel.ok(step).status_lines()[-1]
+    assert "the logging configuration changed since it ran" in again, again

@@ -18,7 +18,8 @@ Each is watched where its library reads it, and only while the body runs:
   thousands).
 - logging: each logger's calls ask `Logger.isEnabledFor` whether a record is made; the
   names of the loggers asked are noted (the step's printed log lines, or their absence,
-  follow from those loggers' levels and handlers: `loggers.Effective`).
+  follow from those loggers' levels and handlers: `loggers.Effective`), but those asked
+  by threads that ran before the step (the kernel's control and I/O threads).
 Which of numpy's and pandas' settings were read is kept by name: pandas parses a date
 string with `display.date_dayfirst`, and a step that parses dates depends on that one,
 not on `display.max_rows` (a copy of the whole dict reads them all); any read of
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -157,11 +159,16 @@ def _matplotlib(read: Read) -> Undo | None:
 def _logging(read: Read) -> Undo | None:
     cls = logging.Logger
     original = cls.__dict__["isEnabledFor"]
+    # The kernel's own threads (its control channel, its I/O thread, the writer of
+    # blobs) log while the body runs: their loggers are not the step's. A thread the
+    # step starts is counted.
+    running = threading.get_ident()
+    others = {t.ident for t in threading.enumerate()} - {running}
 
     def is_enabled_for(self: logging.Logger, level: int) -> bool:
         name = self.name
-        if not name.startswith(_OWN):  # (the engine's own debug lines: not the step's)
-            read.note("logging", name)
+        if not name.startswith(_OWN) and threading.get_ident() not in others:
+            read.note("logging", name)  # (the engine's own debug lines: not the step's)
         return bool(original(self, level))
 
     cls.isEnabledFor = is_enabled_for  # type: ignore[method-assign]
