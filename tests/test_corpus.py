@@ -80,12 +80,12 @@ def test_the_corpus_is_there_with_its_licences_and_data():
     assert (CORPUS / "johansson-lectures" / "LICENSE").is_file()
     assert (CORPUS / "johansson-lectures" / "stockholm_td_adj.dat").stat().st_size > 2_000_000
     assert (CORPUS / "statsmodels" / "LICENSE.txt").is_file()
-    assert len(list(CORPUS.glob("*/*.ipynb"))) == 33
+    assert len(list(CORPUS.glob("*/*.ipynb"))) == 34
 
 
 def test_every_notebook_was_verified(corpus_run):
     done, report = corpus_run
-    assert report["totals"]["notebooks"] == 33
+    assert report["totals"]["notebooks"] == 34
     assert not [(nb["notebook"], nb["problems"]) for nb in report["notebooks"] if nb["problems"]]
     assert report["totals"]["cells"] > 400
 
