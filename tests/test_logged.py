@@ -91,3 +91,39 @@ def test_loggers_the_kernels_other_threads_ask_while_a_step_runs_are_not_the_ste
     kernel.ok("logging.getLogger('step.worker').setLevel(logging.DEBUG)")  # (the step's own)
     again = kernel.ok(step).status_lines()[-1]
     assert "the logging configuration changed since it ran" in again, again
+
+
+def test_a_thread_the_step_starts_on_the_ident_of_a_kernel_thread_that_ended_is_the_steps(
+    kernel,
+):
+    # A thread's ident is reused once it ends (glibc hands the next thread the freed
+    # stack): told apart by ident, the step's worker would pass for the kernel's thread
+    # that ended during the step, and a changed level of its logger would be served.
+    # (kept out of the step's inputs, in a module: a thread that ended is another value)
+    kernel.ok(
+        "import logging, sys, threading\n"
+        "sys.kernel_thread = (threading.Event(), None)\n"
+        "sys.kernel_thread = (sys.kernel_thread[0], threading.Thread(target=sys.kernel_thread[0].wait, daemon=True))\n"
+        "sys.kernel_thread[1].start()"
+    )
+    step = (
+        "%%step quiet\n"
+        "sys.kernel_thread[0].set()\n"
+        "sys.kernel_thread[1].join()\n"
+        "_idents = []\n"
+        "def _log():\n"
+        "    _idents.append(threading.get_ident())\n"
+        "    logging.getLogger('step.reused').debug('on a reused ident')\n"
+        "_worker = threading.Thread(target=_log)\n"
+        "_worker.start()\n"
+        "_worker.join()\n"
+        "del _worker\n"
+        "reused = _idents[0] == sys.kernel_thread[1].ident\n"
+        "v = 2"
+    )
+    kernel.ok(step)
+    assert kernel.value("reused") is True  # (the case this test is about happened)
+    assert "served from cache" in kernel.ok(step).status_lines()[-1]
+    kernel.ok("logging.getLogger('step.reused').setLevel(logging.DEBUG)")
+    again = kernel.ok(step).status_lines()[-1]
+    assert "the logging configuration changed since it ran" in again, again

@@ -161,13 +161,14 @@ def _logging(read: Read) -> Undo | None:
     original = cls.__dict__["isEnabledFor"]
     # The kernel's own threads (its control channel, its I/O thread, the writer of
     # blobs) log while the body runs: their loggers are not the step's. A thread the
-    # step starts is counted.
-    running = threading.get_ident()
-    others = {t.ident for t in threading.enumerate()} - {running}
+    # step starts is counted. Told apart by their objects, not their idents: an ident is
+    # reused once its thread ends, and the step's next thread may get that of a kernel
+    # thread that ended while it ran.
+    others = set(threading.enumerate()) - {threading.current_thread()}
 
     def is_enabled_for(self: logging.Logger, level: int) -> bool:
         name = self.name
-        if not name.startswith(_OWN) and threading.get_ident() not in others:
+        if not name.startswith(_OWN) and threading.current_thread() not in others:
             read.note("logging", name)  # (the engine's own debug lines: not the step's)
         return bool(original(self, level))
 
