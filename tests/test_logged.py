@@ -59,10 +59,24 @@ def test_a_step_whose_libraries_ask_their_loggers_is_served_while_nothing_change
     assert "the logging configuration changed" in kernel.ok(cell).status_lines()[-1]
 
 
-def test_loggers_the_kernels_other_threads_ask_while_a_step_runs_are_not_the_steps(kernel):
+@pytest.fixture
+def unloaded(tmp_path):
+    """A kernel whose extension is not loaded yet: what runs before `%load_ext` stands
+    for the kernel's own threads (`kernel_threads.py`)."""
+    from kernels import Kernel
+
+    tmp = tmp_path / ".tmp"
+    tmp.mkdir()
+    k = Kernel(tmp_path, env={"JPY_SESSION_NAME": "test.ipynb", "TMPDIR": str(tmp)})
+    yield k
+    k.shutdown()
+
+
+def test_loggers_the_kernels_other_threads_ask_while_a_step_runs_are_not_the_steps(unloaded):
     # In JupyterLab the kernel's control thread logs while a cell runs; counted as the
     # step's, its logger's configuration in a new kernel made every resume run the step
     # ("the logging configuration changed since it ran").
+    kernel = unloaded
     kernel.ok(
         "import logging, threading, time\n"
         "_stop = threading.Event()\n"
@@ -73,6 +87,7 @@ def test_loggers_the_kernels_other_threads_ask_while_a_step_runs_are_not_the_ste
         "_t = threading.Thread(target=_chatter, daemon=True)\n"
         "_t.start()"
     )
+    kernel.ok("%load_ext resumable_cells")
     step = (
         "%%step quiet\n"
         "def _in_a_thread():\n"
@@ -94,11 +109,12 @@ def test_loggers_the_kernels_other_threads_ask_while_a_step_runs_are_not_the_ste
 
 
 def test_a_thread_the_step_starts_on_the_ident_of_a_kernel_thread_that_ended_is_the_steps(
-    kernel,
+    unloaded,
 ):
     # A thread's ident is reused once it ends (glibc hands the next thread the freed
     # stack): told apart by ident, the step's worker would pass for the kernel's thread
     # that ended during the step, and a changed level of its logger would be served.
+    kernel = unloaded
     # (kept out of the step's inputs, in a module: a thread that ended is another value)
     kernel.ok(
         "import logging, sys, threading\n"
@@ -106,6 +122,7 @@ def test_a_thread_the_step_starts_on_the_ident_of_a_kernel_thread_that_ended_is_
         "sys.kernel_thread = (sys.kernel_thread[0], threading.Thread(target=sys.kernel_thread[0].wait, daemon=True))\n"
         "sys.kernel_thread[1].start()"
     )
+    kernel.ok("%load_ext resumable_cells")
     step = (
         "%%step quiet\n"
         "sys.kernel_thread[0].set()\n"
@@ -127,3 +144,27 @@ def test_a_thread_the_step_starts_on_the_ident_of_a_kernel_thread_that_ended_is_
     kernel.ok("logging.getLogger('step.reused').setLevel(logging.DEBUG)")
     again = kernel.ok(step).status_lines()[-1]
     assert "the logging configuration changed since it ran" in again, again
+
+
+def test_a_pool_an_earlier_cell_made_logs_for_the_step_whose_work_it_runs(kernel):
+    # Its workers ran before the step, yet log what the step asked them to: a hit after
+    # their logger was quieted would replay lines a live run no longer shows.
+    kernel.ok(
+        "import logging, concurrent.futures as cf\n"
+        "logging.basicConfig(level=logging.INFO, force=True)\n"
+        "pool = cf.ThreadPoolExecutor(2)\n"
+        "list(pool.map(abs, range(4)))"  # (its workers are running before the step)
+    )
+    body = (
+        "def work(i):\n"
+        "    logging.getLogger('work').info('item %d', i)\n"
+        "    return i * 2\n"
+        "res = sorted(pool.map(work, range(3)))"
+    )
+    step = "%%step fetch --ignore pool\n" + body
+    assert "INFO:work:item 2" in kernel.ok(step).stderr
+    assert "served from cache" in kernel.ok(step).status_lines()[-1]
+    kernel.ok("logging.getLogger('work').setLevel(logging.WARNING)")
+    again = kernel.ok(step)
+    assert "the logging configuration changed since it ran" in again.status_lines()[-1]
+    assert again.stderr == kernel.ok(body).stderr == ""

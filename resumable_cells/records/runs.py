@@ -111,6 +111,7 @@ class Budget:
                 self._unsaved += steps
                 if self._saving is None:
                     self._saving = threading.Timer(SAVE_STEPS_AFTER_S, self._save_later)
+                    self._saving.name = "resumable-cells-save"
                     self._saving.daemon = True
                     self._saving.start()
                     _UNSAVED.add(self)

@@ -19,7 +19,7 @@ Each is watched where its library reads it, and only while the body runs:
 - logging: each logger's calls ask `Logger.isEnabledFor` whether a record is made; the
   names of the loggers asked are noted (the step's printed log lines, or their absence,
   follow from those loggers' levels and handlers: `loggers.Effective`), but those asked
-  by threads that ran before the step (the kernel's control and I/O threads).
+  by the kernel's own threads (its control and I/O threads: `kernel_threads.py`).
 Which of numpy's and pandas' settings were read is kept by name: pandas parses a date
 string with `display.date_dayfirst`, and a step that parses dates depends on that one,
 not on `display.max_rows` (a copy of the whole dict reads them all); any read of
@@ -36,6 +36,8 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
+
+from ... import kernel_threads
 
 log = logging.getLogger(__name__)
 
@@ -160,11 +162,11 @@ def _logging(read: Read) -> Undo | None:
     cls = logging.Logger
     original = cls.__dict__["isEnabledFor"]
     # The kernel's own threads (its control channel, its I/O thread, the writer of
-    # blobs) log while the body runs: their loggers are not the step's. A thread the
-    # step starts is counted. Told apart by their objects, not their idents: an ident is
-    # reused once its thread ends, and the step's next thread may get that of a kernel
-    # thread that ended while it ran.
-    others = set(threading.enumerate()) - {threading.current_thread()}
+    # blobs) log while the body runs: their loggers are not the step's. Any other thread
+    # is counted: one the step starts, and one an earlier cell started that does the
+    # step's work (a pool's worker). Told apart by their objects, not their idents: an
+    # ident is reused once its thread ends.
+    others = kernel_threads.kernels()
 
     def is_enabled_for(self: logging.Logger, level: int) -> bool:
         name = self.name
