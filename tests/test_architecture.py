@@ -24,6 +24,7 @@ LAYERS = [
         "cells",
         "module_runs",
         "builtins_found",
+        "kernel_threads",
     },
     {"hashing"},
     {"storage"},

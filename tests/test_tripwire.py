@@ -28,10 +28,27 @@ def temp_kernel(tmp_path):
     k.shutdown()
 
 
-def test_files_a_step_reads_under_the_temp_directory_are_inputs(temp_kernel):
+READ_IN_A_THREAD = (
+    "%%step load\n"
+    "import threading\n"
+    "rows = []\n"
+    "def _read():\n"
+    "    rows.extend(open('data' + '.csv').read().split())\n"  # (no file named in the code)
+    "_t = threading.Thread(target=_read)\n"
+    "_t.start()\n"
+    "_t.join()\n"
+    "del _t"
+)
+
+
+@pytest.mark.parametrize(
+    "cell",
+    ["%%step load\nrows = open('data.csv').read().split()", READ_IN_A_THREAD],
+    ids=["in-the-step", "in-a-thread-it-starts"],
+)
+def test_files_a_step_reads_under_the_temp_directory_are_inputs(temp_kernel, cell):
     k = temp_kernel
     write(k.cwd / "data.csv", "1\n2\n")
-    cell = "%%step load\nrows = open('data.csv').read().split()"
     k.ok(cell)
     restart(k)
     assert served(k.ok(cell))
@@ -343,3 +360,60 @@ def test_a_folder_under_an_ignored_root_listed_is_no_input(kernel):
     kernel.ok(cell)
     restart(kernel, "import os")
     assert served(kernel.ok(cell))
+
+
+SAVE_IN_A_POOL = (
+    "%%step save_all\n"
+    "from concurrent.futures import ThreadPoolExecutor\n"
+    "def save(i):\n"
+    "    with open(f'out{i}.txt', 'w') as f:\n"
+    "        f.write(str(i))\n"
+    "with ThreadPoolExecutor(2) as ex:\n"
+    "    saved = list(ex.map(save, range(3)))"
+)
+
+
+def test_what_the_threads_a_step_starts_write_are_its_effects(temp_kernel):
+    # A pool made in the step does its work in threads of its own: watched as the step.
+    k = temp_kernel
+    r = k.ok(SAVE_IN_A_POOL)
+    assert "not cached" in r.stderr and "wrote out" in r.stderr
+    (k.cwd / "out1.txt").unlink()
+    assert not served(k.ok(SAVE_IN_A_POOL))
+    assert (k.cwd / "out1.txt").read_text() == "1"
+
+
+def test_a_thread_started_by_a_thread_the_step_started_is_watched_too(temp_kernel):
+    k = temp_kernel
+    r = k.ok(
+        "%%step nested\n"
+        "import threading\n"
+        "def _inner():\n"
+        "    open('inner.txt', 'w').write('x')\n"
+        "def _outer():\n"
+        "    t = threading.Thread(target=_inner)\n"
+        "    t.start()\n"
+        "    t.join()\n"
+        "_t = threading.Thread(target=_outer)\n"
+        "_t.start()\n"
+        "_t.join()\n"
+        "del _t"
+    )
+    assert "not cached" in r.stderr and "wrote inner.txt" in r.stderr
+
+
+def test_a_worker_the_step_started_goes_on_unwatched_once_it_ends(temp_kernel):
+    # The pool outlives the step: its worker's calls after the step tell it nothing, and
+    # go through as they would without the extension.
+    k = temp_kernel
+    k.ok(
+        "%%step make_pool --effect\n"
+        "from concurrent.futures import ThreadPoolExecutor\n"
+        "ex = ThreadPoolExecutor(1)\n"
+        "first = ex.submit(sum, [1, 2]).result()"
+    )
+    k.ok("late = ex.submit(lambda: open('late.txt', 'w').write('late')).result()")
+    assert k.value("late") == 4 and (k.cwd / "late.txt").read_text() == "late"
+    cell = "%%step pure_after\nv = first + 1"
+    k.ok(cell)
+    assert served(k.ok(cell))

@@ -29,7 +29,7 @@ import asyncio
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, NamedTuple
 
@@ -64,25 +64,32 @@ _SAID = {
 
 class Held(NamedTuple):
     """The registries as a step started: (name, the callables it held) each; and the
-    threads the step's own thread started since."""
+    threads the step's own thread started since, and those they started."""
 
     registries: list[tuple[str, list[Any]]]
     started: list[threading.Thread]
 
 
 @contextmanager
-def watching(shell: Any) -> Iterator[Held]:
+def watching(
+    shell: Any, on_start: Callable[[threading.Thread], None] | None = None
+) -> Iterator[Held]:
     """The registries as the step starts; within the block, the threads this thread
-    starts are kept (`Thread.start`, wrapped on the class for the block). A thread
-    another thread starts meanwhile is not the step's: a server started in an earlier
-    cell answers the step's request in a thread of its own, running the notebook's
-    handler, and may still be finishing when the step ends."""
+    starts are kept (`Thread.start`, wrapped on the class for the block), and those
+    they start in turn, each told to `on_start` before it starts. A thread another
+    thread starts meanwhile is not the step's: a server started in an earlier cell
+    answers the step's request in a thread of its own, running the notebook's handler,
+    and may still be finishing when the step ends."""
     held = Held(_registries(shell), [])
     me, start = threading.get_ident(), threading.Thread.start
+    mine: set[threading.Thread] = set()  # (by object: an ended thread's ident is reused)
 
     def starting(thread: threading.Thread) -> None:
-        if threading.get_ident() == me:
+        if threading.get_ident() == me or threading.current_thread() in mine:
             held.started.append(thread)
+            mine.add(thread)
+            if on_start is not None:
+                on_start(thread)
         start(thread)
 
     threading.Thread.start = starting  # type: ignore[method-assign, assignment]

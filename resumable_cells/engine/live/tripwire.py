@@ -16,8 +16,10 @@ relative path or asks for the working folder's path holds in that folder only; a
 read that changed by the time it ends was written (a database through its connection, or
 a file by code the tripwire does not see). The store, the Python installation, the
 package itself, system folders and per-user caches and config are ignored, but for
-IPython's `%store` database, which holds the notebook's values. Only the thread running
-the step is watched.
+IPython's `%store` database, which holds the notebook's values. The thread running the
+step is watched, and the threads it starts while it runs (a `ThreadPoolExecutor` made in
+the step: its workers), and those they start; a thread running before the step (a pool
+an earlier cell made) is not, nor what the step has it do.
 
 The calls are seen by wrapping, for the step's duration only, the Python functions
 they go through (`watchpoints.py`, which says which, and what escapes them: a
@@ -212,7 +214,8 @@ def watching(
     shell: Any = None,
     names: Identities | None = None,
 ) -> Iterator[Findings]:
-    """Yields the Findings of the block it guards (only the current thread is watched).
+    """Yields the Findings of the block it guards (the current thread is watched, and,
+    given `namespace`, the threads it starts meanwhile).
     `network`: connections are allowed (reads of a live source), not effects.
     `on_compile(source)` is told of each string compiled as code (`eval`, `exec`).
     `namespace` (the notebook's): its names bound to a watched function are watched too,
@@ -225,7 +228,11 @@ def watching(
     findings = Findings(on_compile=on_compile)
     active = (findings, _ignored(store_dir, shell), network)
     _forget_stored(shell)
-    left = left_running.watching(shell) if namespace is not None else nullcontext(None)
+    left = (
+        left_running.watching(shell, on_start=watchpoints.adopt)
+        if namespace is not None
+        else nullcontext(None)
+    )
     told = registrations.watching(namespace) if namespace is not None else nullcontext(None)
     try:
         with (

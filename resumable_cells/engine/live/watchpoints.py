@@ -10,8 +10,11 @@ time by a wrapper that reports the call, shaped as the arguments of the audit ev
 the call raises (`report(event, args)`: the tripwire reads them as it read its hook's),
 then calls the original; when the watch ends, even by an exception or an interrupt,
 the originals are put back. Outside a watch nothing pays; inside, a watched call pays
-one Python call, any other call nothing. Only the thread that began the watch reports:
-other threads' calls go straight through.
+one Python call, any other call nothing. The thread that began the watch reports, and so
+does each thread a reporting thread starts meanwhile (`adopt`: a `ThreadPoolExecutor`
+made in the step, whose workers do its work), until the watch ends; other threads'
+calls go straight through (a pool an earlier cell made: what the step has it do is not
+seen).
 
     builtins.open, io.open (pathlib's), os.open                         "open"
     os.remove, unlink, rename, replace, rmdir, mkdir, truncate, chmod,
@@ -78,7 +81,9 @@ Args: TypeAlias = tuple[Any, ...]
 Report: TypeAlias = Callable[[str, Args], None]
 Where: TypeAlias = dict[Any, Any] | type  # a module's globals, a namespace, a class
 
-_local = threading.local()  # .report: the watching thread's, while it is watched
+# .report: the watching thread's (or the relay of the watch that adopted this thread),
+# while it is watched; .relay: the watch's, for the threads this one starts
+_local = threading.local()
 
 
 # -- the arguments each call's audit event carries -----------------------------------------
@@ -659,6 +664,37 @@ _EFFECTS = _Group(_effect_spots, sweep=True)
 _COMPILE = _Group(_compile_spots, sweep=False)  # (eval, exec, compile: the builtins only)
 
 
+class _Relay:
+    """A watch's report as the threads it adopted hold it: told nothing once the watch
+    ended (a pool's worker outlives the step that started it)."""
+
+    __slots__ = ("report",)
+
+    def __init__(self, report: Report) -> None:
+        self.report: Report | None = report
+
+    def __call__(self, event: str, args: Args) -> None:
+        report = self.report
+        if report is not None:
+            report(event, args)
+
+
+def adopt(thread: threading.Thread) -> None:
+    """Called by a watched thread about to start `thread`: its calls are told to the
+    same watch until it ends (its `run` is wrapped on the instance to say so as it
+    begins). Outside a watch, nothing."""
+    relay = getattr(_local, "relay", None)
+    if relay is None or relay.report is None:
+        return
+    run = thread.run
+
+    def watched_run() -> None:
+        _local.relay = _local.report = relay
+        run()
+
+    thread.run = watched_run  # type: ignore[method-assign]
+
+
 @contextmanager
 def watching(
     report: Report,
@@ -667,19 +703,22 @@ def watching(
     names: Identities | None = None,
 ) -> Iterator[None]:
     """Within the block, this thread's calls of the targets (and of eval, exec and
-    compile if `compiled`) are told to `report(event, args)`. `namespace` is swept for
-    names bound to an original before (from `names`, its identities taken just before,
-    when given), and after for names bound to a wrapper."""
-    previous = getattr(_local, "report", None)
+    compile if `compiled`) are told to `report(event, args)`, and those of the threads
+    it `adopt`s. `namespace` is swept for names bound to an original before (from
+    `names`, its identities taken just before, when given), and after for names bound
+    to a wrapper."""
+    previous = getattr(_local, "report", None), getattr(_local, "relay", None)
+    relay = _Relay(report)
     _EFFECTS.enter(namespace, names)
     try:
         if compiled:
             _COMPILE.enter(None)
         try:
-            _local.report = report
+            _local.report, _local.relay = report, relay
             yield
         finally:
-            _local.report = previous
+            relay.report = None
+            _local.report, _local.relay = previous
             if compiled:
                 _COMPILE.exit()
     finally:
