@@ -417,3 +417,32 @@ def test_a_worker_the_step_started_goes_on_unwatched_once_it_ends(temp_kernel):
     cell = "%%step pure_after\nv = first + 1"
     k.ok(cell)
     assert served(k.ok(cell))
+
+
+def test_work_a_step_submits_to_a_pool_an_earlier_cell_made_is_watched(temp_kernel):
+    # The pool's workers ran before the step; the work the step hands them is its own.
+    k = temp_kernel
+    k.ok(
+        "from concurrent.futures import ThreadPoolExecutor\n"
+        "pool = ThreadPoolExecutor(2)\n"
+        "list(pool.map(abs, range(4)))"  # (its workers are running before the step)
+    )
+    write(k.cwd / "data.csv", "1\n2\n")
+    read = (
+        "%%step read_in_the_pool --ignore pool\n"
+        "rows = pool.submit(lambda: open('data' + '.csv').read().split()).result()"
+    )
+    k.ok(read)
+    assert served(k.ok(read))
+    write(k.cwd / "data.csv", "1\n2\n3\n")
+    line = status(k.ok(read))
+    assert "ran" in line and "data.csv changed" in line
+    assert k.value("rows") == ["1", "2", "3"]
+    r = k.ok(
+        "%%step save_in_the_pool --ignore pool\n"
+        "def save(i):\n"
+        "    with open(f'pooled{i}.txt', 'w') as f:\n"
+        "        f.write(str(i))\n"
+        "saved = list(pool.map(save, range(3)))"
+    )
+    assert "not cached" in r.stderr and "wrote pooled" in r.stderr

@@ -18,8 +18,9 @@ a file by code the tripwire does not see). The store, the Python installation, t
 package itself, system folders and per-user caches and config are ignored, but for
 IPython's `%store` database, which holds the notebook's values. The thread running the
 step is watched, and the threads it starts while it runs (a `ThreadPoolExecutor` made in
-the step: its workers), and those they start; a thread running before the step (a pool
-an earlier cell made) is not, nor what the step has it do.
+the step: its workers), and those they start, and what it submits to a thread pool an
+earlier cell made while that runs; what else a thread running before the step does (a
+`multiprocessing.pool.ThreadPool`'s work, a server's thread) is not.
 
 The calls are seen by wrapping, for the step's duration only, the Python functions
 they go through (`watchpoints.py`, which says which, and what escapes them: a

@@ -12,9 +12,10 @@ then calls the original; when the watch ends, even by an exception or an interru
 the originals are put back. Outside a watch nothing pays; inside, a watched call pays
 one Python call, any other call nothing. The thread that began the watch reports, and so
 does each thread a reporting thread starts meanwhile (`adopt`: a `ThreadPoolExecutor`
-made in the step, whose workers do its work), until the watch ends; other threads'
-calls go straight through (a pool an earlier cell made: what the step has it do is not
-seen).
+made in the step, whose workers do its work), until the watch ends; so does what a
+watched thread submits to a thread pool (`ThreadPoolExecutor.submit`), while it runs in
+the pool's thread: a pool an earlier cell made does the step's work watched. Other
+threads' calls go straight through.
 
     builtins.open, io.open (pathlib's), os.open                         "open"
     os.remove, unlink, rename, replace, rmdir, mkdir, truncate, chmod,
@@ -695,6 +696,50 @@ def adopt(thread: threading.Thread) -> None:
     thread.run = watched_run  # type: ignore[method-assign]
 
 
+def _carrying(fn: Callable[..., Any], relay: _Relay) -> Callable[..., Any]:
+    """`fn`, reporting to `relay` while it runs in whichever thread runs it."""
+
+    def carried(*args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True  # noqa: F841  (IPython shows no frame of ours)
+        before = getattr(_local, "report", None), getattr(_local, "relay", None)
+        _local.report, _local.relay = relay, relay
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _local.report, _local.relay = before
+
+    return carried
+
+
+@contextmanager
+def _pools_carrying() -> Iterator[None]:
+    """While the watch runs, what a watched thread submits to a thread pool reports to
+    its watch wherever it runs: `ThreadPoolExecutor.submit` (which `map` and asyncio's
+    `run_in_executor` call) wrapped on the class, so a pool an earlier cell made does the
+    step's work watched, and nothing else it does is."""
+    futures = sys.modules.get("concurrent.futures.thread")
+    cls = getattr(futures, "ThreadPoolExecutor", None)
+    original = vars(cls).get("submit") if isinstance(cls, type) else None
+    if cls is None or original is None or getattr(original, "_carries", False):
+        yield  # (not imported; or an outer watch wrapped it, which serves this one too)
+        return
+
+    @functools.wraps(original)
+    def submit(self: Any, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        relay = getattr(_local, "relay", None)
+        if relay is not None and relay.report is not None and getattr(_local, "report", None):
+            fn = _carrying(fn, relay)
+        return original(self, fn, *args, **kwargs)
+
+    submit._carries = True  # type: ignore[attr-defined]
+    cls.submit = submit
+    try:
+        yield
+    finally:
+        if vars(cls).get("submit") is submit:
+            cls.submit = original
+
+
 @contextmanager
 def watching(
     report: Report,
@@ -715,7 +760,8 @@ def watching(
             _COMPILE.enter(None)
         try:
             _local.report, _local.relay = report, relay
-            yield
+            with _pools_carrying():
+                yield
         finally:
             relay.report = None
             _local.report, _local.relay = previous
