@@ -24,7 +24,6 @@ LAYERS = [
         "cells",
         "module_runs",
         "builtins_found",
-        "kernel_threads",
     },
     {"hashing"},
     {"storage"},

@@ -59,24 +59,11 @@ def test_a_step_whose_libraries_ask_their_loggers_is_served_while_nothing_change
     assert "the logging configuration changed" in kernel.ok(cell).status_lines()[-1]
 
 
-@pytest.fixture
-def unloaded(tmp_path):
-    """A kernel whose extension is not loaded yet: what runs before `%load_ext` stands
-    for the kernel's own threads (`kernel_threads.py`)."""
-    from kernels import Kernel
-
-    tmp = tmp_path / ".tmp"
-    tmp.mkdir()
-    k = Kernel(tmp_path, env={"JPY_SESSION_NAME": "test.ipynb", "TMPDIR": str(tmp)})
-    yield k
-    k.shutdown()
-
-
-def test_loggers_the_kernels_other_threads_ask_while_a_step_runs_are_not_the_steps(unloaded):
+def test_loggers_the_kernels_other_threads_ask_while_a_step_runs_are_not_the_steps(kernel):
     # In JupyterLab the kernel's control thread logs while a cell runs; counted as the
     # step's, its logger's configuration in a new kernel made every resume run the step
-    # ("the logging configuration changed since it ran").
-    kernel = unloaded
+    # ("the logging configuration changed since it ran"). So would a library's thread an
+    # earlier cell started, whose file handler a new kernel names anew.
     kernel.ok(
         "import logging, threading, time\n"
         "_stop = threading.Event()\n"
@@ -87,7 +74,6 @@ def test_loggers_the_kernels_other_threads_ask_while_a_step_runs_are_not_the_ste
         "_t = threading.Thread(target=_chatter, daemon=True)\n"
         "_t.start()"
     )
-    kernel.ok("%load_ext resumable_cells")
     step = (
         "%%step quiet\n"
         "def _in_a_thread():\n"
@@ -109,12 +95,11 @@ def test_loggers_the_kernels_other_threads_ask_while_a_step_runs_are_not_the_ste
 
 
 def test_a_thread_the_step_starts_on_the_ident_of_a_kernel_thread_that_ended_is_the_steps(
-    unloaded,
+    kernel,
 ):
     # A thread's ident is reused once it ends (glibc hands the next thread the freed
     # stack): told apart by ident, the step's worker would pass for the kernel's thread
     # that ended during the step, and a changed level of its logger would be served.
-    kernel = unloaded
     # (kept out of the step's inputs, in a module: a thread that ended is another value)
     kernel.ok(
         "import logging, sys, threading\n"
@@ -122,7 +107,6 @@ def test_a_thread_the_step_starts_on_the_ident_of_a_kernel_thread_that_ended_is_
         "sys.kernel_thread = (sys.kernel_thread[0], threading.Thread(target=sys.kernel_thread[0].wait, daemon=True))\n"
         "sys.kernel_thread[1].start()"
     )
-    kernel.ok("%load_ext resumable_cells")
     step = (
         "%%step quiet\n"
         "sys.kernel_thread[0].set()\n"

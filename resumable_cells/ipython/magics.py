@@ -20,7 +20,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from traitlets import Bool, Float, Int, Unicode, observe
 
-from .. import builtins_found, kernel_threads, logs, module_runs, settings
+from .. import builtins_found, logs, module_runs, settings
 from ..engine.live.step_object import step as step_api
 from ..errors import StepRefused
 from . import auto, awaiting, comm, lazy, stepargs
@@ -253,7 +253,6 @@ def load(ipython) -> None:
     # since is still known to run old code.
     module_runs.watch_imports()
     builtins_found.note()  # (a name the notebook puts among them later is its global)
-    kernel_threads.note()  # (a thread the notebook starts later does its steps' work)
     magics = StepMagics(ipython)
     slot = _SLOT = magics.slot
     ipython.register_magics(magics)

@@ -696,6 +696,13 @@ def adopt(thread: threading.Thread) -> None:
     thread.run = watched_run  # type: ignore[method-assign]
 
 
+def watched() -> bool:
+    """Whether this thread's calls are told to a watch now: the thread that began it, a
+    thread it adopted, or work it submitted to a pool, while the watch runs."""
+    relay = getattr(_local, "relay", None)
+    return relay is not None and relay.report is not None
+
+
 def _carrying(fn: Callable[..., Any], relay: _Relay) -> Callable[..., Any]:
     """`fn`, reporting to `relay` while it runs in whichever thread runs it."""
 

@@ -18,8 +18,10 @@ Each is watched where its library reads it, and only while the body runs:
   thousands).
 - logging: each logger's calls ask `Logger.isEnabledFor` whether a record is made; the
   names of the loggers asked are noted (the step's printed log lines, or their absence,
-  follow from those loggers' levels and handlers: `loggers.Effective`), but those asked
-  by the kernel's own threads (its control and I/O threads: `kernel_threads.py`).
+  follow from those loggers' levels and handlers: `loggers.Effective`), by the threads
+  the tripwire watches for the step (its own, those it starts, the work it submits to a
+  thread pool), not by the kernel's control and I/O threads or a library's background
+  thread.
 Which of numpy's and pandas' settings were read is kept by name: pandas parses a date
 string with `display.date_dayfirst`, and a step that parses dates depends on that one,
 not on `display.max_rows` (a copy of the whole dict reads them all); any read of
@@ -32,12 +34,11 @@ from __future__ import annotations
 
 import logging
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ... import kernel_threads
+from ..live import watchpoints
 
 log = logging.getLogger(__name__)
 
@@ -161,16 +162,16 @@ def _matplotlib(read: Read) -> Undo | None:
 def _logging(read: Read) -> Undo | None:
     cls = logging.Logger
     original = cls.__dict__["isEnabledFor"]
-    # The kernel's own threads (its control channel, its I/O thread, the writer of
-    # blobs) log while the body runs: their loggers are not the step's. Any other thread
-    # is counted: one the step starts, and one an earlier cell started that does the
-    # step's work (a pool's worker). Told apart by their objects, not their idents: an
-    # ident is reused once its thread ends.
-    others = kernel_threads.kernels()
 
+    # The kernel's own threads (its control channel, its I/O thread, the writer of
+    # blobs) and the notebook's background threads (a library's, started in an earlier
+    # cell) log while the body runs: their loggers are not the step's, and a handler of
+    # theirs may write to a file named anew in each kernel. The step's are the threads
+    # the tripwire watches for it: its own, those it starts, the work it submits to a
+    # pool an earlier cell made (`watchpoints.watched`; the tripwire runs around this).
     def is_enabled_for(self: logging.Logger, level: int) -> bool:
         name = self.name
-        if not name.startswith(_OWN) and threading.current_thread() not in others:
+        if not name.startswith(_OWN) and watchpoints.watched():
             read.note("logging", name)  # (the engine's own debug lines: not the step's)
         return bool(original(self, level))
 
