@@ -29,6 +29,14 @@ CASES = {
         "registered an exit function (bye)",
         "callable(bye)",
     ),
+    "exit function, from a thread the step starts": (
+        "",
+        "import atexit, threading\ndef bye():\n    pass\ndef _register():\n"
+        "    atexit.register(bye)\n_t = threading.Thread(target=_register)\n_t.start()\n"
+        "_t.join()\ndel _t",
+        "registered an exit function (bye)",
+        "callable(bye)",
+    ),
     "MIME type": (
         "",
         "import mimetypes\nmimetypes.add_type('text/x-rows', '.rows')",

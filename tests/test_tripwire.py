@@ -210,8 +210,14 @@ def test_an_interrupted_step_leaves_every_function_as_it_was(kernel):
     [
         ("name = input('name? ')", "asked the user for input"),
         ("import getpass\nkey = getpass.getpass('key? ')", "asked the user for a password"),
+        (
+            "import threading\n_box = []\n"
+            "_t = threading.Thread(target=lambda: _box.append(input('name? ')))\n"
+            "_t.start()\n_t.join()\ndel _t\nname = _box[0]",
+            "asked the user for input",
+        ),
     ],
-    ids=["input", "getpass"],
+    ids=["input", "getpass", "input-in-a-thread-it-starts"],
 )
 def test_a_step_that_asks_the_user_is_not_cached(kernel, body, said):
     # What the user typed is theirs to type again (a password never reaches the store):

@@ -13,8 +13,9 @@ LookupError, or silently another answer). Such a step has an effect and is not c
 These registries cannot be read (a codec search function, an ABC's virtual subclasses
 are kept in C), so the functions that change them are wrapped for the step's duration,
 on their module or class (the wrapper records, then calls the original). A call counts
-when the notebook's code made it on the step's thread: below the frames of the
-registry's own package (matplotlib's `register_cmap` calls its registry), the first
+when the notebook's code made it on a thread the tripwire watches for the step (its
+own, one it started, work it submitted to a pool: `watchpoints.watched`): below the
+frames of the registry's own package (matplotlib's `register_cmap` calls its registry), the first
 frame is a cell's or a module of the notebook's folder. What a library registers as it
 is imported, or for itself as it runs, is left alone: an import the hit makes again
 registers it again. A registry module first imported during the step is wrapped as its
@@ -30,12 +31,12 @@ from __future__ import annotations
 import functools
 import logging
 import sys
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from importlib.machinery import ModuleSpec
 from typing import Any, NamedTuple
 
+from . import watchpoints
 from .notebook_code import notebook_globals, own_module
 
 log = logging.getLogger(__name__)
@@ -82,7 +83,6 @@ class Held:
 
     def __init__(self, namespace: dict[str, Any]) -> None:
         self.namespace = namespace
-        self.thread = threading.get_ident()
         self.calls: list[_Call] = []
 
 
@@ -93,8 +93,8 @@ _wrappers: dict[tuple[int, str], tuple[Any, Any]] = {}
 
 @contextmanager
 def watching(namespace: dict[str, Any]) -> Iterator[Held]:
-    """Within the block, the registering calls the notebook's code makes on this thread
-    are kept in the Held it yields."""
+    """Within the block, the registering calls the notebook's code makes on the threads
+    watched for the step (inside `watchpoints.watching`) are kept in the Held it yields."""
     global _active
     held, outer = Held(namespace), _active
     placed: list[tuple[Any, str, Any, Any]] = []
@@ -159,7 +159,7 @@ def _wrapper(raw: Any, entry: Entry) -> Any:
     @functools.wraps(fn)
     def registering(*args: Any, **kwargs: Any) -> Any:
         held = _active
-        if held is not None and threading.get_ident() == held.thread:
+        if held is not None and watchpoints.watched():
             if _from_notebook(sys._getframe(1), package, held.namespace):
                 held.calls.append(_Call(entry, args))
         return fn(*args, **kwargs)

@@ -36,7 +36,6 @@ from __future__ import annotations
 import os
 import stat
 import sys
-import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from functools import lru_cache, partial
@@ -265,10 +264,9 @@ def _asking(kernel: Any, findings: Findings) -> Iterator[None]:
     if request is None:
         yield
         return
-    me = threading.get_ident()
 
     def asked(prompt: Any, *args: Any, **kwargs: Any) -> Any:
-        if threading.get_ident() == me:
+        if watchpoints.watched():  # (asked from a thread the step started, too)
             password = kwargs.get("password", args[2] if len(args) > 2 else False)
             said = "asked the user for a password" if password else "asked the user for input"
             if said not in findings.effects:
