@@ -29,10 +29,11 @@ import asyncio
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, NamedTuple
 
+from . import watchpoints
 from .notebook_code import is_notebooks, notebook_globals
 
 _SIGNALS = tuple(signal.valid_signals())
@@ -71,25 +72,21 @@ class Held(NamedTuple):
 
 
 @contextmanager
-def watching(
-    shell: Any, on_start: Callable[[threading.Thread], None] | None = None
-) -> Iterator[Held]:
-    """The registries as the step starts; within the block, the threads this thread
-    starts are kept (`Thread.start`, wrapped on the class for the block), and those
-    they start in turn, each told to `on_start` before it starts. A thread another
-    thread starts meanwhile is not the step's: a server started in an earlier cell
-    answers the step's request in a thread of its own, running the notebook's handler,
-    and may still be finishing when the step ends."""
+def watching(shell: Any) -> Iterator[Held]:
+    """The registries as the step starts; within the block (inside the tripwire's
+    `watchpoints.watching`), the threads started by a thread watched for the step are
+    kept (`Thread.start`, wrapped on the class for the block) and adopted by its watch,
+    so that those they start are too. A thread another thread starts meanwhile is not
+    the step's: a server started in an earlier cell answers the step's request in a
+    thread of its own, running the notebook's handler, and may still be finishing when
+    the step ends."""
     held = Held(_registries(shell), [])
-    me, start = threading.get_ident(), threading.Thread.start
-    mine: set[threading.Thread] = set()  # (by object: an ended thread's ident is reused)
+    start = threading.Thread.start
 
     def starting(thread: threading.Thread) -> None:
-        if threading.get_ident() == me or threading.current_thread() in mine:
+        if watchpoints.watched():
             held.started.append(thread)
-            mine.add(thread)
-            if on_start is not None:
-                on_start(thread)
+            watchpoints.adopt(thread)
         start(thread)
 
     threading.Thread.start = starting  # type: ignore[method-assign, assignment]

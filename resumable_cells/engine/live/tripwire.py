@@ -228,11 +228,7 @@ def watching(
     findings = Findings(on_compile=on_compile)
     active = (findings, _ignored(store_dir, shell), network)
     _forget_stored(shell)
-    left = (
-        left_running.watching(shell, on_start=watchpoints.adopt)
-        if namespace is not None
-        else nullcontext(None)
-    )
+    left = left_running.watching(shell) if namespace is not None else nullcontext(None)
     told = registrations.watching(namespace) if namespace is not None else nullcontext(None)
     try:
         with (

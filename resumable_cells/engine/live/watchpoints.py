@@ -82,9 +82,17 @@ Args: TypeAlias = tuple[Any, ...]
 Report: TypeAlias = Callable[[str, Args], None]
 Where: TypeAlias = dict[Any, Any] | type  # a module's globals, a namespace, a class
 
-# .report: the watching thread's (or the relay of the watch that adopted this thread),
-# while it is watched; .relay: the watch's, for the threads this one starts
-_local = threading.local()
+
+class _Local(threading.local):
+    """What this thread tells, while watched: `report`, the watching thread's (or the
+    relay of the watch that adopted this thread); `relay`, the watch's, for the threads
+    this one starts. None in every thread until set (a class default: no lookup fails)."""
+
+    report: Report | None = None
+    relay: _Relay | None = None
+
+
+_local = _Local()
 
 
 # -- the arguments each call's audit event carries -----------------------------------------
@@ -238,7 +246,7 @@ def _tell(report: Report, event: str, args: Args) -> None:
 def _wrap(original: Callable[..., Any], event: str, shape: Callable[..., Args]) -> Any:
     @functools.wraps(original)  # (its name and module: it digests as the original does)
     def watched(*args: Any, **kwargs: Any) -> Any:
-        report = getattr(_local, "report", None)
+        report = _local.report
         if report is not None:
             try:
                 told = shape(*args, **kwargs)
@@ -265,7 +273,7 @@ def _compiled(source: Any, mode: str, caller: FrameType, original_compile: Any) 
     """A string given to eval or exec, compiled as they compile it (with the caller's
     future statements; eval strips leading blanks), reported first."""
     text = source if isinstance(source, (str, bytes)) else bytes(source)
-    report = getattr(_local, "report", None)
+    report = _local.report
     if report is not None:
         _tell(report, "compile", (text, "<string>"))
     if mode == "eval":
@@ -287,7 +295,7 @@ def _wrap_compile(original: Any) -> Any:
         optimize: Any = -1, **kwargs: Any,
     ) -> Any:  # fmt: skip
         __tracebackhide__ = True  # noqa: F841  (IPython shows no frame of ours)
-        report = getattr(_local, "report", None)
+        report = _local.report
         if report is not None and filename in ("<string>", b"<string>"):
             _tell(report, "compile", (source, "<string>"))
         if not dont_inherit and isinstance(flags, int):
@@ -684,22 +692,15 @@ def adopt(thread: threading.Thread) -> None:
     """Called by a watched thread about to start `thread`: its calls are told to the
     same watch until it ends (its `run` is wrapped on the instance to say so as it
     begins). Outside a watch, nothing."""
-    relay = getattr(_local, "relay", None)
-    if relay is None or relay.report is None:
-        return
-    run = thread.run
-
-    def watched_run() -> None:
-        _local.relay = _local.report = relay
-        run()
-
-    thread.run = watched_run  # type: ignore[method-assign]
+    relay = _local.relay
+    if relay is not None and relay.report is not None:
+        thread.run = _carrying(thread.run, relay)  # type: ignore[method-assign]
 
 
 def watched() -> bool:
     """Whether this thread's calls are told to a watch now: the thread that began it, a
     thread it adopted, or work it submitted to a pool, while the watch runs."""
-    relay = getattr(_local, "relay", None)
+    relay = _local.relay
     return relay is not None and relay.report is not None
 
 
@@ -708,7 +709,7 @@ def _carrying(fn: Callable[..., Any], relay: _Relay) -> Callable[..., Any]:
 
     def carried(*args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True  # noqa: F841  (IPython shows no frame of ours)
-        before = getattr(_local, "report", None), getattr(_local, "relay", None)
+        before = _local.report, _local.relay
         _local.report, _local.relay = relay, relay
         try:
             return fn(*args, **kwargs)
@@ -733,9 +734,8 @@ def _pools_carrying() -> Iterator[None]:
 
     @functools.wraps(original)
     def submit(self: Any, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
-        relay = getattr(_local, "relay", None)
-        if relay is not None and relay.report is not None and getattr(_local, "report", None):
-            fn = _carrying(fn, relay)
+        if watched():
+            fn = _carrying(fn, _local.relay)  # type: ignore[arg-type]
         return original(self, fn, *args, **kwargs)
 
     submit._carries = True  # type: ignore[attr-defined]
@@ -759,7 +759,7 @@ def watching(
     it `adopt`s. `namespace` is swept for names bound to an original before (from
     `names`, its identities taken just before, when given), and after for names bound
     to a wrapper."""
-    previous = getattr(_local, "report", None), getattr(_local, "relay", None)
+    previous = _local.report, _local.relay
     relay = _Relay(report)
     _EFFECTS.enter(namespace, names)
     try:
