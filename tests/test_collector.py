@@ -5,7 +5,9 @@ notebook's own code runs, and never turned on where the notebook turned it off.
 In process: the pause itself. Through a real kernel: a live step's work on a dict of
 100,000 tuples (digested, pickled, its pickle loaded back to check it) starts no more
 collections than the plain cell that makes the same value, and what a body does to the
-collector stays.
+collector stays. The engine's modules, imported by the first step, are kept out of the
+count that starts a collection of the whole heap (none of their functions is left in a
+young generation), unless the notebook froze objects of its own.
 """
 
 from __future__ import annotations
@@ -127,3 +129,35 @@ def test_what_a_step_replaced_or_showed_is_freed_by_reference_counting(kernel):
     )
     assert not [m for m in kernel.value("_ours") if m.startswith("resumable_cells")]
     assert kernel.value("gc.isenabled()") is False  # (as the notebook left it)
+
+
+YOUNG_OF_OURS = (
+    "import gc, sys, types\n"
+    "_young = sorted(\n"
+    "    f'{o.__module__}.{o.__name__}' for g in (0, 1) for o in gc.get_objects(g)\n"
+    "    if isinstance(o, types.FunctionType) and (o.__module__ or '').startswith('resumable_cells')\n"
+    "    and getattr(sys.modules.get(o.__module__), o.__name__, None) is o\n"
+    ")"
+)
+
+
+def test_the_engines_modules_leave_the_young_generations_uncounted(kernel):
+    # The first step imports about a hundred modules of the engine, and its first live
+    # run those that keep a run: moved straight to the oldest generation, none of their
+    # functions is young after the step, so none counts toward a whole-heap collection.
+    kernel.ok("%%step first\nx = [1, 2]\nx")
+    kernel.ok(YOUNG_OF_OURS)
+    assert kernel.value("len(_young)") == 0, kernel.value("_young[:10]")
+    assert kernel.value("gc.get_freeze_count()") == 0  # moved, not frozen
+    kernel.ok("%%step first\nx = [1, 2]\nx")  # (a hit: nothing more imported)
+    kernel.ok(YOUNG_OF_OURS)
+    assert kernel.value("len(_young)") == 0, kernel.value("_young[:10]")
+
+
+def test_objects_the_notebook_froze_stay_frozen(kernel):
+    kernel.ok("import gc\n_kept = [[i] for i in range(1000)]\ngc.freeze()")
+    frozen = kernel.value("gc.get_freeze_count()")
+    assert frozen > 1000
+    kernel.ok("%%step first\nx = 1")
+    # (a few frozen objects are freed as cells run: IPython's history of them)
+    assert kernel.value("gc.get_freeze_count()") > frozen - 1000

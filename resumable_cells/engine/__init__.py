@@ -7,7 +7,8 @@ Orchestration, on top:
     recording.py    the record of one execution as it happens (journal rows, listeners,
                     warnings, the status line)
     collector.py    Python's garbage collector paused for the engine's work, as the
-                    notebook left it for the body (imports nothing of the engine)
+                    notebook left it for the body, and the engine's modules kept out of
+                    its count once imported (imports nothing of the engine)
 
 Rooms, each importing only the rooms listed before it:
     objects/   the object graph behind names (`objgraph`), giving an object its new

@@ -457,11 +457,11 @@ class Execution:
     # -- live -----------------------------------------------------------------------------
     async def _run_live(self, reason: str | None, key_problem: KeyComponentError | None) -> Any:
         __tracebackhide__ = True  # noqa: F841
-        # What only a live run needs (the trace, what it changed, and in `_run_body` the
-        # tripwire; below, what it keeps) is imported by the first miss, not with this
-        # module: a resume whose steps are all served never imports it, and one whose
-        # only misses are cells that raise never imports what keeps a run.
-        from .keep import changes, sharing, value_check
+        # What only a live run needs (the trace, what it changed and keeps, and in
+        # `_run_body` the tripwire) is imported by the first miss, not with this module:
+        # a resume whose steps are all served never imports it. All of it before the
+        # body runs, where `_run_body` settles it (`collector.settle_once`).
+        from .keep import admit, build, changes, sharing, value_check
         from .live import trace as live_trace
         from .objects.identities import Identities
 
@@ -528,9 +528,6 @@ class Execution:
             note = f"not cached: {trace.incomplete}. {WAYS_OUT}"
         else:
             assert findings is not None  # a pure step ran under the tripwire
-            from .keep import admit, build
-            from .keep.build import LiveRun
-
             began = state.before if state is not None else {}
             shown_with = shown_settings.of_step(began, outputs, shown is not None, ran.read)
             params = {**ctx.params, "shown_with": shown_with} if shown_with else ctx.params
@@ -546,7 +543,7 @@ class Execution:
             drew = drawn.began(began, self.cell)
             if drew:  # (served only while a generator the notebook seeded stands there)
                 params = {**params, "drew": drew}
-            live = LiveRun(
+            live = build.LiveRun(
                 self.name, self.cell, self.known_key, changed.bound, changed.deleted, outputs, result,
                 params, findings.reads, time.perf_counter() - rec.t0,
                 inline_backend=figures.in_use(engine.shell), shown=shown,
@@ -608,8 +605,10 @@ class Execution:
         began). The result's display is watched too: a `_repr_html_` may read the
         namespace through `eval`."""
         __tracebackhide__ = True  # noqa: F841
-        from .live import tripwire  # a live run's (see `_run_live`)
+        from .live import named_files, tripwire  # a live run's (see `_run_live`)
         from .state import settings_read
+
+        collector.settle_once("live")  # the modules a live run imports, before the body
 
         engine, rec, effect = self.engine, self.rec, self.args.effect
         network = self.args.ttl is not None  # it reads a live source, fresh for its TTL
@@ -661,20 +660,18 @@ class Execution:
                 self._intent("done")
         if found is not None:  # script magics start theirs where the tripwire cannot see
             found.effects += [f"started a subprocess ({s})" for s in self.code.scripts]
-            tripwire.read_named(found, engine.store.dir, self._named_files())
+            named = named_files.candidates(*self._naming())
+            tripwire.read_named(found, engine.store.dir, named)
         figures.show_after_cell(engine.shell, outputs)
         return Ran(result, outputs, found, shown, read.parts, shown_warnings)
 
-    def _named_files(self) -> list[str]:
-        """The files the step's code and inputs name (`live/named_files.py`): those it
-        may have read without the tripwire seeing it."""
-        from .live import named_files  # a live run's (see `_run_live`)
-
+    def _naming(self) -> tuple[list[str], list[Any]]:
+        """The strings and values in which the step's code and inputs may name files
+        (`live/named_files.py`): those it may have read without the tripwire seeing it."""
         ns, key = self.engine.ns, self.key
         strings = [*self.info.strings, *(key.named if key is not None else ())]
         labels = key.digests if key is not None else self.info.reads
-        values = [ns[n] for n in labels if n.isidentifier() and n in ns]
-        return named_files.candidates(strings, values)
+        return strings, [ns[n] for n in labels if n.isidentifier() and n in ns]
 
     # -- effects --------------------------------------------------------------------------
     def _intent_check(self) -> None:

@@ -21,6 +21,7 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from traitlets import Bool, Float, Int, Unicode, observe
 
 from .. import builtins_found, logs, module_runs, settings
+from ..engine import collector
 from ..engine.live.step_object import step as step_api
 from ..errors import StepRefused
 from . import auto, awaiting, comm, lazy, stepargs
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 _SLOT: EngineSlot | None = None
+_IMPORTED: set[str] = set()  # "step": the engine's modules are imported (`_import_engine`)
 
 
 def current_engine() -> Engine:
@@ -89,6 +91,14 @@ class StepMagics(Magics):
         return self.slot.get()
 
     def _start_engine(self) -> Engine:
+        # With the collector paused, and what it imported (a team cache's client too)
+        # settled after: see `_import_engine`.
+        with collector.Paused():
+            engine = self._engine_started()
+            collector.settle_once("engine")
+        return engine
+
+    def _engine_started(self) -> Engine:
         # Imported at the first step or command, not at load (see the module's docstring).
         from ..engine.kernel import Engine
         from ..storage.store import Store
@@ -142,7 +152,9 @@ class StepMagics(Magics):
         depends on changed (code, inputs, functions reached, package versions, --deps
         files), run live and stored otherwise. See `%step help` for the subcommands."""
         __tracebackhide__ = True  # noqa: F841
-        from ..engine.execution import AwaitedStep, run_step, run_unstored  # at first use
+        if "step" not in _IMPORTED:
+            _import_engine()
+        from ..engine.execution import AwaitedStep, run_step, run_unstored  # (imported now)
 
         step_args = stepargs.parse(line)
         try:
@@ -176,6 +188,18 @@ class StepMagics(Magics):
         except ValueError as err:
             raise UsageError(f"%step: {err}") from None
         return commands.dispatch(self.engine, argv)
+
+
+def _import_engine() -> None:
+    """The first step imports the engine (about a hundred modules) with the collector
+    paused, then settles them: they are permanent, and counted as they passed through
+    the young generations they would bring a collection of the whole heap forward
+    (`engine.collector`)."""
+    with collector.Paused():
+        from ..engine import execution  # noqa: F401 (imported for the step to use)
+
+        collector.settle_once("step")
+    _IMPORTED.add("step")
 
 
 def _from_the_users_code(shell: Any, err: Exception, *, cell_frame: bool) -> None:
@@ -263,6 +287,7 @@ def load(ipython) -> None:
     comm.attach(slot)
     lazy.attach(slot)
     auto.attach(slot, configured=magics.auto, store_dir=magics.store_dir)
+    collector.settle_once("load")  # the modules loading imported (see `engine.collector`)
     if _partial_writes_left(settings.store_dir(configured=magics.store_dir)):
         # A kernel killed mid-write left a temp file: opening the store sweeps it now,
         # not at the first step (its bytes are the user's disk until then).
