@@ -161,3 +161,16 @@ def test_objects_the_notebook_froze_stay_frozen(kernel):
     kernel.ok("%%step first\nx = 1")
     # (a few frozen objects are freed as cells run: IPython's history of them)
     assert kernel.value("gc.get_freeze_count()") > frozen - 1000
+
+
+def test_a_notebook_that_turned_the_collector_off_sees_no_collection_of_ours(kernel):
+    # Settling the engine's modules frees their garbage with a young collection, which
+    # a notebook that turned the collector off (or asked it to print, or to keep what it
+    # finds: `gc.set_debug`) would see where a plain cell runs none.
+    kernel.ok(COUNTER)
+    kernel.ok("gc.disable()")
+    kernel.ok("%%step first\nx = [1, 2]\nx")
+    assert kernel.value("_collections") == []
+    assert kernel.value("gc.isenabled()") is False
+    kernel.ok(YOUNG_OF_OURS)  # (settled all the same)
+    assert kernel.value("len(_young)") == 0, kernel.value("_young[:10]")

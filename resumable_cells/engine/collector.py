@@ -74,13 +74,16 @@ class Paused:
             gc.disable()
 
 
-def settle_once(what: str) -> None:
-    """Once per process for `what` (the engine's modules a first step, or a first live
-    run, has just imported): move every object the collector tracks to its oldest
-    generation without counting it toward the next collection of the whole heap (see
-    the module's docstring). A young collection first frees what the imports left as
-    garbage; `gc.freeze` then `gc.unfreeze` move the rest: two list merges, whatever
-    the heap's size. The notebook's objects made since the last young
+def settle_once(what: str, collecting: bool) -> None:
+    """Once per process for `what` (the engine's modules loading, a first step, the
+    engine's start or a first live run has just imported): move every object the
+    collector tracks to its oldest generation without counting it toward the next
+    collection of the whole heap (see the module's docstring). A young collection first
+    frees what the imports left as garbage, when the notebook has the collector
+    `collecting` (as it left it, under a pause) and no debugging flag set
+    (`gc.set_debug`: that collection would print, or save its garbage, where a plain
+    cell's would not); `gc.freeze` then `gc.unfreeze` move the rest: two list merges,
+    whatever the heap's size. The notebook's objects made since the last young
     collection move with the engine's: a cycle among them is freed by the next
     collection of the whole heap rather than by the next young one. Left alone when
     the notebook froze objects itself (`gc.freeze`): unfreezing would release them."""
@@ -90,6 +93,7 @@ def settle_once(what: str) -> None:
     if gc.get_freeze_count():
         log.debug("objects are frozen (gc.freeze): the engine's %s imports are not settled", what)
         return
-    gc.collect(0)  # (what the imports left as garbage: freed now, not with the old)
+    if collecting and not gc.get_debug():
+        gc.collect(0)  # (what the imports left as garbage: freed now, not with the old)
     gc.freeze()
     gc.unfreeze()

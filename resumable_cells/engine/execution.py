@@ -608,7 +608,8 @@ class Execution:
         from .live import named_files, tripwire  # a live run's (see `_run_live`)
         from .state import settings_read
 
-        collector.settle_once("live")  # the modules a live run imports, before the body
+        # the modules a live run imports, before the body (`collector.settle_once`)
+        collector.settle_once("live", self.collector.was_enabled)
 
         engine, rec, effect = self.engine, self.rec, self.args.effect
         network = self.args.ttl is not None  # it reads a live source, fresh for its TTL

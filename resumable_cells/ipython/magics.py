@@ -9,6 +9,7 @@ functions that first need them, each with that reason."""
 from __future__ import annotations
 
 import builtins
+import gc
 import logging
 import shlex
 from functools import partial
@@ -93,9 +94,9 @@ class StepMagics(Magics):
     def _start_engine(self) -> Engine:
         # With the collector paused, and what it imported (a team cache's client too)
         # settled after: see `_import_engine`.
-        with collector.Paused():
+        with collector.Paused() as pause:
             engine = self._engine_started()
-            collector.settle_once("engine")
+            collector.settle_once("engine", pause.was_enabled)
         return engine
 
     def _engine_started(self) -> Engine:
@@ -195,10 +196,10 @@ def _import_engine() -> None:
     paused, then settles them: they are permanent, and counted as they passed through
     the young generations they would bring a collection of the whole heap forward
     (`engine.collector`)."""
-    with collector.Paused():
+    with collector.Paused() as pause:
         from ..engine import execution  # noqa: F401 (imported for the step to use)
 
-        collector.settle_once("step")
+        collector.settle_once("step", pause.was_enabled)
     _IMPORTED.add("step")
 
 
@@ -287,7 +288,7 @@ def load(ipython) -> None:
     comm.attach(slot)
     lazy.attach(slot)
     auto.attach(slot, configured=magics.auto, store_dir=magics.store_dir)
-    collector.settle_once("load")  # the modules loading imported (see `engine.collector`)
+    collector.settle_once("load", gc.isenabled())  # what loading imported (`engine.collector`)
     if _partial_writes_left(settings.store_dir(configured=magics.store_dir)):
         # A kernel killed mid-write left a temp file: opening the store sweeps it now,
         # not at the first step (its bytes are the user's disk until then).
