@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 _SLOT: EngineSlot | None = None
-_IMPORTED: set[str] = set()  # "step": the engine's modules are imported (`_import_engine`)
 
 
 def current_engine() -> Engine:
@@ -153,7 +152,7 @@ class StepMagics(Magics):
         depends on changed (code, inputs, functions reached, package versions, --deps
         files), run live and stored otherwise. See `%step help` for the subcommands."""
         __tracebackhide__ = True  # noqa: F841
-        if "step" not in _IMPORTED:
+        if self.slot.started is None:  # the first step (or one after the store failed)
             _import_engine()
         from ..engine.execution import AwaitedStep, run_step, run_unstored  # (imported now)
 
@@ -200,7 +199,6 @@ def _import_engine() -> None:
         from ..engine import execution  # noqa: F401 (imported for the step to use)
 
         collector.settle_once("step", pause.was_enabled)
-    _IMPORTED.add("step")
 
 
 def _from_the_users_code(shell: Any, err: Exception, *, cell_frame: bool) -> None:
