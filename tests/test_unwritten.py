@@ -193,16 +193,28 @@ def test_a_view_protected_after_a_write_to_its_base_does_not_hide_the_write():
     assert hex_digest(view) == _fresh(view)
 
 
-def test_an_array_written_in_place_every_time_is_never_protected():
+def test_an_array_written_in_place_every_time_is_protected_once():
     before = unwritten.watched()
     arr = np.zeros(8 * _MB // 8)
+    assert hex_digest(arr) == _fresh(arr)
+    assert unwritten.watched() == before + 1  # protected at its first digest
     for _ in range(6):
         arr += 1.0
         assert hex_digest(arr) == _fresh(arr)
-        assert unwritten.watched() == before  # hashed each time, never protected
+        assert unwritten.watched() == before  # found written: hashed, not protected again
     hex_digest(arr)
     hex_digest(arr)
     assert unwritten.watched() == before + 1  # found unchanged, then protected
+
+
+def test_a_new_array_is_served_from_its_second_digest(monkeypatch):
+    arr = np.random.default_rng(5).random(8 * _MB // 8)
+    first = hex_digest(arr)
+    hashes = _Hashes(monkeypatch)
+    assert [hex_digest(arr) for _ in range(3)] == [first] * 3
+    assert hashes.count == 0  # not hashed again after the digest that first saw it
+    arr[123] += 1.0
+    assert hex_digest(arr) == _fresh(arr) != first
 
 
 @pytest.mark.parametrize("kind", ["file", "shared", "bytearray"])
@@ -430,3 +442,18 @@ def test_random_changes_to_a_frame_between_digests_are_always_seen(ops):
         else:
             assert hex_digest(df) == _fresh_frame(df)
     assert hex_digest(df) == _fresh_frame(df)
+
+
+def test_the_first_frame_and_array_a_process_digests_are_watched():
+    # The first value of a library registers its handlers: the digest that did so took
+    # the long way, and its value was hashed again at its next two digests.
+    code = (
+        "import numpy as np, pandas as pd\n"
+        "from resumable_cells.hashing import hex_digest, unwritten\n"
+        "df = pd.DataFrame(np.random.default_rng(0).random((100_000, 10)))\n"
+        "arr = np.random.default_rng(1).random(1_000_000)\n"
+        "hex_digest(df), hex_digest(arr)\n"
+        "print(unwritten.watched())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["2"], out.stderr

@@ -22,7 +22,7 @@ import msgspec
 import xxhash
 
 from ..errors import KeyComponentError, MissingDeps
-from . import reach, sources, versions
+from . import frames, reach, sources, versions
 from .files import file_digest, read_digest
 from .reach import AttrRef
 
@@ -67,9 +67,12 @@ def describe(value: Any) -> tuple[str, int]:
 def _frame_bytes(frame: Any) -> int:
     """A frame's shallow size, its columns' and its index's `nbytes`: what
     `memory_usage(deep=False).sum()` adds up (but for an index's hash table, when one
-    was built), without the Series it builds: a tenth of the time, and a step's inputs
-    are described on every hit."""
-    return int(sum(column.nbytes for _, column in frame.items()) + frame.index.nbytes)
+    was built), without the Series it builds, read from the frame's blocks where they
+    can be: a step's inputs are described on every hit."""
+    columns = frames.nbytes(frame)
+    if columns is None:
+        columns = sum(column.nbytes for _, column in frame.items())
+    return int(columns + frame.index.nbytes)
 
 
 DYNAMIC_WAY_OUT = (

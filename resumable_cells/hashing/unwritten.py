@@ -17,10 +17,11 @@ compares what else its digest reads: labels, index, dtypes), whose memory numpy
 allocated (private anonymous memory), never a file or shared mapping, whose bytes
 another process or the disk can change without a fault here. The
 first write to a protected page costs a fault (about 1.6 µs per 4 KiB page, some four
-times what hashing the page costs), so an array is protected only once two digests in a
-row found it unchanged; one found written is not protected again until it has been
-found unchanged again. An array that a loop updates in place each step is therefore
-hashed each step, as before, and never pays for faults.
+times what hashing the page costs). A value is protected at its first digest: most large
+values are only read after the step that made them, whose next reader then needs no
+hash. One found written is not protected again until a digest finds it unchanged, so an
+array a loop updates in place pays the faults once after each such digest, not at
+every write.
 
 What it cannot see: a device writing into memory by DMA (a buffer pinned for a GPU or a
 network card with `cudaHostRegister`, a registered io_uring buffer) writes no page
@@ -106,7 +107,10 @@ def remembered(
                 return seen.state.copy(), seen.extra
             seen.steady = False  # written: hashed from now on until found unchanged again
             _unprotect(seen)
-        spans = _protect(pages, regions, seen) if seen is not None and seen.steady else None
+        # Protected at its first digest, as at any digest after one that found it
+        # unchanged: most large values are read, not written, after the step that made
+        # them, and waiting for a second digest to say so cost two more hashes of it.
+        spans = _protect(pages, regions, seen) if seen is None or seen.steady else None
         ends = [_ends(r, span) for r, span in zip(regions, spans)] if spans else []
         state, extra = compute()
         if spans is not None and pages is not None:
@@ -114,7 +118,7 @@ def remembered(
                 _release(spans)
                 spans = None
         if seen is None:
-            _remember(value, shape, regions, state, extra)
+            _remember(value, shape, regions, state, extra, spans, ends)
         else:
             seen.steady = seen.shape == shape and seen.state.digest() == state.digest()
             seen.shape, seen.state, seen.extra = shape, state.copy(), extra
@@ -180,7 +184,9 @@ def _inner(region: tuple[int, int]) -> tuple[int, int]:
     return start, max(start, end)
 
 
-def _protect(pages: Pages | None, regions: tuple, seen: _Seen) -> list[tuple[int, int]] | None:
+def _protect(
+    pages: Pages | None, regions: tuple, seen: _Seen | None
+) -> list[tuple[int, int]] | None:
     """Protect the pages wholly inside each region. The bytes on the pages at a region's
     ends, which it shares with its neighbours (a heap block's header, another array),
     are compared instead (`_ends`): a neighbour's write there says nothing of the
@@ -250,12 +256,21 @@ def _release(spans: list[tuple[int, int]]) -> None:
             _pages.release(*span)
 
 
-def _remember(value: Any, shape: Any, regions: tuple, state: Any, extra: Any) -> None:
+def _remember(
+    value: Any,
+    shape: Any,
+    regions: tuple,
+    state: Any,
+    extra: Any,
+    spans: list[tuple[int, int]] | None,
+    ends: list[tuple[bytes, bytes]],
+) -> None:
     key = id(value)
     while len(_seen) >= MAX_WATCHED:
         _drop(next(iter(_seen)))
     ref = weakref.ref(value, functools.partial(_forget, key))
-    _seen[key] = _Seen(ref, shape, regions, state.copy(), extra)
+    seen = _seen[key] = _Seen(ref, shape, regions, state.copy(), extra)
+    seen.spans, seen.ends = spans, ends
 
 
 def _forget(key: int, _ref: Any = None) -> None:

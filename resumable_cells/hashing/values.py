@@ -144,6 +144,9 @@ class Hasher:
         a type with a whole-value shortcut (a large array unwritten since its last
         digest, `unwritten`) may give without reading its bytes."""
         shortcut = WHOLE.get(type(v))
+        if shortcut is None and handler_for(type(v)) is not None:
+            # (the first value of a library registers its handlers and shortcuts)
+            shortcut = WHOLE.get(type(v))
         if shortcut is not None:
             state = shortcut(self, v, path)
             if state is not None:

@@ -117,9 +117,15 @@ def exact(value: Any) -> bool:
                 return True
         return _plain(np, value)
     pd = sys.modules.get("pandas")
-    if pd is not None and t in (pd.DataFrame, pd.Series):
-        columns = [c for _, c in value.items()] if t is pd.DataFrame else [value]
-        return all(_plain(np, c, pd) for c in columns) and _plain_index(pd, np, value.index)
+    if pd is not None and t is pd.Series:
+        return _plain(np, value, pd) and _plain_index(pd, np, value.index)
+    if pd is not None and np is not None and t is pd.DataFrame:
+        dtypes = list(value.dtypes)
+        if any(isinstance(d, np.dtype) and d.hasobject for d in dtypes):
+            plain = all(_plain(np, c, pd) for _, c in value.items())  # (their objects read)
+        else:  # (the dtypes decide: no Series made for each column)
+            plain = all(_plain_dtype(np, d, pd) for d in dtypes)
+        return plain and _plain_index(pd, np, value.index)
     return False
 
 
@@ -139,13 +145,16 @@ def _plain(np: Any, values: Any, pd: Any = None) -> bool:
     back and digested; or of pandas' own strings (`str`, `string`: strings and missing
     values, whose digest does not depend on how arrow chunks them)."""
     dtype = values.dtype
+    if not isinstance(dtype, np.dtype) or not dtype.hasobject:
+        return _plain_dtype(np, dtype, pd)
+    return dtype.kind == "O" and all_atomic(np.asarray(values).ravel(order="K"))
+
+
+def _plain_dtype(np: Any, dtype: Any, pd: Any) -> bool:
+    """Whether values of `dtype`, one without objects, pickle back exactly."""
     if pd is not None and isinstance(dtype, pd.StringDtype):
         return True
-    if not isinstance(dtype, np.dtype):
-        return False  # (another extension dtype: its library's own pickling)
-    if not dtype.hasobject:
-        return True
-    return dtype.kind == "O" and all_atomic(np.asarray(values).ravel(order="K"))
+    return isinstance(dtype, np.dtype)  # (another extension dtype: its library's pickling)
 
 
 def _plain_index(pd: Any, np: Any, index: Any) -> bool:
