@@ -60,7 +60,7 @@ def _fresh(arr) -> str:
 
 def _watched_array(nbytes: int = 8 * _MB, seed: int = 0):
     arr = np.random.default_rng(seed).random(nbytes // 8)
-    for _ in range(4):  # the first digest, found unchanged, protected, then served
+    for _ in range(4):  # protected at the first digest, then served
         hex_digest(arr)
     return arr
 
@@ -264,21 +264,40 @@ KERNEL_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", list(KERNEL_CASES))
-def test_a_step_reading_a_large_value_sees_a_change_to_it(kernel, case):
-    setup, total, edits = KERNEL_CASES[case]
-    step = f"%%step total\ntotal = {total}"
-    kernel.ok(setup)
-    for _ in range(5):  # the value is watched from the third digest on
-        kernel.ok(step)
-    assert served(kernel.ok(step))
-    assert kernel.value("__import__('resumable_cells').hashing.unwritten.watched()") >= 1
+def _each_edit_is_seen(kernel, step: str, total: str, edits: list[str]) -> None:
     for edit in edits:
         kernel.ok(edit)
         reply = kernel.ok(step)
         assert not served(reply), (edit, reply.status_lines())
         assert kernel.value(f"total == {total}")
         assert served(kernel.ok(step))
+
+
+@pytest.mark.parametrize("case", list(KERNEL_CASES))
+def test_a_step_reading_a_large_value_sees_a_change_to_it(kernel, case):
+    setup, total, edits = KERNEL_CASES[case]
+    step = f"%%step total\ntotal = {total}"
+    kernel.ok(setup)
+    for _ in range(5):  # watched from its first digest, served from then on
+        kernel.ok(step)
+    assert served(kernel.ok(step))
+    assert kernel.value("__import__('resumable_cells').hashing.unwritten.watched()") >= 1
+    _each_edit_is_seen(kernel, step, total, edits)
+
+
+@pytest.mark.parametrize("case", list(KERNEL_CASES))
+def test_a_value_restored_after_a_restart_is_watched_and_a_change_to_it_seen(kernel, case):
+    setup, total, edits = KERNEL_CASES[case]
+    step = f"%%step total\ntotal = {total}"
+    kernel.ok(f"%%step make\n{setup}")
+    kernel.ok("import resumable_cells; assert resumable_cells.wait_for_writes()")
+    kernel.restart()
+    kernel.ok("%load_ext resumable_cells")
+    assert served(kernel.ok(f"%%step make\n{setup}"))
+    kernel.ok(step)  # reads the restored value: its first digest, then it is watched
+    assert served(kernel.ok(step))
+    assert kernel.value("__import__('resumable_cells').hashing.unwritten.watched()") >= 1
+    _each_edit_is_seen(kernel, step, total, edits)
 
 
 def test_the_watch_can_be_turned_off():
@@ -457,3 +476,38 @@ def test_the_first_frame_and_array_a_process_digests_are_watched():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["2"], out.stderr
+
+
+def test_a_value_restored_from_the_store_is_watched_and_its_writes_seen(tmp_path, monkeypatch):
+    import pandas as pd
+
+    from resumable_cells.engine.keep import value_check
+    from resumable_cells.storage.store import Store
+
+    store = Store(tmp_path / "s")
+    stored = {
+        "array": np.random.default_rng(7).random(8 * _MB // 8),
+        "frame": _frame(rows=200_000, seed=8),
+    }
+    refs = {}
+    for name, value in stored.items():
+        d = hex_digest(value)
+        refs[name] = store.put_value(d, value, name, value_check.checker(d, {}, name))
+    for name, ref in refs.items():
+        value = store.get_value(ref)
+        assert unwritten.numpy_memory(value if name == "array" else np.asarray(value["a"].array)), (
+            name
+        )  # restored into memory only this process writes
+        before = unwritten.watched()
+        first = hex_digest(value)
+        assert first == hex_digest(stored[name]) and unwritten.watched() == before + 1, name
+        with monkeypatch.context() as patched:
+            digests = _Digests(patched)
+            assert hex_digest(value) == first and digests.count == 0, name  # served
+        if name == "array":
+            value[12345] += 1.0
+        else:
+            value.iat[777, 3] += 1.0
+        fresh = _fresh(value) if name == "array" else _fresh_frame(value)
+        assert hex_digest(value) == fresh != first, name
+    assert isinstance(stored["frame"], pd.DataFrame)

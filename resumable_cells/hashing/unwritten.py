@@ -14,8 +14,9 @@ hashing again, never reusing a digest.
 What is watched: a plain C-contiguous array (`arrays.data_prefix`) of `MIN_BYTES` or
 more, or a frame or series of numeric columns (`arrays._whole_frame`, which also
 compares what else its digest reads: labels, index, dtypes), whose memory numpy
-allocated (private anonymous memory), never a file or shared mapping, whose bytes
-another process or the disk can change without a fault here. The
+allocated, or the store mapped for a restored value (`own_memory`): private anonymous
+memory, never a file or shared mapping, whose bytes another process or the disk can
+change without a fault here. The
 first write to a protected page costs a fault (about 1.6 µs per 4 KiB page, some four
 times what hashing the page costs). A value is protected at its first digest: most large
 values are only read after the step that made them, whose next reader then needs no
@@ -71,6 +72,8 @@ class _Seen:
         self.ends: list[tuple[bytes, bytes]] = []  # each region's bytes on shared pages
 
 
+# Memory maps this process made for restored values (`own_memory`), while they live.
+_OWN_MAPS: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
 _lock = threading.RLock()  # re-entered when freeing a value calls back into `_forget`
 _seen: dict[int, _Seen] = {}
 _pages: Pages | None = None
@@ -144,15 +147,28 @@ def _hash(prefix: bytes, arr: Any) -> Any:
     return h
 
 
+def own_memory(buffer: Any) -> None:
+    """`buffer`, an anonymous private memory map this process made (the bytes of a
+    value restored from the store, `storage/blobs.py`), is memory only this process
+    writes, as numpy's own is: a value restored into it is watched like one computed."""
+    _OWN_MAPS[id(buffer)] = buffer
+
+
 def numpy_memory(arr: Any) -> bool:
-    """Whether numpy allocated the memory under `arr` (with its default allocator):
-    private anonymous memory that only this process writes."""
+    """Whether numpy allocated the memory under `arr` (with its default allocator), or
+    it lies in a buffer `own_memory` was told of: private anonymous memory that only
+    this process writes."""
     import numpy as np
 
     base = arr
     while isinstance(base.base, np.ndarray):
         base = base.base
-    if base.base is not None or not base.flags.owndata:
+    if base.base is not None:  # (an array over another object's buffer)
+        owner = base.base.obj if isinstance(base.base, memoryview) else base.base
+        if isinstance(owner, np.ndarray) and owner is not arr:
+            return owner.base is None and numpy_memory(owner)
+        return _OWN_MAPS.get(id(owner)) is owner
+    if not base.flags.owndata:
         return False
     core = getattr(np, "_core", None) or getattr(np, "core", None)
     handler_name = getattr(getattr(core, "multiarray", None), "get_handler_name", None)

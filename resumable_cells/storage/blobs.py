@@ -34,6 +34,7 @@ from typing import Any
 import xxhash
 
 from ..errors import BlobError, NotWritten, ResumableCellsError
+from ..hashing import unwritten
 from . import auth, serialize
 
 MAGIC = b"RCB1"
@@ -372,6 +373,7 @@ def _new_buffer(n: int):
             m.madvise(_MADV_HUGEPAGE)
         except OSError:  # a kernel without transparent huge pages
             pass
+        unwritten.own_memory(m)  # (a value restored here is watched as a computed one)
         return m
     np = sys.modules.get("numpy")
     if np is not None and n >= _LARGE:
