@@ -60,6 +60,9 @@ LAYOUTS = {
     "columns of one name": lambda: _one_block()[["a", "a", "b"]],
     "rows sliced": lambda: _one_block().iloc[::3],
     "from a Fortran-ordered array": _fortran,
+    "from a C-ordered array, not copied": lambda: pd.DataFrame(
+        np.random.default_rng(2).random((400, 5)), copy=False
+    ),
     "transposed": lambda: _one_block().iloc[:50].T,
     "no rows": lambda: _one_block().iloc[:0],
     "multi-level columns": lambda: _one_block().set_axis(

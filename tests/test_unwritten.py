@@ -377,6 +377,29 @@ def test_a_frame_of_one_block_is_one_region_and_a_fragmented_one_is_hashed(monke
     assert id(fragmented) not in seen  # more pieces than watching is worth: hashed
 
 
+def test_a_frame_over_an_array_it_did_not_copy_is_watched(monkeypatch):
+    # pandas' default before 3.0: each column strides through the array, whose whole
+    # memory is watched; an int column in the middle makes a block between its columns.
+    import pandas as pd
+
+    data = np.random.default_rng(4).random((200_000, 6))
+    df = pd.DataFrame(data, columns=list("abcdef"), copy=False)
+    mixed = pd.DataFrame(data, columns=list("abcdef"), copy=False)
+    mixed.insert(3, "n", np.arange(len(data)))
+    for frame in (df, mixed):
+        before = unwritten.watched()
+        first = hex_digest(frame)
+        assert unwritten.watched() == before + 1  # watched from this first digest
+        with monkeypatch.context() as patched:
+            digests = _Digests(patched)
+            assert hex_digest(frame) == first and digests.count == 0  # served
+    data[123_456, 4] += 1.0  # the array both frames stand on, written directly
+    for frame in (df, mixed):
+        assert hex_digest(frame) == _fresh_frame(frame)
+    mixed.iat[7, 3] = -1  # the int column's own block
+    assert hex_digest(mixed) == _fresh_frame(mixed)
+
+
 def _add_and_drop(df):
     df["f"] = 1.0
     assert hex_digest(df) == _fresh_frame(df)

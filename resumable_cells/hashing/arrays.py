@@ -219,9 +219,13 @@ def _whole_frame(h: Hasher, df: Any, path: str) -> Any:
         found = _rows_memory(rows)
     else:  # (the public way: a Series made for each column)
         found = [(_column_memory(column), column.dtype) for _, column in df.items()]
+    taken: set[tuple[int, int]] = set()  # (each column of a whole block gives the block)
     for region, _ in found:
         if region is None:
             return None
+        if region in taken:
+            continue
+        taken.add(region)
         if regions and sum(regions[-1]) == region[0]:  # the next row of one block
             regions[-1] = (regions[-1][0], regions[-1][1] + region[1])
         else:
@@ -314,25 +318,31 @@ def _values_memory(values: Any) -> tuple[int, int] | None:
 
 
 def _rows_memory(rows: list[tuple[Any, int]]) -> list[tuple[tuple[int, int] | None, Any]]:
-    """`_values_memory` and the dtype of each column given as (block, row): what the row's
-    view would answer, worked out once a block (a hundred columns asked one by one
-    took a millisecond)."""
+    """The memory and the dtype of each column given as (block, row), worked out once a
+    block (a hundred columns asked one by one took a millisecond): what `_values_memory`
+    answers for the row's view when the row is contiguous; when only the block is (a
+    frame made from a C-ordered array without a copy, pandas' default before 3.0: each
+    column strided through the block), the block's whole memory, which is all its
+    columns' bytes and nothing else. None for memory numpy did not allocate."""
     blocks: dict[int, tuple[int, int, int] | None] = {}
     out: list[tuple[tuple[int, int] | None, Any]] = []
     for values, row in rows:
         if id(values) not in blocks:
-            whole_rows = values.shape[1] <= 1 or values.strides[1] == values.itemsize
-            blocks[id(values)] = (
-                (values.__array_interface__["data"][0], values.strides[0], values.shape[1])
-                if whole_rows and unwritten.numpy_memory(values)
-                else None
-            )
+            start = values.__array_interface__["data"][0]
+            if not unwritten.numpy_memory(values):
+                blocks[id(values)] = None
+            elif values.shape[1] <= 1 or values.strides[1] == values.itemsize:
+                blocks[id(values)] = (start, values.strides[0], values.shape[1] * values.itemsize)
+            elif values.flags.f_contiguous:
+                blocks[id(values)] = (start, 0, values.nbytes)  # (every row: the whole block)
+            else:
+                blocks[id(values)] = None
         block = blocks[id(values)]
         if block is None:
             out.append((None, values.dtype))
         else:
-            start, stride, n = block
-            out.append(((start + row * stride, n * values.itemsize), values.dtype))
+            start, stride, size = block
+            out.append(((start + row * stride, size), values.dtype))
     return out
 
 
