@@ -165,7 +165,7 @@ def numpy_memory(arr: Any) -> bool:
         base = base.base
     if base.base is not None:  # (an array over another object's buffer)
         owner = base.base.obj if isinstance(base.base, memoryview) else base.base
-        if isinstance(owner, np.ndarray) and owner is not arr:
+        if isinstance(owner, np.ndarray):  # (one owning its memory: asked as itself)
             return owner.base is None and numpy_memory(owner)
         return _OWN_MAPS.get(id(owner)) is owner
     if not base.flags.owndata:
