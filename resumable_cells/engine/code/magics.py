@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import json
 import logging
+import sys
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -163,12 +164,14 @@ def _code(
     """(the code the magic runs, whether it runs in a scope of its own), for IPython's
     code-running magics; None for any other magic."""
     from IPython.core.error import UsageError
-    from IPython.core.magics.execution import ExecutionMagics
 
     find: Callable[[str], Any] = shell.find_line_magic if kind == "line" else shell.find_cell_magic
     magic = find(name)
     owner = getattr(magic, "__self__", None)
-    if not isinstance(owner, ExecutionMagics):
+    # IPython imports a magic's module as the magic is first looked up: importing
+    # `IPython.core.magics.execution` here (40 ms) would load it for `%matplotlib` too.
+    execution = sys.modules.get("IPython.core.magics.execution")
+    if execution is None or not isinstance(owner, execution.ExecutionMagics):
         return None
     line, cell = (rest[0], None) if kind == "line" else (rest[0], rest[1])
     try:
