@@ -616,3 +616,35 @@ def test_an_object_known_by_a_name_no_module_holds_is_refused():
         digest(one)
     assert digest(np.add) != digest(scipy.special.gamma)
     assert digest([np.add, np.add]) == digest([np.add, np.add])
+
+
+LAZY_PARTS = r"""
+import sys
+from resumable_cells.hashing import hex_digest, opaque, registry, libraries
+import matplotlib, matplotlib.colors, astropy.units as u, numpy as np
+
+# A library's first value hashed loads nothing the notebook did not: a colormap
+# (matplotlib without pyplot), a quantity (astropy without its WCS).
+hex_digest(matplotlib.colors.Normalize(0, 1)); hex_digest(3 * u.m); hex_digest(np.arange(3))
+print(sorted(m for m in ("matplotlib.figure", "matplotlib.backend_bases", "astropy.wcs")
+             if m in sys.modules))
+
+# Loaded later, their classes are what they were: drawings, and a WCS by its handler.
+import matplotlib.pyplot as plt
+from astropy.wcs import WCS
+fig, ax = plt.subplots()
+print(opaque.is_drawing(fig), opaque.is_drawing(fig.canvas), opaque.is_drawing_type(type(ax)))
+print(hex_digest(fig) == hex_digest(fig), registry.handler_for(WCS) is libraries._h_wcs)
+w = WCS(naxis=2)
+print(registry.handler_for(type(w)) is libraries._h_wcs, hex_digest(w) == hex_digest(w))
+"""
+
+
+def test_a_librarys_first_value_loads_no_part_of_it_the_notebook_did_not():
+    """Registering a library's handlers at its first value hashed imported their
+    modules: `matplotlib.figure` and the backends (300 ms) for a notebook that hashed a
+    colormap, `astropy.wcs` (120 ms) for one of units. Each class is registered once its
+    module is loaded, and is the same drawing or handled value then."""
+    out = subprocess.run([sys.executable, "-c", LAZY_PARTS], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:4] == ["[]", "True True True", "True True", "True True"]

@@ -8,40 +8,28 @@ classes kept true by `tests/test_libraries.py` is docs/libraries.md.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from .registry import add_handler
 
 
 def register(top: str) -> None:
-    """Add the handlers of `top`'s types (once each)."""
-    if top in _registered:
-        return
-    _registered.add(top)
-    if top == "matplotlib":
-        from matplotlib.cbook import CallbackRegistry
-
-        add_handler(CallbackRegistry, _h_callback_registry)
-    elif top == "sklearn":
-        from sklearn.utils import Bunch
-
-        add_handler(Bunch, _h_dict_items)
-    elif top == "astropy":
-        from astropy.wcs import WCS
-
-        add_handler(WCS, _h_wcs)
-    elif top == "plotly":
-        from plotly.basedatatypes import BaseFigure, BasePlotlyType
-
-        add_handler(BaseFigure, _h_plotly)
-        add_handler(BasePlotlyType, _h_plotly)
-    elif top == "statsmodels":
-        from statsmodels.datasets.utils import Dataset
-
-        add_handler(Dataset, _h_dict_items)
+    """Add the handlers of `top`'s types whose modules are loaded (each once). One
+    not loaded yet is added when a value of `top`'s is next met after it is: no value
+    of a type exists before its module does, and importing it here would load what
+    the notebook never asked for (`astropy.wcs`, 120 ms, for a notebook of units)."""
+    for module, name, handler in _TYPES.get(top, ()):
+        loaded = sys.modules.get(module)
+        if (module, name) in _registered or loaded is None:
+            continue
+        cls = getattr(loaded, name, None)
+        if isinstance(cls, type):  # (None while its module is still being imported)
+            add_handler(cls, handler)
+            _registered.add((module, name))
 
 
-_registered: set[str] = set()
+_registered: set[tuple[str, str]] = set()
 
 
 def _h_callback_registry(h: Any, v: Any, path: str) -> None:
@@ -104,3 +92,17 @@ def _by_key(obj: Any) -> Any:
     if type(obj) in (list, tuple):
         return type(obj)(map(_by_key, obj))
     return obj
+
+
+# Each library's types that have a handler here: (the module that defines the name, the
+# name, the handler).
+_TYPES: dict[str, tuple[tuple[str, str, Any], ...]] = {
+    "matplotlib": (("matplotlib.cbook", "CallbackRegistry", _h_callback_registry),),
+    "sklearn": (("sklearn.utils", "Bunch", _h_dict_items),),
+    "astropy": (("astropy.wcs", "WCS", _h_wcs),),
+    "plotly": (
+        ("plotly.basedatatypes", "BaseFigure", _h_plotly),
+        ("plotly.basedatatypes", "BasePlotlyType", _h_plotly),
+    ),
+    "statsmodels": (("statsmodels.datasets.utils", "Dataset", _h_dict_items),),
+}

@@ -23,6 +23,7 @@ The tokens are kept beside the objects (weakly, by id), never in them.
 from __future__ import annotations
 
 import itertools
+import sys
 import uuid
 import weakref
 from collections.abc import Iterator
@@ -40,33 +41,58 @@ _advanced = False  # whether a step moved the state tokens during the current ce
 
 
 def register(top: str) -> None:
-    """Make matplotlib's drawing classes drawings (once matplotlib is imported)."""
+    """Make matplotlib's drawing classes drawings, each once its module is loaded: no
+    drawing of a class exists before its module does, and importing them all at the
+    first matplotlib value hashed (a colormap, `rcParams`) loaded `matplotlib.figure`
+    and the backends, 300 ms, for a notebook that never drew."""
     global _classes, _figure
-    if top != "matplotlib" or _classes:
+    if top != "matplotlib" or len(_classes) == len(_DRAWINGS):
         return
-    from matplotlib.artist import Artist
-    from matplotlib.backend_bases import FigureCanvasBase, FigureManagerBase
-    from matplotlib.figure import Figure
-    from matplotlib.transforms import TransformNode
+    for module, name in _DRAWINGS:
+        loaded = sys.modules.get(module)
+        cls = getattr(loaded, name, None) if loaded is not None else None
+        if isinstance(cls, type) and cls not in _classes:
+            _classes += (cls,)
+            add_handler(cls, h_drawing)
+            if name == "Figure":
+                _figure = cls
 
-    _figure = Figure
-    _classes = (Artist, FigureCanvasBase, FigureManagerBase, TransformNode)
-    for cls in _classes:
-        add_handler(cls, h_drawing)
 
-
-_classes: tuple[type, ...] = ()
+_DRAWINGS = (
+    ("matplotlib.artist", "Artist"),
+    ("matplotlib.backend_bases", "FigureCanvasBase"),
+    ("matplotlib.backend_bases", "FigureManagerBase"),
+    ("matplotlib.figure", "Figure"),
+    ("matplotlib.transforms", "TransformNode"),
+)
+_classes: tuple[type, ...] = ()  # those of `_DRAWINGS` registered so far
 _figure: type | tuple = ()  # matplotlib's Figure, once registered
 
 
 def is_drawing(obj: Any) -> bool:
     """Whether `obj` is of a class registered as a drawing."""
+    if _registered_at != len(sys.modules):
+        _catch_up()
     return bool(_classes) and isinstance(obj, _classes)
 
 
 def is_drawing_type(t: type) -> bool:
     """Whether instances of `t` are drawings."""
+    if _registered_at != len(sys.modules):
+        _catch_up()
     return bool(_classes) and issubclass(t, _classes)
+
+
+def _catch_up() -> None:
+    """Register the drawing classes loaded since matplotlib's first value was hashed
+    (a figure drawn after a colormap), asked again only once modules were imported."""
+    global _registered_at
+    _registered_at = len(sys.modules)
+    if _classes and len(_classes) < len(_DRAWINGS):
+        register("matplotlib")
+
+
+_registered_at = -1  # how many modules were loaded when `_catch_up` last looked
 
 
 def h_drawing(h: Any, v: Any, path: str) -> None:
