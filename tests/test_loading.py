@@ -115,7 +115,7 @@ def test_steps_over_arrays_import_no_part_of_numpy_the_notebook_did_not(tmp_path
 def test_a_step_with_a_magic_loads_only_that_magics_module(tmp_path):
     """IPython loads a magic's module as the magic is first looked up; a step reading
     the code a magic runs (`%time`'s, `%timeit`'s) must not load the execution magics
-    (40 ms) for a cell whose magic is another's."""
+    (6 ms) for a cell whose magic is another's."""
     loaded = "'IPython.core.magics.execution' in __import__('sys').modules"
     k = fresh(tmp_path)
     try:

@@ -8,10 +8,9 @@ classes kept true by `tests/test_libraries.py` is docs/libraries.md.
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
-from .registry import add_handler
+from .registry import add_handler, loaded_class
 
 
 def register(top: str) -> None:
@@ -20,11 +19,8 @@ def register(top: str) -> None:
     of a type exists before its module does, and importing it here would load what
     the notebook never asked for (`astropy.wcs`, 120 ms, for a notebook of units)."""
     for module, name, handler in _TYPES.get(top, ()):
-        loaded = sys.modules.get(module)
-        if (module, name) in _registered or loaded is None:
-            continue
-        cls = getattr(loaded, name, None)
-        if isinstance(cls, type):  # (None while its module is still being imported)
+        cls = loaded_class(module, name) if (module, name) not in _registered else None
+        if cls is not None:
             add_handler(cls, handler)
             _registered.add((module, name))
 

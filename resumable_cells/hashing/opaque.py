@@ -33,7 +33,7 @@ from typing import Any
 import xxhash
 
 from ..errors import Unhashable
-from .registry import add_handler
+from .registry import add_handler, loaded_class
 
 _IDENT: dict[int, tuple[weakref.ref, str]] = {}  # id(object) -> its identity token
 _STATE: dict[int, tuple[weakref.ref, str]] = {}  # id(root) -> its state token
@@ -49,9 +49,8 @@ def register(top: str) -> None:
     if top != "matplotlib" or len(_classes) == len(_DRAWINGS):
         return
     for module, name in _DRAWINGS:
-        loaded = sys.modules.get(module)
-        cls = getattr(loaded, name, None) if loaded is not None else None
-        if isinstance(cls, type) and cls not in _classes:
+        cls = loaded_class(module, name)
+        if cls is not None and cls not in _classes:
             _classes += (cls,)
             add_handler(cls, h_drawing)
             if name == "Figure":

@@ -115,6 +115,15 @@ def add_library(top: str, register: Callable[[str], None]) -> None:
     _HANDLER_CACHE.clear()
 
 
+def loaded_class(module: str, name: str) -> type | None:
+    """The class `name` of `module` once that module is loaded, else None: a library's
+    handlers are added for the classes it has loaded, never by importing one (no value
+    of a class exists before its module does)."""
+    loaded = sys.modules.get(module)
+    cls = getattr(loaded, name, None) if loaded is not None else None
+    return cls if isinstance(cls, type) else None  # (None while it is being imported)
+
+
 def add_whole(t: type, fn: Callable[[Any, Any, str], Any]) -> None:
     """Digest a value of exactly type `t` that is the whole of a digest with `fn`, which
     returns the digest state after the value, or None to hash it as any other."""
