@@ -7,14 +7,20 @@ In process: the pause itself. Through a real kernel: a live step's work on a dic
 collections than the plain cell that makes the same value, and what a body does to the
 collector stays. The engine's modules, imported by the first step, are kept out of the
 count that starts a collection of the whole heap (none of their functions is left in a
-young generation), unless the notebook froze objects of its own.
+young generation), unless the notebook froze objects of its own. The thread that
+imports them after the cell that loads the extension holds the young threshold instead
+of pausing the collector (`held_off`): no collection while it imports, the next cell
+waits for it, and what the notebook set (a threshold, the collector off) is what it
+finds.
 """
 
 from __future__ import annotations
 
 import gc
 
-from resumable_cells.engine.collector import Paused
+from kernels import Kernel
+
+from resumable_cells.engine.collector import HELD, Paused, held_off
 
 COUNTER = """
 import gc
@@ -61,6 +67,66 @@ def test_a_pause_stops_collections_and_lifts_to_the_state_it_found():
     finally:
         gc.callbacks.remove(count)
         gc.enable()
+
+
+def test_held_off_starts_no_collection_and_puts_the_threshold_back():
+    seen: list[int] = []
+
+    def count(phase, info):
+        if phase == "stop":
+            seen.append(info["generation"])
+
+    before = gc.get_threshold()
+    gc.callbacks.append(count)
+    try:
+        with held_off():
+            assert gc.isenabled() and gc.get_threshold()[0] == HELD
+            made = [[i] for i in range(20_000)]
+            assert seen == []  # 20,000 new containers and not one collection
+        assert gc.get_threshold() == before
+        more = [[i] for i in range(20_000)]
+        assert seen  # held no more: the same allocations collect as usual
+        del made, more
+    finally:
+        gc.callbacks.remove(count)
+        gc.set_threshold(*before)
+
+
+def test_held_off_keeps_a_threshold_the_notebook_set_meanwhile():
+    before = gc.get_threshold()
+    try:
+        with held_off():
+            gc.set_threshold(5000, 20, 30)  # the notebook's own, while a thread held it
+        assert gc.get_threshold() == (5000, 20, 30)
+        with held_off():
+            gc.set_threshold(HELD, 5, 5)  # (the young one untouched: only the older move)
+        assert gc.get_threshold() == (5000, 5, 5)
+        gc.set_threshold(0)  # a collector turned off by its threshold stays off
+        with held_off():
+            assert gc.get_threshold()[0] == 0
+        assert gc.get_threshold()[0] == 0
+    finally:
+        gc.set_threshold(*before)
+
+
+def test_the_collector_as_the_notebook_sets_it_around_the_engines_import(tmp_path):
+    # Once the cell that loads the extension has run, a thread imports the engine's
+    # modules, holding the young threshold; the next cell waits for it. What the
+    # notebook set before, in the load cell and after, is what it finds.
+    k = Kernel(tmp_path, env={"JPY_SESSION_NAME": "test.ipynb"})
+    try:
+        k.ok(COUNTER)
+        k.ok("%load_ext resumable_cells\ngc.set_threshold(5000, 20, 30)\ngc.disable()")
+        assert k.value("gc.get_threshold()") == (5000, 20, 30)
+        assert k.value(
+            "__import__('resumable_cells').ipython.warmup.MODULES[0] in __import__('sys').modules"
+        )
+        assert k.value("gc.isenabled()") is False
+        _collections_during(k, "%%step first\nx = [[i] for i in range(20_000)]")
+        assert k.value("_collections") == []  # (off: no collection of ours either)
+        assert k.value("gc.get_threshold()") == (5000, 20, 30)
+    finally:
+        k.shutdown()
 
 
 def test_a_pause_keeps_what_the_code_inside_did_to_the_collector():

@@ -1,6 +1,6 @@
-"""Loading the extension: `%load_ext` registers the magics and hooks only; the engine
-(store, hashing, restore) starts at the first step or command, a resume that only
-serves imports nothing of a live run, plain cells run before the engine started are
+"""Loading the extension: `%load_ext` registers the magics and hooks and has a thread
+import the engine's modules; the engine (the store) starts at the first step or command,
+a resume that only serves imports nothing of a live run, plain cells run before the engine started are
 seen by the staleness watcher, and a store that cannot be opened never stops a cell."""
 
 from __future__ import annotations
@@ -24,8 +24,13 @@ def fresh(tmp_path, **env) -> Kernel:
 def test_loading_starts_no_engine_and_a_resume_imports_no_live_run(tmp_path):
     k = fresh(tmp_path)
     try:
+        threshold = k.value("__import__('gc').get_threshold()")
         k.ok("%load_ext resumable_cells")
-        assert not STARTED_BY_A_STEP & set(k.value(LOADED))
+        # The thread loading started imports the engine's modules, and only those.
+        k.ok("__import__('resumable_cells').ipython.warmup.wait()")
+        modules = set(k.value(LOADED))
+        assert STARTED_BY_A_STEP <= modules and not LIVE_ONLY & modules
+        assert k.value("__import__('gc').get_threshold()") == threshold
         assert not (tmp_path / ".resumable_cells").exists()
         k.ok("v = 2")
         assert "ran" in k.ok("%%step double\nw = v * 2").status_lines()[0]

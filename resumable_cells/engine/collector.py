@@ -26,6 +26,13 @@ brought that collection forward: one whole-heap collection more than the plain r
 a NumPy lecture and a pandas chapter, 30 to 60 ms paid by whichever cell came next.
 Moved straight to the oldest generation once imported, they are collected with it as
 any old object and weigh on no schedule the notebook's own objects set.
+
+The engine's modules may also be imported by a thread of ours while the notebook runs
+(`ipython/warmup.py`). A thread cannot pause the collector without pausing the
+notebook's code, and turning it back on could undo a `gc.disable()` the notebook made
+meanwhile. It holds the young generation's threshold instead (`held_off`), which a
+notebook's own change is told apart from, and settles what it imported without a young
+collection of its own (that would run the notebook's finalizers on our thread).
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from contextlib import contextmanager
 from types import TracebackType
 
 log = logging.getLogger(__name__)
+HELD = (1 << 30) + 7  # the young threshold while `held_off`: no automatic collection starts
 _SETTLED: set[str] = set()  # the kinds of import `settle_once` has settled in this process
 
 
@@ -97,3 +105,25 @@ def settle_once(what: str, collecting: bool) -> None:
         gc.collect(0)  # (what the imports left as garbage: freed now, not with the old)
     gc.freeze()
     gc.unfreeze()
+
+
+@contextmanager
+def held_off() -> Iterator[None]:
+    """No automatic collection starts while this runs (in any thread: the threshold is
+    the process's), and the young generation's threshold is as it was after, unless the
+    notebook set one meanwhile: then theirs is kept. For a thread of ours that must not
+    turn the collector on or off (`gc.disable` is the notebook's to call). A collector
+    turned off by a zero threshold is left as it is."""
+    young, *older = gc.get_threshold()
+    if young == 0:
+        yield
+        return
+    gc.set_threshold(HELD, *older)
+    try:
+        yield
+    finally:
+        now, *older_now = gc.get_threshold()
+        if now == HELD:
+            gc.set_threshold(young, *older_now)
+        else:
+            log.debug("the notebook set the collector's threshold meanwhile: %s kept", now)

@@ -2,9 +2,10 @@
 (traitlets, `c.StepMagics.*`) and loading the extension.
 
 Loading imports only what the magics and the hooks need to be registered; the engine and
-everything under it (hashing backends, the store, the team cache) are imported and
-started when first needed (`engine_slot.py`). The imports of those are inside the
-functions that first need them, each with that reason."""
+everything under it (hashing backends, the store, the team cache) are started when first
+needed (`engine_slot.py`), their modules imported by then: most by a thread while the
+kernel is idle after the load (`warmup.py`), the rest (the team cache's client, what a
+live run needs) inside the functions that first need them, each with that reason."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from .. import builtins_found, logs, module_runs, settings
 from ..engine import collector
 from ..engine.live.step_object import step as step_api
 from ..errors import StepRefused
-from . import auto, awaiting, comm, lazy, stepargs
+from . import auto, awaiting, comm, lazy, stepargs, warmup
 from .engine_slot import EngineSlot
 
 if TYPE_CHECKING:
@@ -93,6 +94,7 @@ class StepMagics(Magics):
     def _start_engine(self) -> Engine:
         # With the collector paused, and what it imported (a team cache's client too)
         # settled after: see `_import_engine`.
+        warmup.wait()
         with collector.Paused() as pause:
             engine = self._engine_started()
             collector.settle_once("engine", pause.was_enabled)
@@ -194,7 +196,9 @@ def _import_engine() -> None:
     """The first step imports the engine (about a hundred modules) with the collector
     paused, then settles them: they are permanent, and counted as they passed through
     the young generations they would bring a collection of the whole heap forward
-    (`engine.collector`)."""
+    (`engine.collector`). Most often the thread loading started has imported them
+    already (`warmup.py`)."""
+    warmup.wait()
     with collector.Paused() as pause:
         from ..engine import execution  # noqa: F401 (imported for the step to use)
 
@@ -294,6 +298,8 @@ def load(ipython) -> None:
             slot.get()
         except Exception:  # the store cannot open: the first step says so
             log.debug("the store could not open to sweep partial writes", exc_info=True)
+    if slot.started is None:
+        warmup.arm(ipython)  # the engine's modules, while the user reads the next cell
 
 
 def _install_step_name() -> None:
