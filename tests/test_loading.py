@@ -26,10 +26,10 @@ def test_loading_starts_no_engine_and_a_resume_imports_no_live_run(tmp_path):
     try:
         threshold = k.value("__import__('gc').get_threshold()")
         k.ok("%load_ext resumable_cells")
-        # The thread loading started imports the engine's modules, and only those.
+        # The thread loading started imports the engine's modules, and with no store
+        # yet (a first run: its first step runs live) what a live run needs.
         k.ok("__import__('resumable_cells').ipython.warmup.wait()")
-        modules = set(k.value(LOADED))
-        assert STARTED_BY_A_STEP <= modules and not LIVE_ONLY & modules
+        assert STARTED_BY_A_STEP | LIVE_ONLY <= set(k.value(LOADED))
         assert k.value("__import__('gc').get_threshold()") == threshold
         assert not (tmp_path / ".resumable_cells").exists()
         k.ok("v = 2")
@@ -43,6 +43,57 @@ def test_loading_starts_no_engine_and_a_resume_imports_no_live_run(tmp_path):
         assert STARTED_BY_A_STEP <= modules and not LIVE_ONLY & modules
         assert "ran" in k.ok("%%step triple\nt = v * 3").status_lines()[0]
         assert k.value("t") == 6
+    finally:
+        k.shutdown()
+
+
+DOUBLE = "%%step double\nw = 2 * 2"
+
+
+def _double(k: Kernel) -> str:
+    """The status line of the step `double`."""
+    return k.ok(DOUBLE).status_lines()[0]
+
+
+def _reloaded(k: Kernel) -> Kernel:
+    k.restart()
+    k.ok("%load_ext resumable_cells")
+    return k
+
+
+def test_the_first_step_imports_nothing_the_thread_at_load_did_not(tmp_path):
+    # What the first step of a first run, or of a resume, needs was imported while the
+    # kernel was idle: a module added to a step's path and not to `warmup.py` shows here.
+    k = fresh(tmp_path)
+    try:
+        k.ok("%load_ext resumable_cells")
+        loaded = set(k.value(LOADED))
+        assert "ran" in _double(k)
+        assert set(k.value(LOADED)) == loaded
+        loaded = set(_reloaded(k).value(LOADED))
+        assert STARTED_BY_A_STEP <= loaded and not LIVE_ONLY & loaded  # (a store: a resume)
+        assert "served" in _double(k)
+        assert set(k.value(LOADED)) == loaded
+    finally:
+        k.shutdown()
+
+
+def test_the_store_the_steps_use_is_the_one_there_when_they_run(tmp_path):
+    # With a store in place, the thread loading started opens it ahead of the first
+    # step. Deleted by a cell before that step, or set elsewhere, the steps use the
+    # store that is there, or the one they are told, not the one opened at load.
+    k = fresh(tmp_path)
+    try:
+        k.ok("%load_ext resumable_cells")
+        assert "ran" in _double(k)
+        _reloaded(k).ok("import shutil\nshutil.rmtree('.resumable_cells')")
+        assert "ran" in _double(k)  # (no store left: made again)
+        assert "served" in _double(_reloaded(k))
+        other = tmp_path / "other-store"
+        _reloaded(k).ok(f"%config StepMagics.store_dir = {str(other)!r}")
+        assert "ran" in _double(k)  # (a new store)
+        assert (other / "index").exists()
+        assert "served" in _double(_reloaded(k))  # (the first store, as configured)
     finally:
         k.shutdown()
 

@@ -105,10 +105,9 @@ class StepMagics(Magics):
         from ..engine.kernel import Engine
         from ..storage.store import Store
 
-        store = Store(
-            settings.store_dir(configured=self.store_dir),
-            settings.size_limit(configured=self.size_limit),
-        )
+        store_dir = settings.store_dir(configured=self.store_dir)
+        size_limit = settings.size_limit(configured=self.size_limit)
+        store = warmup.take_store(store_dir, size_limit) or Store(store_dir, size_limit)
         try:
             engine = Engine(self.slot.shell, store)
         except BaseException:
@@ -291,15 +290,16 @@ def load(ipython) -> None:
     lazy.attach(slot)
     auto.attach(slot, configured=magics.auto, store_dir=magics.store_dir)
     collector.settle_once("load", gc.isenabled())  # what loading imported (`engine.collector`)
-    if _partial_writes_left(settings.store_dir(configured=magics.store_dir)):
+    store_dir = settings.store_dir(configured=magics.store_dir)
+    if _partial_writes_left(store_dir):
         # A kernel killed mid-write left a temp file: opening the store sweeps it now,
         # not at the first step (its bytes are the user's disk until then).
         try:
             slot.get()
         except Exception:  # the store cannot open: the first step says so
             log.debug("the store could not open to sweep partial writes", exc_info=True)
-    if slot.started is None:
-        warmup.arm(ipython)  # the engine's modules, while the user reads the next cell
+    if slot.started is None:  # the engine's modules, while the user reads the next cell
+        warmup.arm(ipython, store_dir, settings.size_limit(configured=magics.size_limit))
 
 
 def _install_step_name() -> None:

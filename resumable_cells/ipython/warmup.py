@@ -4,9 +4,14 @@ so that the first step does not wait for them.
 `%load_ext` registers the magics and hooks only (`engine_slot.py`); the engine's modules
 (about seventy of ours, diskcache, sqlite3, xxhash) were imported by the first step, in
 the user's wait. Once the cell that loaded the extension has run, a daemon thread now
-imports them while the user reads the next cell. It imports modules only: the store is
-not opened (no directory is made for a kernel that never steps), no engine starts,
-nothing of a live run is imported (a resume that only serves never needs it).
+imports them while the user reads the next cell. No engine starts. When the store's
+directory does not exist yet, it is not made (a kernel that never steps leaves none)
+and the first step can only run live: what only a live run needs (`LIVE_RUN`: the
+tripwire, keeping values) is imported too. When it exists, the notebook is likely
+resumed, and a resume that only serves never needs those (the first live run imports
+them, as before): the store is opened instead (its index's settings, the sweep of
+partial writes), and the engine takes it (`take_store`) if it starts on that same
+directory and size limit, else closes it and opens its own (a `%config` in between).
 
 No code of the notebook's runs beside the thread: the next cell, whatever it is, and
 whatever starts the engine first wait for it to end (`wait`). While it imports, the
@@ -26,6 +31,7 @@ from __future__ import annotations
 import importlib
 import logging
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..engine import collector
@@ -33,18 +39,37 @@ from ..engine import collector
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
+    from ..storage.store import Store
+
 log = logging.getLogger(__name__)
-# What the first step imports before it runs (`magics._import_engine`) and what starting
-# the engine imports (`magics._engine_started`), in that order.
+# What the first step imports before it runs (`magics._import_engine`), then what
+# starting the engine imports (`magics._engine_started`, the `on_start` hooks of `load`).
 MODULES = (
     "resumable_cells.engine.execution",
     "resumable_cells.engine.kernel",
     "resumable_cells.storage.store",
+    "resumable_cells.ipython.freshness",
+    "resumable_cells.ipython.outside",
+)
+# What a live run imports before its body (`Execution._run_live`, `_run_body`).
+LIVE_RUN = (
+    "resumable_cells.engine.keep.admit",
+    "resumable_cells.engine.keep.build",
+    "resumable_cells.engine.keep.changes",
+    "resumable_cells.engine.keep.sharing",
+    "resumable_cells.engine.keep.value_check",
+    "resumable_cells.engine.live.named_files",
+    "resumable_cells.engine.live.trace",
+    "resumable_cells.engine.live.tripwire",
+    "resumable_cells.engine.objects.identities",
+    "resumable_cells.engine.state.settings_read",
 )
 _thread: threading.Thread | None = None
+# (directory, size limit, its index file's device and inode, the store)
+_opened: tuple[Path, int | None, tuple[int, int], Store] | None = None
 
 
-def arm(shell: InteractiveShell) -> None:
+def arm(shell: InteractiveShell, store_dir: Path, size_limit: int | None) -> None:
     """Start the thread once the cell running now has run (`post_run_cell`); have the
     next cell wait for it (`pre_run_cell`). Once per process."""
     if _thread is not None:
@@ -52,7 +77,7 @@ def arm(shell: InteractiveShell) -> None:
 
     def after_the_cell(result: Any) -> None:
         shell.events.unregister("post_run_cell", after_the_cell)
-        start()
+        start(store_dir, size_limit)
 
     def before_a_cell(info: Any) -> None:
         wait()
@@ -63,12 +88,15 @@ def arm(shell: InteractiveShell) -> None:
     shell.events.register("pre_run_cell", before_a_cell)
 
 
-def start() -> None:
-    """Import the engine's modules in a thread of their own, once per process."""
+def start(store_dir: Path, size_limit: int | None) -> None:
+    """Import the engine's modules in a thread of their own, then `LIVE_RUN` if there is
+    no store at `store_dir`, else open it. Once per process."""
     global _thread
     if _thread is not None:
         return
-    _thread = threading.Thread(target=_import, name="resumable-cells-import", daemon=True)
+    _thread = threading.Thread(
+        target=_warm, args=(store_dir, size_limit), name="resumable-cells-import", daemon=True
+    )
     _thread.start()
 
 
@@ -78,11 +106,52 @@ def wait() -> None:
         _thread.join()
 
 
-def _import() -> None:
+def take_store(store_dir: Path, size_limit: int | None) -> Store | None:
+    """The store the thread opened, if at `store_dir` with `size_limit` and its index is
+    still the file it opened (not deleted or replaced by a cell since); None otherwise
+    (the store it opened is closed). Call after `wait`."""
+    global _opened
+    opened, _opened = _opened, None
+    if opened is None:
+        return None
+    directory, limit, index, store = opened
+    if (directory, limit) == (store_dir, size_limit) and _identity(directory) == index:
+        return store
+    store.close()
+    return None
+
+
+def _identity(store_dir: Path) -> tuple[int, int] | None:
+    try:
+        st = (store_dir / "index" / "cache.db").stat()
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _warm(store_dir: Path, size_limit: int | None) -> None:
+    global _opened
     try:
         with collector.held_off():
             for name in MODULES:
                 importlib.import_module(name)
             collector.settle_once("step", collecting=False)
+            if not store_dir.exists():
+                for name in LIVE_RUN:
+                    importlib.import_module(name)
+                collector.settle_once("live", collecting=False)
     except Exception:  # the first step imports them again and shows what failed
         log.debug("importing the engine's modules ahead of the first step failed", exc_info=True)
+        return
+    if store_dir.exists():
+        from ..storage.store import Store  # (imported above)
+
+        try:
+            store = Store(store_dir, size_limit)
+            index = _identity(store_dir)
+            if index is not None:
+                _opened = (store_dir, size_limit, index, store)
+            else:
+                store.close()
+        except Exception:  # the first step opens it again and says what failed
+            log.debug("opening the store ahead of the first step failed", exc_info=True)
