@@ -149,6 +149,33 @@ def test_a_reference_bound_before_the_step_in_a_module_is_watched(folder, monkey
         del sys.modules["rc_remover"]
 
 
+def test_a_module_imported_after_the_sweep_ahead_of_the_first_watch_is_watched(folder, monkeypatch):
+    # `prepare` sweeps the loaded modules while the kernel is idle after `%load_ext`; a
+    # module imported between it and the watch (a plain cell's import) is swept by the
+    # watch, and one swept ahead is watched without a sweep of its own.
+    (folder / "rc_early_remover.py").write_text(
+        "from os import remove\n\ndef clean(p):\n    remove(p)\n"
+    )
+    (folder / "rc_later_remover.py").write_text(
+        "from os import unlink\n\ndef clean(p):\n    unlink(p)\n"
+    )
+    monkeypatch.syspath_prepend(str(folder))
+    try:
+        early = importlib.import_module("rc_early_remover")
+        watchpoints.prepare()
+        later = importlib.import_module("rc_later_remover")
+        (folder / "a.txt").write_text("a")
+        (folder / "b.txt").write_text("b")
+        with watched(folder) as findings:
+            early.clean("a.txt")
+            later.clean("b.txt")
+        assert findings.effects == ["deleted a.txt", "deleted b.txt"]
+        assert early.remove is os.remove and later.unlink is os.unlink
+    finally:
+        sys.modules.pop("rc_early_remover", None)
+        sys.modules.pop("rc_later_remover", None)
+
+
 def test_a_module_imported_in_one_step_is_watched_through_its_references_in_the_next(
     folder, monkeypatch
 ):

@@ -4,10 +4,11 @@ so that the first step does not wait for them.
 `%load_ext` registers the magics and hooks only (`engine_slot.py`); the engine's modules
 (about seventy of ours, diskcache, sqlite3, xxhash) were imported by the first step, in
 the user's wait. Once the cell that loaded the extension has run, a daemon thread now
-imports them while the user reads the next cell. No engine starts. When the store's
-directory does not exist yet, it is not made (a kernel that never steps leaves none)
-and the first step can only run live: what only a live run needs (`LIVE_RUN`: the
-tripwire, keeping values) is imported too. When it exists, the notebook is likely
+imports them while the user reads the next cell. No engine starts. When there is no
+store yet (no index in its directory), none is made (a kernel that never steps leaves
+none) and the first step can only run live: what only a live run needs (`LIVE_RUN`:
+the tripwire, keeping values) is imported too, and the tripwire's sweep of the loaded
+modules done (`watchpoints.prepare`). When there is one, the notebook is likely
 resumed, and a resume that only serves never needs those (the first live run imports
 them, as before): the store is opened instead (its index's settings, the sweep of
 partial writes), and the engine takes it (`take_store`) if it starts on that same
@@ -131,19 +132,24 @@ def _identity(store_dir: Path) -> tuple[int, int] | None:
 
 def _warm(store_dir: Path, size_limit: int | None) -> None:
     global _opened
+    stored = False
     try:
         with collector.held_off():
             for name in MODULES:
                 importlib.import_module(name)
             collector.settle_once("step", collecting=False)
-            if not store_dir.exists():
+            stored = _identity(store_dir) is not None  # (a folder alone: a store to make)
+            if not stored:
                 for name in LIVE_RUN:
                     importlib.import_module(name)
                 collector.settle_once("live", collecting=False)
+                from ..engine.live import watchpoints  # (imported above)
+
+                watchpoints.prepare()  # the tripwire's sweep of the loaded modules
     except Exception:  # the first step imports them again and shows what failed
         log.debug("importing the engine's modules ahead of the first step failed", exc_info=True)
         return
-    if store_dir.exists():
+    if stored:
         from ..storage.store import Store  # (imported above)
 
         try:

@@ -620,7 +620,7 @@ class _Group:
         self.known: list[_Spot] = []
         self.known_at = -1
 
-    def _known(self) -> list[_Spot]:
+    def known_spots(self) -> list[_Spot]:
         """The spots found before, while no module was imported since and each still
         holds its original; else found again."""
         if self.known_at != len(sys.modules) or not _in_place(self.known):
@@ -637,7 +637,7 @@ class _Group:
             if self.depth > 1:
                 return
             try:
-                spots = self._known()
+                spots = self.known_spots()
                 if self.sweep and namespace is not None:
                     spots = spots + _namespace_references(spots, namespace, names)
                     self.namespace = namespace
@@ -671,6 +671,16 @@ class _Group:
 
 _EFFECTS = _Group(_effect_spots, sweep=True)
 _COMPILE = _Group(_compile_spots, sweep=False)  # (eval, exec, compile: the builtins only)
+
+
+def prepare() -> None:
+    """Find where the originals are held now (the owners imported, the loaded modules
+    swept), as the first watch would: ahead of it, while the kernel is idle. A watch
+    finds them again only if a module was imported since, and then sweeps only the new
+    ones."""
+    with _lock:
+        if not _EFFECTS.depth:
+            _EFFECTS.known_spots()
 
 
 class _Relay:
