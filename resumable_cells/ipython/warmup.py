@@ -15,16 +15,16 @@ partial writes), and the engine takes it (`take_store`) if it starts on that sam
 directory and size limit, else closes it and opens its own (a `%config` in between).
 
 No code of the notebook's runs beside the thread: the next cell, whatever it is, and
-whatever starts the engine first wait for it to end (`wait`). While it imports, the
+whatever starts the engine first wait for it to end (`wait`). While it works, the
 thread holds the collector's young threshold (`engine.collector.held_off`: it cannot
 pause the collector without deciding for the notebook), which a cell running beside it
-would find changed and would run without collections; the engine records the
-thresholds among the process state of a step. Under Run All the next cell comes at once
-and waits for what is left of the import: the same wait the first step had. A module
-the first step imports while the thread is importing it waits on the module's own
-import lock, as two threads importing one module do; the package's import graph has no
-cycle, so neither can wait on the other. A failed import is logged and left to the
-first step, which imports the same modules and says what failed where the user sees it.
+would find changed, and the engine records the thresholds among the process state of
+a step. Under Run All the next cell comes at once and waits for what is left: the same
+wait the first step had, less what the thread did while the kernel sent its replies. A
+module the first step imports while the thread is importing it waits on the module's
+own import lock, as two threads importing one module do; the package's import graph
+has no cycle, so neither can wait on the other. What fails is logged and left to the
+first step, which does it again and says what failed where the user sees it.
 """
 
 from __future__ import annotations
@@ -123,6 +123,7 @@ def take_store(store_dir: Path, size_limit: int | None) -> Store | None:
 
 
 def _identity(store_dir: Path) -> tuple[int, int] | None:
+    """The device and inode of the store's index database (diskcache's file), if any."""
     try:
         st = (store_dir / "index" / "cache.db").stat()
     except OSError:
@@ -132,32 +133,29 @@ def _identity(store_dir: Path) -> tuple[int, int] | None:
 
 def _warm(store_dir: Path, size_limit: int | None) -> None:
     global _opened
-    stored = False
-    try:
-        with collector.held_off():
+    with collector.held_off():
+        try:
             for name in MODULES:
                 importlib.import_module(name)
             collector.settle_once("step", collecting=False)
-            stored = _identity(store_dir) is not None  # (a folder alone: a store to make)
-            if not stored:
+            index = _identity(store_dir)  # (a folder alone is a store still to make)
+            if index is None:
                 for name in LIVE_RUN:
                     importlib.import_module(name)
                 collector.settle_once("live", collecting=False)
                 from ..engine.live import watchpoints  # (imported above)
 
                 watchpoints.prepare()  # the tripwire's sweep of the loaded modules
-    except Exception:  # the first step imports them again and shows what failed
-        log.debug("importing the engine's modules ahead of the first step failed", exc_info=True)
-        return
-    if stored:
-        from ..storage.store import Store  # (imported above)
+                return
+            from ..storage.store import Store  # (imported above)
 
-        try:
             store = Store(store_dir, size_limit)
-            index = _identity(store_dir)
-            if index is not None:
-                _opened = (store_dir, size_limit, index, store)
-            else:
-                store.close()
-        except Exception:  # the first step opens it again and says what failed
-            log.debug("opening the store ahead of the first step failed", exc_info=True)
+        except Exception:  # the first step does it again and says what failed
+            log.debug("readying the engine ahead of the first step failed", exc_info=True)
+            return
+        # (after the open: a damaged index is replaced by it, and says so when taken)
+        index = _identity(store_dir)
+        if index is not None:
+            _opened = (store_dir, size_limit, index, store)
+        else:
+            store.close()
