@@ -3,8 +3,8 @@ so that the first step does not wait for them.
 
 `%load_ext` registers the magics and hooks only (`engine_slot.py`); the engine's modules
 (about seventy of ours, diskcache, sqlite3, xxhash) were imported by the first step, in
-the user's wait. Once the cell that loaded the extension has run, a daemon thread now
-imports them while the user reads the next cell. No engine starts. When there is no
+the user's wait. Once the cell that loaded the extension has run and its reply is sent,
+a daemon thread now imports them while the user reads the next cell. No engine starts. When there is no
 store yet (no index in its directory), none is made (a kernel that never steps leaves
 none) and the first step can only run live: what only a live run needs (`LIVE_RUN`:
 the tripwire, keeping values) is imported too, and the tripwire's sweep of the loaded
@@ -20,7 +20,8 @@ thread holds the collector's young threshold (`engine.collector.held_off`: it ca
 pause the collector without deciding for the notebook), which a cell running beside it
 would find changed, and the engine records the thresholds among the process state of
 a step. Under Run All the next cell comes at once and waits for what is left: the same
-wait the first step had, less what the thread did while the kernel sent its replies. A
+wait the first step had (started beside the load cell's reply, the thread delayed it by
+as much as it saved the next cell). A
 module the first step imports while the thread is importing it waits on the module's
 own import lock, as two threads importing one module do; the package's import graph
 has no cycle, so neither can wait on the other. What fails is logged and left to the
@@ -29,6 +30,7 @@ first step, which does it again and says what failed where the user sees it.
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import logging
 import threading
@@ -71,18 +73,29 @@ _opened: tuple[Path, int | None, tuple[int, int], Store] | None = None
 
 
 def arm(shell: InteractiveShell, store_dir: Path, size_limit: int | None) -> None:
-    """Start the thread once the cell running now has run (`post_run_cell`); have the
-    next cell wait for it (`pre_run_cell`). Once per process."""
+    """Start the thread once the cell running now has run and its reply is sent (the
+    event loop's next turn after `post_run_cell`); have the next cell wait for it
+    (`pre_run_cell`), starting it first if the loop has not taken that turn (a kernel
+    reads a request queued meanwhile without one). Once per process."""
     if _thread is not None:
         return
+    ran = False  # the cell that loaded the extension has run
 
     def after_the_cell(result: Any) -> None:
+        nonlocal ran
+        ran = True
         shell.events.unregister("post_run_cell", after_the_cell)
-        start(store_dir, size_limit)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # (no event loop: a terminal, a script)
+            start(store_dir, size_limit)
+        else:  # (started beside the reply, it would delay it)
+            loop.call_soon(start, store_dir, size_limit)
 
     def before_a_cell(info: Any) -> None:
-        wait()
-        if _thread is not None:  # (done: no later cell need ask)
+        if ran:
+            start(store_dir, size_limit)
+            wait()
             shell.events.unregister("pre_run_cell", before_a_cell)
 
     shell.events.register("post_run_cell", after_the_cell)
