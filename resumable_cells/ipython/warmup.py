@@ -136,12 +136,9 @@ def take_store(store_dir: Path, size_limit: int | None) -> Store | None:
 
 
 def _identity(store_dir: Path) -> tuple[int, int] | None:
-    """The device and inode of the store's index database (diskcache's file), if any."""
-    try:
-        st = (store_dir / "index" / "cache.db").stat()
-    except OSError:
-        return None
-    return st.st_dev, st.st_ino
+    from ..storage.store import index_identity  # (imported by the thread first)
+
+    return index_identity(store_dir)
 
 
 def _warm(store_dir: Path, size_limit: int | None) -> None:

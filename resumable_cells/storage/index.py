@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import diskcache
-from diskcache.core import MODE_PICKLE
+from diskcache.core import DBNAME, MODE_PICKLE
 
 from ..errors import StoreError
 
@@ -45,6 +45,16 @@ def open_cache(directory: Path) -> diskcache.Cache:
         # SELECT per set, add and incr, three in a live step's entry transaction).
         cull_limit=0,
     )
+
+
+def identity(directory: Path) -> tuple[int, int] | None:
+    """The device and inode of the database of the diskcache at `directory`; None without
+    one (a cache never opened there, or deleted since)."""
+    try:
+        st = (directory / DBNAME).stat()
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def get_json(index: diskcache.Cache, key: str, default: Any = None) -> Any:

@@ -48,7 +48,7 @@ from ..errors import BlobUnavailable, StoreError
 from . import auth, blobs, claims, deferred, serialize
 from .deferred import Batch, Check, Deferred
 from .entries import Entry, Value
-from .index import get_json, open_cache, set_json
+from .index import get_json, identity, open_cache, set_json
 from .ledger import Ledger
 
 FORMAT_VERSION = 12  # bump on any change to keys, entries or blob layout
@@ -95,7 +95,7 @@ class Store:
             self.index.add("entrycount", self._count_entry_rows())
 
     def _open_index(self) -> diskcache.Cache:
-        path = self.dir / "index"
+        path = index_dir(self.dir)
         try:
             index = open_cache(path)
             index.get("cfg:size_limit")  # a damaged database fails here, not later
@@ -532,6 +532,17 @@ class Store:
     def _unlink_blob(self, name: str, size: int) -> int:
         blobs.blob_path(self.blob_dir, name).unlink(missing_ok=True)
         return size
+
+
+def index_dir(store_dir: Path) -> Path:
+    """Where the store at `store_dir` keeps its index."""
+    return store_dir / "index"
+
+
+def index_identity(store_dir: Path) -> tuple[int, int] | None:
+    """Which file the index of the store at `store_dir` is (device, inode); None when it
+    has none: no store there yet, or one deleted since."""
+    return identity(index_dir(store_dir))
 
 
 # Stores whose `touch` times are not written yet: written when the kernel exits.
