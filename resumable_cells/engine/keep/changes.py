@@ -149,19 +149,23 @@ def _moved(graph: objgraph.Graph) -> set[str]:
     there, or nothing. A library's object is left alone: its own caches come and go
     (sympy replaces an expression's assumptions as it learns them), and what it holds
     is its business, as the digest says. One step from each holder, no walk: a fraction
-    of the walk before the run."""
+    of the walk before the run. A table's rows (`Graph.rows`) are looked at in one pass
+    each, and only the other nodes one by one (`Graph.singly`): a row's holder is either
+    still holding each of them where it was, or its root has moved."""
     out: set[str] = set()
-    nodes, roots = graph.nodes, graph.root
+    node, root_of = graph.node, graph.root_of  # (not `nodes`: the rows are not asked for)
     in_place = set()
     for holder_id, (op, where, ids) in graph.rows.items():
-        if roots[holder_id] in out or _rows_in_place(nodes[holder_id][0], op, where, ids):
+        root = root_of(holder_id)
+        if root in out or _rows_in_place(node(holder_id)[0], op, where, ids):
             in_place.add(holder_id)
         else:
-            out.add(roots[holder_id])
-    for oid, (obj, parent, step) in nodes.items():
-        if parent is None or parent in in_place or roots[oid] in out:
+            out.add(root)
+    for oid in graph.singly:
+        obj, parent, step = node(oid)
+        if parent is None or parent in in_place or root_of(oid) in out:
             continue
-        holder = nodes[parent][0]
+        holder = node(parent)[0]
         if not _users(holder):
             continue
         try:
@@ -169,7 +173,7 @@ def _moved(graph: objgraph.Graph) -> set[str]:
                 continue
         except objgraph.PATH_ERRORS:
             pass
-        out.add(roots[oid])
+        out.add(root_of(oid))
     return out
 
 
@@ -184,6 +188,10 @@ def _rows_in_place(holder: Any, op: str, where: list[Any], ids: list[int]) -> bo
             # A deque finds an index by walking its blocks: listed once, it is read in
             # one pass, in the order the walk met its rows (it iterated it too).
             seq = list(holder) if isinstance(holder, deque) else holder
+            if type(seq) in _LIST_OR_TUPLE and len(where) == len(seq):
+                # (increasing indices from 0 as many as it holds: every one, in order)
+                if not where or where[-1] == len(where) - 1:
+                    return list(map(id, seq)) == ids
             at = map(seq.__getitem__, where)
         else:
             at = map(dict.get, repeat(holder), where, repeat(_MISSING))
@@ -193,6 +201,7 @@ def _rows_in_place(holder: Any, op: str, where: list[Any], ids: list[int]) -> bo
 
 
 _USERS_KINDS = frozenset({objgraph.SEQ, objgraph.MAP, objgraph.CELL})
+_LIST_OR_TUPLE = frozenset({list, tuple})
 
 
 def _users(holder: Any) -> bool:

@@ -42,7 +42,10 @@ it.
 Cost: only the step's inputs (before) and what it bound or changed (after) are walked;
 the rest of the namespace is looked at one level deep (is a name's value one of those
 objects, an array over one of that memory), and only when the step bound or changed an
-object at all. Arrays and frames are leaves: no buffer is read or copied.
+object at all. Arrays and frames are leaves: no buffer is read or copied. The rows of a
+table an input holds (a list of a million records) are recorded as the graph's nodes
+only when this analysis asks about them: a step that binds only atomic values and
+changed nothing never does (`changes.of_run` checks them in place without asking).
 """
 
 from __future__ import annotations
@@ -123,7 +126,7 @@ def analyse(
     old = pre.graph
     kept = [n for n in bound if n not in by_reference and not _changed_itself(n, ns, pre, changed)]
     post = objgraph.Graph(ns, old.limit)
-    post.old = old.nodes
+    post.old = old
     post.open = {oid for oid, root in old.root.items() if root in changed} if changed else set()
     post.new_classes = False
     for name in kept:
@@ -133,7 +136,7 @@ def analyse(
     plan = StoragePlan(graph=old, post=post, modules=module_attrs.changes(pre.modules))
     for name, value in module_attrs.values(plan.modules).items():
         post.add(objgraph.root(RootKind.MODULE_ATTRIBUTE, name), value)
-    if not post.nodes:  # only atomic values bound, nothing changed: the usual step
+    if post.empty():  # only atomic values bound, nothing changed: the usual step
         plan.alone = list(bound)
         return plan
     plan.alone = [n for n in bound if n in by_reference]

@@ -42,7 +42,7 @@ import types
 import weakref
 from collections import deque
 from collections.abc import Iterable, Mapping
-from itertools import compress, repeat
+from itertools import compress, islice, repeat
 from operator import is_, is_not, not_
 from typing import Any, TypeAlias
 
@@ -210,13 +210,22 @@ class Graph:
     """Nodes reached from named roots: `nodes[id] = (obj, parent id, step)`, the root
     of each node (`root[id]`), the other holders of the nodes reached again (`parents`), and
     for arrays their owners (`owners[id(owner)] = [array ids]`). Objects are kept alive,
-    so that an id seen later denotes the same object."""
+    so that an id seen later denotes the same object.
+
+    The rows of a table recorded at once (`_rows`: a list of a million records) go into
+    `nodes` and `root` only when something asks about the nodes (`_add_tables`): a step
+    that reads a table and binds a number never does, and making those two million dict
+    entries was most of its walk. Anything else walked in the graph after the table asks
+    first. `node` and `root_of` of a node that is no table's row, and `empty`, do not."""
 
     def __init__(self, main_ns: dict[str, Any] | None, limit: int = 1_000_000) -> None:
         self.main_ns = main_ns
         self.limit = limit  # objects walked at most
-        self.nodes: dict[int, Node] = {}
-        self.root: dict[int, str] = {}
+        self._nodes: dict[int, Node] = {}
+        self._root: dict[int, str] = {}
+        # tables' rows not in `_nodes` yet: (where they go in the walk's order, their
+        # ids, the rows, the table's id, the op of their steps, where each is, the root)
+        self._tables: list[tuple[int, list[int], list[Any], int, str, list[Any], str]] = []
         # more holders of a node: (their id, None for a root, step)
         self.parents: dict[int, list[tuple[int | None, Step]]] = {}
         self.owners: dict[int, list[int]] = {}
@@ -226,13 +235,98 @@ class Graph:
         # containers whose leaf children were recorded at once (`_rows`): id -> (the op
         # of their steps, the index or key of each, the ids of the children)
         self.rows: dict[int, tuple[str, list[Any], list[int]]] = {}
+        # the nodes recorded one at a time, every node but a table's rows: what is still
+        # where the walk met it is asked of these one by one, and of the rows at once
+        # (`keep/changes.py`), not by a trip through a million rows' nodes
+        self.singly: list[int] = []
         self.truncated: set[str] = set()
         self.links: list[tuple[str, str]] = []  # (root, root) pairs that reach one node
-        self.old: dict[int, Node] = {}  # nodes of an earlier graph: not walked into...
+        self.old: Graph | None = None  # an earlier graph, whose nodes are not walked into...
         self.open: set[int] = set()  # ...but for these
         self.weak = True  # whether a weak reference's referent is walked
         self.classes = True  # whether the notebook's classes of the walk are walked...
         self.new_classes = True  # ...those not in `old` too
+
+    @property
+    def nodes(self) -> dict[int, Node]:
+        """Every node, the rows of tables included."""
+        if self._tables:
+            self._add_tables()
+        return self._nodes
+
+    @nodes.setter
+    def nodes(self, nodes: dict[int, Node]) -> None:
+        self._add_tables()
+        self._nodes = nodes
+
+    @property
+    def root(self) -> dict[int, str]:
+        """The root of every node, the rows of tables included."""
+        if self._tables:
+            self._add_tables()
+        return self._root
+
+    @root.setter
+    def root(self, root: dict[int, str]) -> None:
+        self._add_tables()
+        self._root = root
+
+    def node(self, oid: int) -> Node:
+        """`nodes[oid]`: KeyError when it is none."""
+        found = self._nodes.get(oid)
+        return found if found is not None else self.nodes[oid]
+
+    def root_of(self, oid: int) -> str:
+        """`root[oid]`: KeyError when it is no node."""
+        found = self._root.get(oid)
+        return found if found is not None else self.root[oid]
+
+    def empty(self) -> bool:
+        """`not nodes`."""
+        return not self._nodes and not self._tables
+
+    def _add_tables(self) -> None:
+        """Put the rows of the tables recorded at once in `nodes` and `root`, where the
+        walk met them among the other nodes: which references of a unit carry fallbacks,
+        and a stream's bytes, follow the walk's order (`keep/sharing.py`)."""
+        tables, self._tables = self._tables, []
+        if not tables:
+            return
+        # In place (a walk going on holds these dicts); the nodes recorded after a table
+        # (none, as the walk adds them before it records another) after its rows.
+        cut = min(table[0] for table in tables)
+        nodes = list(islice(self._nodes.items(), cut, None))
+        root = list(islice(self._root.items(), cut, None))
+        for oid, _ in nodes:
+            del self._nodes[oid], self._root[oid]
+        at = cut
+        for pos, ids, rows, oid, op, where, name in tables:
+            self._nodes.update(nodes[at - cut : pos - cut])
+            self._root.update(root[at - cut : pos - cut])
+            at = pos
+            before = len(self._nodes)
+            self._nodes.update(zip(ids, zip(rows, repeat(oid), zip(repeat(op), where))))
+            if len(self._nodes) == before + len(ids):
+                self._root.update(zip(ids, repeat(name)))
+                continue
+            # A row held twice (met first in this table: nothing was walked since it was
+            # recorded): as `_items` would have recorded them, one by one.
+            for i in ids:
+                self._nodes.pop(i, None)
+            del self.rows[oid]
+            for row, w in zip(rows, where):
+                self._one_of(row, oid, (op, w), name)
+        self._nodes.update(nodes[at - cut :])
+        self._root.update(root[at - cut :])
+
+    def _one_of(self, x: Any, oid: int, step: Step, name: str) -> None:
+        """A leaf child of node `oid`, recorded (or met again) by itself."""
+        if id(x) in self._nodes:
+            self._again(id(x), oid, step, name)
+        else:
+            self._nodes[id(x)] = (x, oid, step)
+            self._root[id(x)] = name
+            self.singly.append(id(x))
 
     def is_node(self, oid: int) -> bool:
         entry = self.nodes.get(oid)
@@ -252,10 +346,13 @@ class Graph:
 
     def _walk(self, name: str, value: Any) -> None:
         stack: list[Node] = [(value, None, ("n", name))]
-        nodes = self.nodes
+        nodes = self._nodes
+        old = self.old.nodes if self.old is not None else {}
         while stack:
             obj, parent, step = stack.pop()
             oid = id(obj)
+            if self._tables:  # (a table recorded at once, then more to walk)
+                self._add_tables()
             if oid in nodes:
                 self._again(oid, parent, step, name)
                 continue
@@ -270,11 +367,12 @@ class Graph:
                 self.truncated.add(name)
                 return
             nodes[oid] = (obj, parent, step)
-            self.root[oid] = name
+            self._root[oid] = name
+            self.singly.append(oid)
             if kind == DRAWING:  # a leaf: matplotlib's graph is the figure's business
                 self.drawings.setdefault(id(drawing_root(obj)), []).append(oid)
                 continue
-            if oid in self.old and oid not in self.open:
+            if oid in old and oid not in self.open:
                 if kind == ARRAY:
                     self._array(obj, oid, [])
                 continue
@@ -290,15 +388,16 @@ class Graph:
         return (
             self.classes
             and getattr(cls, "__module__", None) == "__main__"
-            and (self.new_classes or oid in self.old)
+            and (self.new_classes or (self.old is not None and oid in self.old.nodes))
         )
 
     def _again(self, oid: int, parent: int | None, step: Step, name: str) -> None:
         """A node reached once more: another holder (None: a root), perhaps from
         another root, and the step from it."""
         self.parents.setdefault(oid, []).append((parent, step))
-        if self.root[oid] != name:
-            self.links.append((self.root[oid], name))
+        first = self.root_of(oid)
+        if first != name:
+            self.links.append((first, name))
 
     def _children(self, obj: Any, oid: int, kind: int, stack: list[Node], name: str) -> None:
         if kind == SEQ or kind == TUPLE:
@@ -369,7 +468,9 @@ class Graph:
         """Children of a container. The common leaves (a list, tuple or dict of atomic
         values: the rows of a table) are recorded here rather than stacked: a million
         records cost a pass, not a million trips round the walk."""
-        nodes, root = self.nodes, self.root
+        if self._tables:
+            self._add_tables()
+        nodes, root, singly = self._nodes, self._root, self.singly
         for x, step in items:
             t = type(x)
             if t in NO_IDENTITY:
@@ -384,6 +485,7 @@ class Graph:
             elif len(nodes) < self.limit:
                 nodes[id(x)] = (x, oid, step)
                 root[id(x)] = name
+                singly.append(id(x))
             else:
                 self.truncated.add(name)
                 return
@@ -412,13 +514,9 @@ class Graph:
         nodes = self.nodes
         if len(nodes) + len(ids) > self.limit or not nodes.keys().isdisjoint(ids):
             return False
-        before = len(nodes)
-        nodes.update(zip(ids, zip(rows, repeat(oid), zip(repeat(op), where))))
-        if len(nodes) != before + len(ids):  # a row held twice: take them back
-            for i in ids:
-                nodes.pop(i, None)
-            return False
-        self.root.update(zip(ids, repeat(name)))
+        # Recorded in `nodes` and `root` when they are asked about (`_add_tables`); a
+        # row held twice in the table is found then.
+        self._tables.append((len(nodes), ids, rows, oid, op, where, name))
         self.rows[oid] = (op, where, ids)
         return True
 
@@ -442,11 +540,12 @@ class Graph:
             return False
         obj_ids, leaf_ids = list(map(id, objs)), list(map(id, leaves))
         nodes = self.nodes
+        old = self.old.nodes if self.old is not None else {}
         if (
             len(nodes) + len(obj_ids) + len(leaf_ids) > self.limit
             or not nodes.keys().isdisjoint(obj_ids)
             or not nodes.keys().isdisjoint(leaf_ids)
-            or not self.old.keys().isdisjoint(obj_ids)
+            or not old.keys().isdisjoint(obj_ids)
             or len({*obj_ids, *leaf_ids}) != len(obj_ids) + len(leaf_ids)
         ):
             return False
@@ -463,8 +562,9 @@ class Graph:
                 met.append((leaves[k], obj_ids[i], ("a", keys[k])))
                 k -= 1
         nodes.update(zip(ids, met))
-        self.root.update(zip(ids, repeat(name)))
+        self._root.update(zip(ids, repeat(name)))
         self.rows[oid] = (op, where, obj_ids)
+        self.singly += leaf_ids  # (held by the instances, not by the table)
         return True
 
     def _array(self, arr: Any, oid: int, stack: list[Node]) -> None:
@@ -482,7 +582,7 @@ class Graph:
         steps = []
         at: int | None = oid
         while at is not None:
-            _, parent, step = self.nodes[at]
+            _, parent, step = self.node(at)
             steps.append(step)
             at = parent
         steps.reverse()
