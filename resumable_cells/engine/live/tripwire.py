@@ -168,15 +168,18 @@ _PTY_EVENTS = {"os.forkpty", "pty.spawn"}  # pexpect, under IPython's shell esca
 
 
 def _ignored(store_dir: Path, shell: Any = None) -> Ignored:
+    profile = getattr(getattr(shell, "profile_dir", None), "location", None)
+    home = os.environ.get("HOME")  # (what `expanduser` reads first)
+    return _ignored_for(store_dir, home, profile if isinstance(profile, str) else None)
+
+
+@lru_cache(maxsize=8)
+def _ignored_for(store_dir: Path, home: str | None, profile: str | None) -> Ignored:
+    # Once per kernel (per store, home and profile), not twice per step.
     prefixes = (sys.prefix, sys.base_prefix, sys.exec_prefix)
     roots = _resolved_roots(str(store_dir), os.path.expanduser("~"), prefixes)
-    profile = getattr(getattr(shell, "profile_dir", None), "location", None)
-    return Ignored(roots, _stored_values(profile) if isinstance(profile, str) else ())
-
-
-@lru_cache(maxsize=4)
-def _stored_values(profile: str) -> tuple[str, ...]:
-    return (os.path.join(os.path.realpath(profile), "db") + os.sep,)
+    kept = (os.path.join(os.path.realpath(profile), "db") + os.sep,) if profile else ()
+    return Ignored(roots, kept)
 
 
 def _forget_stored(shell: Any) -> None:
