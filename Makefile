@@ -54,7 +54,7 @@ corpus: $(STAMP) compile
 
 # The figures of docs/benchmarks.md: the team-cache ones start a redis-server and moto,
 # the sidebar's a JupyterLab in headless Chromium with the extension built.
-bench: $(STAMP) redis-deps s3-deps ui-deps labext
+bench: $(STAMP) compile redis-deps s3-deps ui-deps labext
 	rm -f $(STALE)
 	$(PIP) install -q -e '.[test,bench]'
 	$(PY) bench/run_all.py
