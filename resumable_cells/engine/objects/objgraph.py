@@ -206,6 +206,12 @@ def span(arrays: list[Any]) -> tuple[int, int]:
     return lo, hi
 
 
+# A table's rows recorded at once, waiting to go into `Graph.nodes`: where they go in the
+# walk's order, their ids, the rows, the table's id, the op of their steps, where each is
+# in the table, and the root they were met from
+_Table: TypeAlias = tuple[int, list[int], list[Any], int, str, list[Any], str]
+
+
 class Graph:
     """Nodes reached from named roots: `nodes[id] = (obj, parent id, step)`, the root
     of each node (`root[id]`), the other holders of the nodes reached again (`parents`), and
@@ -223,9 +229,7 @@ class Graph:
         self.limit = limit  # objects walked at most
         self._nodes: dict[int, Node] = {}
         self._root: dict[int, str] = {}
-        # tables' rows not in `_nodes` yet: (where they go in the walk's order, their
-        # ids, the rows, the table's id, the op of their steps, where each is, the root)
-        self._tables: list[tuple[int, list[int], list[Any], int, str, list[Any], str]] = []
+        self._tables: list[_Table] = []
         # more holders of a node: (their id, None for a root, step)
         self.parents: dict[int, list[tuple[int | None, Step]]] = {}
         self.owners: dict[int, list[int]] = {}
@@ -258,6 +262,7 @@ class Graph:
     def nodes(self, nodes: dict[int, Node]) -> None:
         self._add_tables()
         self._nodes = nodes
+        self.singly = list(nodes)  # (none recorded at once that this graph knows of)
 
     @property
     def root(self) -> dict[int, str]:
@@ -292,6 +297,15 @@ class Graph:
         tables, self._tables = self._tables, []
         if not tables:
             return
+        enabled = gc.isenabled()
+        gc.disable()  # (as `add`: a tuple per row and no garbage)
+        try:
+            self._add(tables)
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _add(self, tables: list[_Table]) -> None:
         # In place (a walk going on holds these dicts); the nodes recorded after a table
         # (none, as the walk adds them before it records another) after its rows.
         cut = min(table[0] for table in tables)
