@@ -254,7 +254,7 @@ def test_a_class_is_walked_after_a_step_only_when_it_was_an_input():
     before.add("C", ns["C"])
     exec(NOTEBOOK_CLASS.replace("class C", "class D"), ns)
     after = Graph(ns)
-    after.old, after.open = before.nodes, {id(ns["C"])}
+    after.old, after.open = before, {id(ns["C"])}
     after.new_classes = False
     for name in ("C", "D"):
         after.add(name, ns[name])
@@ -321,11 +321,11 @@ def test_nodes_of_an_earlier_graph_are_not_walked_into_unless_open():
     outer = [inner]
     before = _graph({"outer": outer})
     after = Graph({})
-    after.old = before.nodes
+    after.old = before
     after.add("again", outer)
     assert list(after.nodes) == [id(outer)]
     opened = Graph({})
-    opened.old, opened.open = before.nodes, {id(outer)}
+    opened.old, opened.open = before, {id(outer)}
     opened.add("again", outer)
     assert set(opened.nodes) == {id(outer), id(inner)}
 
@@ -453,13 +453,13 @@ def _record(g: Graph) -> tuple:
     return nodes, dict(g.root), dict(g.parents), list(g.links), set(g.truncated)
 
 
-def _walked_both_ways(ns: dict, limit: int, old: dict | None = None) -> tuple[Graph, Graph]:
+def _walked_both_ways(ns: dict, limit: int, old: Graph | None = None) -> tuple[Graph, Graph]:
     """The graph of `ns` walked as it is, and walked taking each row in turn."""
     from unittest import mock
 
     def walk():
         g = Graph(ns, limit)
-        g.old = old or {}
+        g.old = old
         for name, value in ns.items():
             g.add(name, value)
         return g
@@ -612,7 +612,7 @@ def test_tables_of_objects_recorded_at_once_are_what_the_walk_records_one_by_one
     instance is taken in turn; after a step too, where the inputs' objects are not walked
     into (`old`: here the first table's)."""
     inputs = _graph({"t0": ns["t0"]})
-    at_once, one_by_one = _walked_both_ways(ns, limit, inputs.nodes if after else {})
+    at_once, one_by_one = _walked_both_ways(ns, limit, inputs if after else None)
     assert _record(at_once) == _record(one_by_one)
     assert not one_by_one.rows
 
@@ -649,7 +649,7 @@ def test_a_table_of_records_sharing_an_object_met_before_is_taken_one_by_one(sha
         t1[5] = t0[3]
     ns = {"t0": t0, "t1": t1}
     inputs = _graph({"t0": t0})  # (after a step: the inputs' objects are not walked into)
-    at_once, one_by_one = _walked_both_ways(ns, 1_000_000, inputs.nodes if after else {})
+    at_once, one_by_one = _walked_both_ways(ns, 1_000_000, inputs if after else None)
     # (a leaf of the inputs is recorded, not walked into, either way: no reason to stop)
     assert (id(t1) in at_once.rows) == (after and shares == "an earlier table's leaf")
     assert _record(at_once) == _record(one_by_one)

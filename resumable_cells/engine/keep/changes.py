@@ -149,13 +149,13 @@ def _moved(graph: objgraph.Graph) -> set[str]:
     there, or nothing. A library's object is left alone: its own caches come and go
     (sympy replaces an expression's assumptions as it learns them), and what it holds
     is its business, as the digest says. One step from each holder, no walk: a fraction
-    of the walk before the run. A table's rows (`Graph.rows`) are looked at in one pass
-    each, and only the other nodes one by one (`Graph.singly`): a row's holder is either
-    still holding each of them where it was, or its root has moved."""
+    of the walk before the run. A table's rows (`Graph.walked_rows`) are looked at in one
+    pass each, and only the other nodes one by one (`Graph.singly`): a row's holder is
+    either still holding each of them where it was, or its root has moved."""
     out: set[str] = set()
     node, root_of = graph.node, graph.root_of  # (not `nodes`: the rows are not asked for)
     in_place = set()
-    for holder_id, (op, where, ids) in graph.rows.items():
+    for holder_id, (op, where, ids) in graph.walked_rows().items():
         root = root_of(holder_id)
         if root in out or _rows_in_place(node(holder_id)[0], op, where, ids):
             in_place.add(holder_id)

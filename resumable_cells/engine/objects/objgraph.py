@@ -231,14 +231,14 @@ class Graph:
         self._root: dict[int, str] = {}
         self._tables: list[_Table] = []
         # more holders of a node: (their id, None for a root, step)
-        self.parents: dict[int, list[tuple[int | None, Step]]] = {}
+        self._parents: dict[int, list[tuple[int | None, Step]]] = {}
         self.owners: dict[int, list[int]] = {}
         self.owner_obj: dict[int, Any] = {}
         self.shape: dict[int, tuple[Any, Any]] = {}  # array id -> (shape, dtype) when walked
         self.drawings: dict[int, list[int]] = {}  # id(figure) -> ids of its artists met
         # containers whose leaf children were recorded at once (`_rows`): id -> (the op
         # of their steps, the index or key of each, the ids of the children)
-        self.rows: dict[int, tuple[str, list[Any], list[int]]] = {}
+        self._at_once: dict[int, tuple[str, list[Any], list[int]]] = {}
         # the nodes recorded one at a time, every node but a table's rows: what is still
         # where the walk met it is asked of these one by one, and of the rows at once
         # (`keep/changes.py`), not by a trip through a million rows' nodes
@@ -263,6 +263,27 @@ class Graph:
         self._add_tables()
         self._nodes = nodes
         self.singly = list(nodes)  # (none recorded at once that this graph knows of)
+
+    @property
+    def parents(self) -> dict[int, list[tuple[int | None, Step]]]:
+        """The other holders of each node reached again, the rows of tables included."""
+        if self._tables:
+            self._add_tables()
+        return self._parents
+
+    @property
+    def rows(self) -> dict[int, tuple[str, list[Any], list[int]]]:
+        """The containers whose children were recorded at once, the rows of tables
+        included (a table found then to hold a row twice was recorded one by one)."""
+        if self._tables:
+            self._add_tables()
+        return self._at_once
+
+    def walked_rows(self) -> dict[int, tuple[str, list[Any], list[int]]]:
+        """`rows` as the walk recorded them, without asking for the nodes: a table that
+        holds a row twice is among them until the nodes are asked for (its rows then go
+        to `singly`). With `singly`, every node is one or the other, a root is singly."""
+        return self._at_once
 
     @property
     def root(self) -> dict[int, str]:
@@ -327,7 +348,7 @@ class Graph:
             # recorded): as `_items` would have recorded them, one by one.
             for i in ids:
                 self._nodes.pop(i, None)
-            del self.rows[oid]
+            del self._at_once[oid]
             for row, w in zip(rows, where):
                 self._one_of(row, oid, (op, w), name)
         self._nodes.update(nodes[at - cut :])
@@ -408,7 +429,7 @@ class Graph:
     def _again(self, oid: int, parent: int | None, step: Step, name: str) -> None:
         """A node reached once more: another holder (None: a root), perhaps from
         another root, and the step from it."""
-        self.parents.setdefault(oid, []).append((parent, step))
+        self._parents.setdefault(oid, []).append((parent, step))
         first = self.root_of(oid)
         if first != name:
             self.links.append((first, name))
@@ -531,7 +552,7 @@ class Graph:
         # Recorded in `nodes` and `root` when they are asked about (`_add_tables`); a
         # row held twice in the table is found then.
         self._tables.append((len(nodes), ids, rows, oid, op, where, name))
-        self.rows[oid] = (op, where, ids)
+        self._at_once[oid] = (op, where, ids)
         return True
 
     def _object_rows(self, objs: list[Any], where: list[Any], op: str, oid: int, name: str) -> bool:
@@ -577,7 +598,7 @@ class Graph:
                 k -= 1
         nodes.update(zip(ids, met))
         self._root.update(zip(ids, repeat(name)))
-        self.rows[oid] = (op, where, obj_ids)
+        self._at_once[oid] = (op, where, obj_ids)
         self.singly += leaf_ids  # (held by the instances, not by the table)
         return True
 
