@@ -82,12 +82,12 @@ def test_a_step_that_reads_a_table_and_binds_a_number_never_asks_for_its_rows():
     records = _rows()
     ns = {"records": records}
     before = sharing.before(ns, ["records"])
-    assert before.graph._tables, "the rows were recorded as the walk met them"
+    assert before.graph._waiting, "the rows were recorded as the walk met them"
     ns["n"] = len(records)
     assert changes._moved(before.graph) == set()
     plan = sharing.analyse(before, ns, ["n"], {}, {})
     assert plan.alone == ["n"]
-    assert before.graph._tables, "the check of the step's inputs asked for the rows"
+    assert before.graph._waiting, "the check of the step's inputs asked for the rows"
     # asked now, they are all there
     assert set(map(id, records)) <= before.graph.nodes.keys()
 
@@ -122,4 +122,4 @@ def test_a_row_a_step_replaced_or_moved_is_found_without_asking_for_the_rows(mov
     before = sharing.before({"t": table}, ["t"])
     change(table)
     assert changes._moved(before.graph) == ({"t"} if moved else set())
-    assert before.graph._tables
+    assert before.graph._waiting

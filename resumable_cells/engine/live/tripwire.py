@@ -175,7 +175,9 @@ def _ignored(store_dir: Path, shell: Any = None) -> Ignored:
 
 @lru_cache(maxsize=8)
 def _ignored_for(store_dir: Path, home: str | None, profile: str | None) -> Ignored:
-    # Once per kernel (per store, home and profile), not twice per step.
+    # Once per kernel (per store, home and profile), not twice per step: about 20
+    # `realpath` calls would otherwise run each time. A symlink among these roots that is
+    # re-pointed while the kernel runs is not seen.
     prefixes = (sys.prefix, sys.base_prefix, sys.exec_prefix)
     roots = _resolved_roots(str(store_dir), os.path.expanduser("~"), prefixes)
     kept = (os.path.join(os.path.realpath(profile), "db") + os.sep,) if profile else ()
@@ -193,11 +195,7 @@ def _forget_stored(shell: Any) -> None:
         cache.clear()
 
 
-@lru_cache(maxsize=8)
 def _resolved_roots(store_dir: str, home: str, prefixes: tuple[str, ...]) -> tuple[str, ...]:
-    # Resolved once per kernel (per store, home and interpreter): about 20 `realpath`
-    # calls, a third of a trivial step's tripwire, would otherwise run on every step. A
-    # symlink among these roots that is re-pointed while the kernel runs is not seen.
     roots = {
         store_dir, *prefixes,
         "/usr", "/etc", "/proc", "/sys", "/dev", "/lib", "/var/cache", "/run",

@@ -42,7 +42,7 @@ import types
 import weakref
 from collections import deque
 from collections.abc import Iterable, Mapping
-from itertools import compress, islice, repeat
+from itertools import compress, repeat
 from operator import is_, is_not, not_
 from typing import Any, TypeAlias
 
@@ -206,10 +206,10 @@ def span(arrays: list[Any]) -> tuple[int, int]:
     return lo, hi
 
 
-# A table's rows recorded at once, waiting to go into `Graph.nodes`: where they go in the
-# walk's order, their ids, the rows, the table's id, the op of their steps, where each is
-# in the table, and the root they were met from
-_Table: TypeAlias = tuple[int, list[int], list[Any], int, str, list[Any], str]
+# A table's rows recorded at once, waiting to go into `Graph.nodes`: their ids, the rows,
+# the table's id, the op of their steps, where each is in the table, and the root they
+# were met from
+_Table: TypeAlias = tuple[list[int], list[Any], int, str, list[Any], str]
 
 
 class Graph:
@@ -219,17 +219,18 @@ class Graph:
     so that an id seen later denotes the same object.
 
     The rows of a table recorded at once (`_rows`: a list of a million records) go into
-    `nodes` and `root` only when something asks about the nodes (`_add_tables`): a step
+    `nodes` and `root` only when something asks about the nodes (`_add_waiting`): a step
     that reads a table and binds a number never does, and making those two million dict
-    entries was most of its walk. Anything else walked in the graph after the table asks
-    first. `node` and `root_of` of a node that is no table's row, and `empty`, do not."""
+    entries was most of its walk. Anything else walked or recorded in the graph asks
+    first, so at most one table waits, and its rows go after every node. `node` and
+    `root_of` of a node that is no table's row, and `empty`, do not ask."""
 
     def __init__(self, main_ns: dict[str, Any] | None, limit: int = 1_000_000) -> None:
         self.main_ns = main_ns
         self.limit = limit  # objects walked at most
         self._nodes: dict[int, Node] = {}
         self._root: dict[int, str] = {}
-        self._tables: list[_Table] = []
+        self._waiting: _Table | None = None
         # more holders of a node: (their id, None for a root, step)
         self._parents: dict[int, list[tuple[int | None, Step]]] = {}
         self.owners: dict[int, list[int]] = {}
@@ -254,29 +255,29 @@ class Graph:
     @property
     def nodes(self) -> dict[int, Node]:
         """Every node, the rows of tables included."""
-        if self._tables:
-            self._add_tables()
+        if self._waiting:
+            self._add_waiting()
         return self._nodes
 
     @nodes.setter
     def nodes(self, nodes: dict[int, Node]) -> None:
-        self._add_tables()
+        self._add_waiting()
         self._nodes = nodes
         self.singly = list(nodes)  # (none recorded at once that this graph knows of)
 
     @property
     def parents(self) -> dict[int, list[tuple[int | None, Step]]]:
         """The other holders of each node reached again, the rows of tables included."""
-        if self._tables:
-            self._add_tables()
+        if self._waiting:
+            self._add_waiting()
         return self._parents
 
     @property
     def rows(self) -> dict[int, tuple[str, list[Any], list[int]]]:
         """The containers whose children were recorded at once, the rows of tables
         included (a table found then to hold a row twice was recorded one by one)."""
-        if self._tables:
-            self._add_tables()
+        if self._waiting:
+            self._add_waiting()
         return self._at_once
 
     def walked_rows(self) -> dict[int, tuple[str, list[Any], list[int]]]:
@@ -288,13 +289,13 @@ class Graph:
     @property
     def root(self) -> dict[int, str]:
         """The root of every node, the rows of tables included."""
-        if self._tables:
-            self._add_tables()
+        if self._waiting:
+            self._add_waiting()
         return self._root
 
     @root.setter
     def root(self, root: dict[int, str]) -> None:
-        self._add_tables()
+        self._add_waiting()
         self._root = root
 
     def node(self, oid: int) -> Node:
@@ -309,50 +310,34 @@ class Graph:
 
     def empty(self) -> bool:
         """`not nodes`."""
-        return not self._nodes and not self._tables
+        return not self._nodes and not self._waiting
 
-    def _add_tables(self) -> None:
-        """Put the rows of the tables recorded at once in `nodes` and `root`, where the
-        walk met them among the other nodes: which references of a unit carry fallbacks,
-        and a stream's bytes, follow the walk's order (`keep/sharing.py`)."""
-        tables, self._tables = self._tables, []
-        if not tables:
+    def _add_waiting(self) -> None:
+        """Put the rows of the table recorded at once in `nodes` and `root`, after every
+        node, where the walk met them: which references of a unit carry fallbacks, and a
+        stream's bytes, follow the walk's order (`keep/sharing.py`)."""
+        table, self._waiting = self._waiting, None
+        if table is None:
             return
+        ids, rows, oid, op, where, name = table
         enabled = gc.isenabled()
         gc.disable()  # (as `add`: a tuple per row and no garbage)
         try:
-            self._add(tables)
-        finally:
-            if enabled:
-                gc.enable()
-
-    def _add(self, tables: list[_Table]) -> None:
-        # In place (a walk going on holds these dicts); the nodes recorded after a table
-        # (none, as the walk adds them before it records another) after its rows.
-        cut = min(table[0] for table in tables)
-        nodes = list(islice(self._nodes.items(), cut, None))
-        root = list(islice(self._root.items(), cut, None))
-        for oid, _ in nodes:
-            del self._nodes[oid], self._root[oid]
-        at = cut
-        for pos, ids, rows, oid, op, where, name in tables:
-            self._nodes.update(nodes[at - cut : pos - cut])
-            self._root.update(root[at - cut : pos - cut])
-            at = pos
             before = len(self._nodes)
             self._nodes.update(zip(ids, zip(rows, repeat(oid), zip(repeat(op), where))))
             if len(self._nodes) == before + len(ids):
                 self._root.update(zip(ids, repeat(name)))
-                continue
-            # A row held twice (met first in this table: nothing was walked since it was
-            # recorded): as `_items` would have recorded them, one by one.
+                return
+            # A row held twice (nothing was walked since the table was recorded): as
+            # `_items` would have recorded them, one by one.
             for i in ids:
                 self._nodes.pop(i, None)
             del self._at_once[oid]
             for row, w in zip(rows, where):
                 self._one_of(row, oid, (op, w), name)
-        self._nodes.update(nodes[at - cut :])
-        self._root.update(root[at - cut :])
+        finally:
+            if enabled:
+                gc.enable()
 
     def _one_of(self, x: Any, oid: int, step: Step, name: str) -> None:
         """A leaf child of node `oid`, recorded (or met again) by itself."""
@@ -386,8 +371,8 @@ class Graph:
         while stack:
             obj, parent, step = stack.pop()
             oid = id(obj)
-            if self._tables:  # (a table recorded at once, then more to walk)
-                self._add_tables()
+            if self._waiting:  # (a table recorded at once, then more to walk)
+                self._add_waiting()
             if oid in nodes:
                 self._again(oid, parent, step, name)
                 continue
@@ -503,8 +488,6 @@ class Graph:
         """Children of a container. The common leaves (a list, tuple or dict of atomic
         values: the rows of a table) are recorded here rather than stacked: a million
         records cost a pass, not a million trips round the walk."""
-        if self._tables:
-            self._add_tables()
         nodes, root, singly = self._nodes, self._root, self.singly
         for x, step in items:
             t = type(x)
@@ -549,9 +532,9 @@ class Graph:
         nodes = self.nodes
         if len(nodes) + len(ids) > self.limit or not nodes.keys().isdisjoint(ids):
             return False
-        # Recorded in `nodes` and `root` when they are asked about (`_add_tables`); a
-        # row held twice in the table is found then.
-        self._tables.append((len(nodes), ids, rows, oid, op, where, name))
+        # Recorded in `nodes` and `root` when they are asked about (`_add_waiting`: a
+        # table recorded before went in at `nodes` above); a row held twice is found then.
+        self._waiting = (ids, rows, oid, op, where, name)
         self._at_once[oid] = (op, where, ids)
         return True
 
