@@ -15,10 +15,11 @@ STARTED_BY_A_STEP = {"resumable_cells.engine.kernel", "resumable_cells.storage.s
 LIVE_ONLY = {"resumable_cells.engine.keep.build", "resumable_cells.engine.live.tripwire"}
 
 
-def fresh(tmp_path, **env) -> Kernel:
+def fresh(tmp_path, launch: dict | None = None, **env) -> Kernel:
     tmp = tmp_path / ".tmp"
     tmp.mkdir(exist_ok=True)
-    return Kernel(tmp_path, env={"JPY_SESSION_NAME": "nb.ipynb", "TMPDIR": str(tmp), **env})
+    env = {"JPY_SESSION_NAME": "nb.ipynb", "TMPDIR": str(tmp), **env}
+    return Kernel(tmp_path, env=env, **(launch or {}))
 
 
 def test_loading_starts_no_engine_and_a_resume_imports_no_live_run(tmp_path):
@@ -74,6 +75,44 @@ def test_the_first_step_imports_nothing_the_thread_at_load_did_not(tmp_path):
         assert STARTED_BY_A_STEP <= loaded and not LIVE_ONLY & loaded  # (a store: a resume)
         assert "served" in _double(k)
         assert set(k.value(LOADED)) == loaded
+    finally:
+        k.shutdown()
+
+
+CONFIGURED = "--InteractiveShellApp.extensions=resumable_cells"
+
+
+def test_loaded_as_the_kernel_starts_the_engine_is_ready_before_the_first_cell(tmp_path):
+    # With the extension in the kernel's configuration the thread starts at once, while
+    # the kernel starts: the first request's cell finds the engine's modules imported
+    # (it waits for what is left), and a `%load_ext` in the notebook changes nothing.
+    k = fresh(tmp_path, launch={"extra_arguments": [CONFIGURED]})
+    try:
+        assert STARTED_BY_A_STEP | LIVE_ONLY <= set(k.value(LOADED))  # (no store: a first run)
+        assert not (tmp_path / ".resumable_cells").exists()
+        k.ok("v = 2")
+        assert "ran" in k.ok("%%step double\nw = v * 2").status_lines()[0]
+        k.restart()
+        modules = set(k.value(LOADED))  # (a store: a resume)
+        assert STARTED_BY_A_STEP <= modules and not LIVE_ONLY & modules
+        k.ok("%load_ext resumable_cells\nv = 2")  # (already loaded: nothing happens)
+        assert "served" in k.ok("%%step double\nw = v * 2").status_lines()[0]
+        assert k.value("w") == 4 and set(k.value(LOADED)) == modules
+    finally:
+        k.shutdown()
+
+
+def test_startup_code_the_kernel_runs_waits_for_the_thread(tmp_path):
+    # The code a kernel runs as it starts (`exec_lines`, a startup file) runs as a cell:
+    # after the thread, with the collector as the kernel had it.
+    lines = "['v = 2', 'at_start = __import__(\"gc\").get_threshold()']"
+    startup = f"--InteractiveShellApp.exec_lines={lines}"
+    k = fresh(tmp_path, launch={"extra_arguments": [CONFIGURED, startup]})
+    try:
+        assert STARTED_BY_A_STEP | LIVE_ONLY <= set(k.value(LOADED))
+        assert k.value("at_start") == k.value("__import__('gc').get_threshold()")
+        assert k.value("at_start")[0] < 1 << 30  # (not the thread's hold)
+        assert "ran" in k.ok("%%step double\nw = v * 2").status_lines()[0]
     finally:
         k.shutdown()
 

@@ -14,6 +14,10 @@ them, as before): the store is opened instead (its index's settings, the sweep o
 partial writes), and the engine takes it (`take_store`) if it starts on that same
 directory and size limit, else closes it and opens its own (a `%config` in between).
 
+Loaded by the kernel's configuration (`c.InteractiveShellApp.extensions`), as the
+kernel starts and before it reads a request, the thread starts at once: the engine is
+ready by the time the first cell comes, which waits for what is left.
+
 No code of the notebook's runs beside the thread: the next cell, whatever it is, and
 whatever starts the engine first wait for it to end (`wait`). While it works, the
 thread holds the collector's young threshold (`engine.collector.held_off`: it cannot
@@ -76,8 +80,22 @@ def arm(shell: InteractiveShell, store_dir: Path, size_limit: int | None) -> Non
     """Start the thread once the cell running now has run and its reply is sent (the
     event loop's next turn after `post_run_cell`); have the next cell wait for it
     (`pre_run_cell`), starting it first if the loop has not taken that turn (a kernel
-    reads a request queued meanwhile without one). Once per process."""
+    reads a request queued meanwhile without one). Once per process.
+
+    Loaded as the kernel starts (`c.InteractiveShellApp.extensions`), no cell runs: the
+    thread starts at once, while the kernel readies itself and waits for its first
+    request, and that request's cell waits for what it has left (a startup file the
+    kernel runs is such a cell too)."""
     if _thread is not None:
+        return
+    if not _in_a_request(shell):
+        start(store_dir, size_limit)
+
+        def before_the_first(info: Any) -> None:
+            shell.events.unregister("pre_run_cell", before_the_first)
+            wait()
+
+        shell.events.register("pre_run_cell", before_the_first)
         return
     ran = False  # the cell that loaded the extension has run
 
@@ -100,6 +118,21 @@ def arm(shell: InteractiveShell, store_dir: Path, size_limit: int | None) -> Non
 
     shell.events.register("post_run_cell", after_the_cell)
     shell.events.register("pre_run_cell", before_a_cell)
+
+
+def _in_a_request(shell: InteractiveShell) -> bool:
+    """Whether the extension is being loaded by a request the kernel runs (a cell's
+    `%load_ext`), rather than as the kernel starts, before it has read any. Outside a
+    kernel (a terminal, a script) a cell is assumed."""
+    kernel = getattr(shell, "kernel", None)
+    get_parent = getattr(kernel, "get_parent", None)
+    if get_parent is None:
+        return True
+    try:
+        return bool(get_parent())  # (ipykernel's parent request: {} until the first)
+    except Exception:  # another kernel's shell: as a cell
+        log.debug("the kernel's current request could not be read", exc_info=True)
+        return True
 
 
 def start(store_dir: Path, size_limit: int | None) -> None:
