@@ -23,8 +23,6 @@ from common import BenchKernel, Row, interleaved, main, private_env, scratch_dir
 CELL = "x = 1"
 STEP = "%%step trivial\nx = 1"
 QUIET = "%%step trivial --auto\nx = 1"  # (shorter than auto mode's 1 s: no status line)
-
-
 QUIET_METHOD = "%%step hit without its status line, end to end"
 
 

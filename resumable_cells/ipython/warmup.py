@@ -88,16 +88,10 @@ def arm(shell: InteractiveShell, store_dir: Path, size_limit: int | None) -> Non
     kernel runs is such a cell too)."""
     if _thread is not None:
         return
-    if not _in_a_request(shell):
+    # The cell that loaded the extension has run (none did when the kernel loaded it)
+    ran = not _in_a_request(shell)
+    if ran:
         start(store_dir, size_limit)
-
-        def before_the_first(info: Any) -> None:
-            shell.events.unregister("pre_run_cell", before_the_first)
-            wait()
-
-        shell.events.register("pre_run_cell", before_the_first)
-        return
-    ran = False  # the cell that loaded the extension has run
 
     def after_the_cell(result: Any) -> None:
         nonlocal ran
@@ -116,7 +110,8 @@ def arm(shell: InteractiveShell, store_dir: Path, size_limit: int | None) -> Non
             wait()
             shell.events.unregister("pre_run_cell", before_a_cell)
 
-    shell.events.register("post_run_cell", after_the_cell)
+    if not ran:
+        shell.events.register("post_run_cell", after_the_cell)
     shell.events.register("pre_run_cell", before_a_cell)
 
 
