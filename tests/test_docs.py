@@ -123,7 +123,7 @@ def usage_form(action: argparse.Action) -> str:
 def step_flags() -> set[str]:
     """`%%step`'s arguments, from the parser the magic's spec builds (`%%step?` prints
     its help)."""
-    return {usage_form(a) for a in stepargs.step.parser._actions if a.dest != "help"}
+    return {usage_form(a) for a in stepargs.parser()._actions if a.dest != "help"}
 
 
 def step_subcommands() -> set[str]:

@@ -22,7 +22,6 @@ import sys
 from pathlib import Path
 
 from IPython.core.error import UsageError
-from IPython.core.magic_arguments import parse_argstring
 
 from .. import formatting, palette
 from . import stepargs
@@ -52,7 +51,7 @@ def step_magic() -> dict:
     cases = []
     for line in EXAMPLE_LINES:
         try:
-            ns = parse_argstring(stepargs.step, line)
+            ns = stepargs.parser().parse_argstring(line)
         except (UsageError, ValueError) as err:
             cases.append({"line": line, "error": str(err)})
             continue

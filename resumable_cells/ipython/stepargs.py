@@ -11,7 +11,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.core.magic_arguments import MagicArgumentParser, argument, magic_arguments
 
 if TYPE_CHECKING:
     from ..engine.execution import StepArgs
@@ -38,19 +38,33 @@ ARGUMENTS = (
     ),
 )
 _TTL_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+# The parser `parse` uses: the magic's, once `declare` made it, else one of its own made
+# at first use. A parser takes about 3 ms to make, most of it IPython writing its help
+# into the magic's docstring; loading the extension made two, this module's at import.
+_parser: MagicArgumentParser | None = None
 
 
 def declare(magic):
     """Decorate the `%%step` magic with its arguments: as `@magic_arguments()` over one
     `@argument(...)` line each, which also writes its help into its docstring."""
+    global _parser
     for arg in reversed(ARGUMENTS):  # decorators apply bottom-up
         magic = arg(magic)
-    return magic_arguments()(magic)
+    magic = magic_arguments()(magic)
+    _parser = magic.parser
+    return magic
 
 
-@declare
-def step(line: str, cell: str) -> None:
-    """The spec's own parser (named as the magic, so that its messages say `%step`)."""
+def parser() -> MagicArgumentParser:
+    """The parser of `%%step` lines (named as the magic, so that its messages say
+    `%step`), without the magic: for `%step plan` and the frontend's spec."""
+    global _parser
+    if _parser is None:
+        made = MagicArgumentParser("step")
+        for arg in ARGUMENTS:
+            arg.add_to_parser(made, None)
+        _parser = made
+    return _parser
 
 
 @lru_cache(maxsize=512)
@@ -58,7 +72,7 @@ def parse(line: str) -> StepArgs:
     """The flags of a `%%step` line (parsed once per distinct line: it is on every
     hit). Raises UsageError on a line that does not parse."""
     try:
-        args = parse_argstring(step, line)
+        args = parser().parse_argstring(line)
     except ValueError as err:  # shlex: an unclosed quote
         raise UsageError(f"%%step: cannot parse {line!r} ({err}).") from None
     from ..engine.execution import StepArgs  # the engine: imported by the first step
