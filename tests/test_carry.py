@@ -4,7 +4,8 @@ real kernels: a value changed between two steps, by a plain cell, a silent execu
 widget's comm callback or the opening of a comm, a callback of IPython's cell events or
 code after a step in the same cell, is digested afresh (the next step keys on its new
 value); with nothing in between the digest is taken, and the key is the one a new kernel
-computes.
+computes. A hit hands on the stored digests of what it bound or read and what was
+handed to it, unless it gave an object a state in place.
 """
 
 from __future__ import annotations
@@ -154,3 +155,50 @@ def test_a_step_that_changes_its_input_in_place_is_seen_to(kernel):
         reply = kernel.ok(cell)
         assert served(reply), reply.status_lines()
     assert kernel.value("(float(a[0]), float(b[0]), float(c[0]))") == live
+
+
+# A hit keeps digests too: the stored digests of the values it bound and of a value it
+# read (`a`, 2.4 MB: restored lazily, read to show it), and those the step before kept,
+# unless it gave an object a state in place.
+SHOWN = "%%step s1\nimport numpy as np\na = np.zeros(300_000)\na"
+
+
+def _taken_resuming(kernel, cells: list[str]) -> int:
+    """Run `cells`, restart, run them again (each must be served): the digests the
+    keys of the second run took from the step before."""
+    for cell in cells:
+        kernel.ok(cell)
+    restart(kernel)
+    taken = _taken(kernel)
+    for cell in cells:
+        reply = kernel.ok(cell)
+        assert served(reply), reply.status_lines()
+    return _taken(kernel) - taken
+
+
+def test_a_hit_keeps_the_stored_digest_of_what_it_read_for_the_next_step(kernel):
+    # s2 took `a` (read by s1's hit to show it) from s1's hit; s3 took `a` from s2's
+    # hit, which kept what it took (`b`, unread, is keyed by its stored digest)
+    assert _taken_resuming(kernel, [SHOWN, S2, "%%step s3\nc = b + a"]) == 2
+    assert kernel.value("float(c[0])") == 0.0
+    # a plain cell between a hit and the next step: digested afresh, keyed on its value
+    kernel.ok(SHOWN)
+    kernel.ok("a[0] = 1.0")
+    reply = kernel.ok(S2)
+    assert not served(reply), reply.status_lines()
+    assert kernel.value("float(b[0])") == 2.0
+
+
+def test_a_hit_keeps_the_stored_digests_of_the_values_it_bound(kernel):
+    cells = ["%%step e1\nsmall = [1, 2, 3]\nlabel = 'x'", "%%step e2\ntotal = sum(small)"]
+    assert _taken_resuming(kernel, cells) == 1  # e2 took `small` as e1's hit bound it
+    assert kernel.value("total") == 6
+
+
+def test_a_hit_that_changes_a_value_in_place_keeps_nothing(kernel):
+    # m's hit gives `a` its state in place: the digest s1's hit kept of `a` is the one
+    # before the change, and must not reach r's key (r would miss, or find another
+    # value's entry).
+    cells = ["%%step s1\na = [1, 2]\na", "%%step m\na.append(3)", "%%step r\nn = len(a)"]
+    assert _taken_resuming(kernel, cells) == 1  # m took `a` from s1's hit; m's kept none
+    assert kernel.value("(a, n)") == ([1, 2, 3], 3)

@@ -45,9 +45,10 @@ from ..errors import (
 )
 from ..hashing import key as step_key
 from ..hashing import opaque
+from ..hashing.reach import Known
 from ..hashing.values import Hasher
 from ..records import provenance, why
-from ..storage.entries import Provenance
+from ..storage.entries import Entry, Provenance
 from ..storage.store import FORMAT_VERSION
 from . import collector
 from .code import inputs, nondeterminism, step_code
@@ -243,6 +244,7 @@ class Execution:
         self.transformed = transformed
         self.rec = Recording(engine, name)
         self.key: step_key.Key | None = None
+        self.carried: dict[str, Known] = {}  # what the key took from the step before
         self.found = False  # the lookup found an entry (served or not)
         self.collector = collector.Paused()  # off for the engine's work, not the body's
 
@@ -329,7 +331,7 @@ class Execution:
         """Set the key (None when a component cannot be computed: returned, to say
         why the step is not cached). UsageError on a --deps pattern matching nothing."""
         engine = self.engine
-        carried = engine.carry.take(engine.ns)  # digests the step before took at its end
+        carried = self.carried = engine.carry.take(engine.ns)  # the step before's
         known = {**carried, **engine.pending.known()} if engine.pending else carried
         try:
             self.key, self.rec.inputs = step_key.compute(
@@ -409,6 +411,7 @@ class Execution:
         if invalid:
             return None, invalid
         opaque.advance(k)  # as the live run did, before the values it left are bound
+        unread = engine.pending.known() if engine.pending else {}
         # Restored figures open as the live run left them, and are not drawn again.
         with figures.queue_kept(engine.shell), opaque.reopening():
             try:
@@ -438,11 +441,33 @@ class Execution:
             result, _ = apply.apply(
                 found, loaded, engine.ns, engine.shell, rec.warn, engine.pending, k
             )
+        engine.carry.keep_known(engine.ns, self._known_after_hit(found, unread))
         rec.outputs = found.described()
         rec.origin, rec.entry_key = provenance.of_entry(found, where), k
         rec.best_effort(None, engine.store.touch, k)
         rec.finished("hit", saved=found.duration_s, source=source, computed=found.created)
         return (result,), None
+
+    def _known_after_hit(
+        self, found: Entry, unread: dict[str, Known]
+    ) -> list[tuple[str, Any, Known]]:
+        """What the next step's key may take after this hit (`code/carry.py`): the
+        stored digests, where they reached no code, of the values it bound that are in
+        the namespace (read as it bound them, or read since to show its result) and of
+        the pending values it read (`unread`: the names pending as it began); and what
+        the key took from the step before, for the names the hit neither bound nor
+        deleted. Nothing when it gave an object a state in place."""
+        if found.unit is not None or any(b.inplace for b in found.bindings):
+            return []
+        ns, pending = self.engine.ns, self.engine.pending
+        touched = {b.name for b in found.bindings}.union(found.deleted)
+        read = {n: k for n, k in unread.items() if n not in pending}
+        kept = {n: k for n, k in {**self.carried, **read}.items() if n not in touched}
+        for b in found.bindings:  # (those left unread are pending: their digest is known)
+            reached = b.reached if b.reached is not None else b.lazy
+            if reached is not None and b.digest and b.value is not None:
+                kept[b.name] = Known(b.digest, frozenset(reached), b.type, b.size or 0)
+        return [(n, ns[n], k) for n, k in kept.items() if n in ns and n not in pending]
 
     def _digest_now(self, name: str) -> str | None:
         """The digest `name` has in the namespace now (None: gone, or not hashable)."""

@@ -16,6 +16,9 @@ The JSON row (`entry:{key}`, authenticated with the per-user key; see `store.py`
         + seen: true                        not bound; its object changed with the step
         + lazy: [package]                   read when first needed, not on the hit; the
                                             packages its digest reached
+        + reached: [package]                stored alone, its digest reaching no code:
+                                            the packages it reached (a hit keeps that
+                                            digest for the next step's key)
     deleted: [name]                         names the step deleted
     outputs: {blob[, inline]}               the captured outputs, in order
     result: {blob[, inline][, bundle][, refs][, shown: {blob[, inline]}]}
@@ -111,6 +114,10 @@ class Binding(msgspec.Struct, frozen=True):
     # restored lazily: read when first needed. The packages its digest reached (their
     # versions go into the key of a step that reads it while it is unread); None: eager.
     lazy: tuple[str, ...] | None = None
+    # Stored alone, its digest reaching no code: the packages that digest reached. A
+    # hit that binds it keeps its stored digest for the next step's key, as for a lazy
+    # value (`engine/code/carry.py`). None: its digest reached code (or an older entry).
+    reached: tuple[str, ...] | None = None
 
     def describe(self) -> dict[str, Any]:
         """Name, type, size and digest, for the record."""
@@ -125,6 +132,8 @@ class Binding(msgspec.Struct, frozen=True):
                 out[flag] = True
         if self.lazy is not None:
             out["lazy"] = list(self.lazy)
+        if self.reached is not None:
+            out["reached"] = list(self.reached)
         return out
 
     @classmethod
@@ -140,6 +149,7 @@ class Binding(msgspec.Struct, frozen=True):
             unit=bool(raw.get("unit", False)),
             seen=bool(raw.get("seen", False)),
             lazy=tuple(raw["lazy"]) if isinstance(raw.get("lazy"), list) else None,
+            reached=tuple(raw["reached"]) if isinstance(raw.get("reached"), list) else None,
         )
 
 

@@ -232,10 +232,12 @@ def _stored(name: str, digests: Digests, keep: Keeping, **flags: Unpack[_Flags])
         checker(value, main, buffers)
 
     stored = keep.put(digest, digests.ns[name], name, check)
-    lazy = None
-    if not any(flags.values()) and pickled[0] >= LAZY_MIN_BYTES:
-        lazy = digests.data_only(name)
-    return Binding(row.name, row.digest, row.type, row.size, value=stored, lazy=lazy, **flags)
+    reached = None if any(flags.values()) else digests.data_only(name)
+    lazy = reached if pickled[0] >= LAZY_MIN_BYTES else None
+    return Binding(
+        row.name, row.digest, row.type, row.size,
+        value=stored, lazy=lazy, reached=reached, **flags,
+    )  # fmt: skip
 
 
 def _result(
