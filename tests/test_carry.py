@@ -198,7 +198,12 @@ def test_a_hit_keeps_the_stored_digests_of_the_values_it_bound(kernel):
 def test_a_hit_that_changes_a_value_in_place_keeps_nothing(kernel):
     # m's hit gives `a` its state in place: the digest s1's hit kept of `a` is the one
     # before the change, and must not reach r's key (r would miss, or find another
-    # value's entry).
-    cells = ["%%step s1\na = [1, 2]\na", "%%step m\na.append(3)", "%%step r\nn = len(a)"]
-    assert _taken_resuming(kernel, cells) == 1  # m took `a` from s1's hit; m's kept none
-    assert kernel.value("(a, n)") == ([1, 2, 3], 3)
+    # value's entry). r digests `a` afresh, and its hit hands that digest to k.
+    cells = [
+        "%%step s1\na = [1, 2]\na",
+        "%%step m\na.append(3)",
+        "%%step r\nn = len(a)",
+        "%%step k\nfirst = a[0]",
+    ]
+    assert _taken_resuming(kernel, cells) == 2  # m took `a` from s1's hit, k from r's
+    assert kernel.value("(a, n, first)") == ([1, 2, 3], 3, 1)

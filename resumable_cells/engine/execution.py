@@ -451,18 +451,20 @@ class Execution:
     def _known_after_hit(
         self, found: Entry, unread: dict[str, Known]
     ) -> list[tuple[str, Any, Known]]:
-        """What the next step's key may take after this hit (`code/carry.py`): the
-        stored digests, where they reached no code, of the values it bound that are in
-        the namespace (read as it bound them, or read since to show its result) and of
-        the pending values it read (`unread`: the names pending as it began); and what
-        the key took from the step before, for the names the hit neither bound nor
-        deleted. Nothing when it gave an object a state in place."""
+        """What the next step's key may take after this hit (`code/carry.py`): where
+        they reached no code, the stored digests of the values it bound that are in the
+        namespace (read as it bound them, or read since to show its result) and of the
+        pending values it read (`unread`: the names pending as it began), the digests
+        its key took of its inputs and those the step before handed it, for the names
+        it neither bound nor deleted. Nothing when it gave an object a state in place."""
         if found.unit is not None or any(b.inplace for b in found.bindings):
             return []
         ns, pending = self.engine.ns, self.engine.pending
         touched = {b.name for b in found.bindings}.union(found.deleted)
         read = {n: k for n, k in unread.items() if n not in pending}
-        kept = {n: k for n, k in {**self.carried, **read}.items() if n not in touched}
+        inputs = self.known_key.known  # (what the key digested, or took as known)
+        handed = {**self.carried, **inputs, **read}
+        kept = {n: k for n, k in handed.items() if n not in touched}
         for b in found.bindings:  # (those left unread are pending: their digest is known)
             reached = b.reached if b.reached is not None else b.lazy
             if reached is not None and b.digest and b.value is not None:

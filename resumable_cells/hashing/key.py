@@ -43,6 +43,8 @@ class Key(msgspec.Struct):
     traced: tuple[str, ...] = ()  # reads through eval/exec of strings: the run traces them
     # the string constants of the functions it reaches that could name a file it opens
     named: tuple[str, ...] = ()
+    # the inputs whose digests reached no code: what a hit hands the next step's key
+    known: dict[str, reach.Known] = msgspec.field(default_factory=dict)
 
 
 def describe(value: Any) -> tuple[str, int]:
@@ -213,7 +215,10 @@ def compute(
         preimage["traced"] = traced
     if configured:
         preimage["settings"] = configured
-    key = Key(h.hexdigest(), preimage, digests, got.attributes, tuple(traced), tuple(got.strings))
+    key = Key(
+        h.hexdigest(), preimage, digests, got.attributes, tuple(traced), tuple(got.strings),
+        got.known,
+    )  # fmt: skip
     return key, got.info
 
 

@@ -131,8 +131,25 @@ class Known(msgspec.Struct, frozen=True):
     size: int
 
 
+# Drawings are tracked by identity while they are open (`hashing.opaque`): restored with
+# the hit, never later, and their digest stands for nothing once they are drawn again.
+_EAGER_PACKAGES = frozenset({"matplotlib"})
+
+
+def data_only(h: Hasher) -> tuple[str, ...] | None:
+    """The packages the digest `h` took reached, when it reached no code (no function,
+    no class of the notebook or elsewhere, no drawing): a digest that depends on the
+    value's state alone, which stands for the value while nothing changes it. None
+    otherwise."""
+    if h.shared.code or h.modules & _EAGER_PACKAGES:
+        return None
+    return tuple(sorted(h.modules))
+
+
 class Collected(msgspec.Struct):
     digests: dict[str, str] = msgspec.field(default_factory=dict)  # input (name or label) -> digest
+    # the inputs (names) whose digests reached no code, as a later key may take them
+    known: dict[str, Known] = msgspec.field(default_factory=dict)
     modules: set[str] = msgspec.field(default_factory=set)  # top-level modules reached
     info: dict[str, dict] = msgspec.field(default_factory=dict)  # input -> type, size, digest
     attributes: dict[str, AttrRef] = msgspec.field(default_factory=dict)  # label -> its chain
@@ -174,7 +191,7 @@ def collect(
         if isinstance(item, str) and item in given:
             out.digests[item] = given[item]  # type: ignore[assignment]
         elif isinstance(item, str) and item in known:
-            k = known[item]
+            k = out.known[item] = known[item]
             out.digests[item] = k.digest
             out.modules |= k.modules
             out.info[item] = {"type": k.type, "size": k.size, "digest": k.digest}
@@ -290,10 +307,13 @@ def _digest(out: Collected, reach: Reached, ns: dict, label: str, value: Any, de
         raise KeyComponentError(f"input {e.path} cannot be hashed ({e.why})", path=e.path) from None
     except RecursionError:
         raise KeyComponentError(f"input {label} is nested too deeply to hash", path=label) from None
-    out.digests[label] = h.digest().hex()
+    digest = out.digests[label] = h.digest().hex()
     out.modules |= h.modules
     tname, size = describe(value)
-    out.info[label] = {"type": tname, "size": size, "digest": out.digests[label]}
+    out.info[label] = {"type": tname, "size": size, "digest": digest}
+    reached = data_only(h)
+    if reached is not None:
+        out.known[label] = Known(digest, frozenset(reached), tname, size)
 
 
 def _drain(reach: Reached, ns: dict, accept: Callable[[str], bool]) -> list[str | AttrRef]:

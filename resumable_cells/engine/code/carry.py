@@ -3,13 +3,14 @@ place of digesting those values again, when nothing can have changed them in bet
 and, by the same rule, whether the process state it read at its end is the next step's
 starting state (`state/process_state.py` does not read it again).
 
-A hit keeps digests too (`keep_known`): the stored digests of the values it read (a
-pending value its result or its entry refers to), and those the step before had kept
-for it, of names it neither bound, deleted nor changed in place. A hit runs none of the
-notebook's code, so they hold as after a live step; a hit that gives an object a state
-in place (a unit, an input restored in place) keeps none. In a resume each step showing
-a frame reads it, and the next step reading that frame digested it again: 0.4-1 ms a
-step in a pandas chapter, for a value whose digest its entry holds.
+A hit keeps digests too (`keep_known`), of the values whose digests reached no code:
+the stored digests of the values it bound and read (at once, under 1 MB, or to show its
+result), the digests its key took of its inputs, and those the step before handed it,
+for the names it neither bound nor deleted. A hit runs none of the notebook's code, so
+they hold as after a live step; a hit that gives an object a state in place (a unit, an
+input restored in place) keeps none. Without them a resume digested, at nearly every
+step, the frame the step before had restored or read: 0.4-1 ms a step in a pandas
+chapter, for a value whose digest the entry holds or the key before had just taken.
 
 In a chain of steps each input is usually the output of the step just before: digested
 as that step's output (or re-digested after it, to see whether it changed its input in

@@ -25,6 +25,7 @@ import msgspec
 
 from ...errors import Unhashable
 from ...hashing import key as step_key
+from ...hashing.reach import data_only
 from ...hashing.values import Hasher
 from ..objects import objgraph, user_names
 from ..objects.identities import Identities
@@ -45,7 +46,7 @@ class Digests:
             h = Hasher(self.ns)
             value = self.ns[name]
             self._done[name] = h.value_digest(value, name)
-            self._reached[name] = _data_only(h)
+            self._reached[name] = data_only(h)
             self._objects[name] = value
         return self._done[name]
 
@@ -88,15 +89,6 @@ class Changes(msgspec.Struct):
 
 
 _MISSING = object()
-# Drawings are tracked by identity while they are open (`hashing.opaque`): restored with
-# the hit, never later.
-_EAGER_PACKAGES = frozenset({"matplotlib"})
-
-
-def _data_only(h: Hasher) -> tuple[str, ...] | None:
-    if h.shared.code or h.modules & _EAGER_PACKAGES:
-        return None
-    return tuple(sorted(h.modules))
 
 
 def of_run(
