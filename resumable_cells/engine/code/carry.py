@@ -131,19 +131,19 @@ class Carry:
         namespace's values whose digest reached no code, `digested` (name, the object
         digested, its digest, the packages it reached: `keep/changes.py`), when it ran
         as a whole `%%step` cell."""
-        self.forget()
-        if not self._whole_step_cell():
-            return
-        for name, obj, digest, modules in digested:
-            if ns.get(name, _MISSING) is obj:
-                tname, size = step_key.describe(obj)
-                self._kept[name] = _Kept(obj, Known(digest, frozenset(modules), tname, size))
-        self._kept_in = self._executions
+        self.keep_known(
+            ns,
+            (
+                (name, obj, Known(digest, frozenset(modules), *step_key.describe(obj)))
+                for name, obj, digest, modules in digested
+                if ns.get(name, _MISSING) is obj
+            ),
+        )
 
     def keep_known(self, ns: dict[str, Any], known: Iterable[tuple[str, Any, Known]]) -> None:
-        """At the end of a hit, within `step()`: keep what is known of the namespace's
-        values (name, the object, its `Known`: a stored digest, or one kept for the hit
-        and still holding), when it ran as a whole `%%step` cell."""
+        """At the end of a step, within `step()`: keep what is known of the namespace's
+        values (name, the object, its `Known`: a digest taken, a stored one, or one
+        handed to a hit and still holding), when it ran as a whole `%%step` cell."""
         self.forget()
         if not self._whole_step_cell():
             return
